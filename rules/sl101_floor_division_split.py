@@ -1,0 +1,210 @@
+"""SL101 floor-division-split: ``x.split(x.size(0) // world_size)[rank]`` drops the tail."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from sampler_lint.matching import is_repeatable
+from sampler_lint.rule import Applicability, Example, Fix, Option, Rule, Severity
+from sampler_lint.sharding import Shard, division_made_exact, find_shard, floor_division, is_length_of
+
+
+def tensor_split_fix(shard: Shard, world_size: cst.BaseExpression) -> Fix:
+    """``X.tensor_split(W, dim=d)`` in place of the split or chunk call (shared with SL102)."""
+    call = shard.call
+    args: list[cst.Arg] = []
+    size_arg_seen = False
+    for arg in call.args:
+        if arg.value is shard.size:
+            size_arg_seen = True
+            args.append(arg.with_changes(value=world_size, keyword=None, equal=cst.MaybeSentinel.DEFAULT))
+        else:
+            args.append(arg)
+    assert size_arg_seen
+    assert isinstance(call.func, cst.Attribute)
+    new_call = call.with_changes(
+        func=call.func.with_changes(attr=cst.Name("tensor_split")), args=_positional_first(args)
+    )
+    receiver = "torch.tensor_split(X, W)" if shard.function_style else "X.tensor_split(W)"
+    return Fix(
+        replacements=[(call, new_call)],
+        applicability=Applicability.UNSAFE,
+        message=f"Use `{receiver}`: exactly W parts, none dropped",
+    )
+
+
+def _positional_first(args: list[cst.Arg]) -> list[cst.Arg]:
+    """Keep positional arguments before keywords (a keyword size became positional)."""
+    positional = [a for a in args if a.keyword is None and not a.star]
+    others = [a for a in args if a.keyword is not None or a.star]
+    ordered = positional + others
+    if ordered == args:
+        return args
+    fixed = []
+    for index, arg in enumerate(ordered):
+        comma: cst.Comma | cst.MaybeSentinel = (
+            cst.MaybeSentinel.DEFAULT if index == len(ordered) - 1 else cst.Comma(
+                whitespace_after=cst.SimpleWhitespace(" ")
+            )
+        )
+        fixed.append(arg.with_changes(comma=comma))
+    return fixed
+
+
+def ceil_split_fix(shard: Shard, dividend: cst.BaseExpression, world_size: cst.BaseExpression) -> Fix:
+    """``X.split(math.ceil(A / W), dim=d)``: the form PyTorch Geometric merged."""
+    ceil = cst.Call(
+        func=cst.Attribute(value=cst.Name("math"), attr=cst.Name("ceil")),
+        args=[cst.Arg(cst.BinaryOperation(
+            left=dividend.with_changes(lpar=[], rpar=[]) if isinstance(dividend, cst.Name) else dividend,
+            operator=cst.Divide(
+                whitespace_before=cst.SimpleWhitespace(" "),
+                whitespace_after=cst.SimpleWhitespace(" "),
+            ),
+            right=world_size,
+        ))],
+    )
+    new_args = [
+        arg.with_changes(value=ceil) if arg.value is shard.size else arg for arg in shard.call.args
+    ]
+    return Fix(
+        replacements=[(shard.call, shard.call.with_changes(args=new_args))],
+        applicability=Applicability.UNSAFE,
+        message="Use a ceil-sized split: `X.split(math.ceil(A / W))`",
+        imports=[("math", None)],
+    )
+
+
+class FloorDivisionSplit(Rule):
+    code = "SL101"
+    name = "floor-division-split"
+    severity = Severity.ERROR
+    fix_applicability = Applicability.UNSAFE
+    requires = (("split",), ("//",))
+    options = (
+        Option(
+            "split-fix",
+            str,
+            "tensor_split",
+            "the form SL101's fix writes: `tensor_split` or PyG's `ceil`-sized split",
+            choices=("tensor_split", "ceil"),
+        ),
+    )
+
+    def visit_Subscript(self, node: cst.Subscript) -> None:
+        shard = find_shard(self.context, node, ("split",))
+        if shard is None:
+            return
+        division = floor_division(self.context, shard.size)
+        if division is None:
+            return
+        if division_made_exact(self.context, node, division.dividend, division.divisor):
+            return
+        receiver = self.context.code_for(shard.receiver)
+        world = self.context.code_for(division.divisor)
+        message = (
+            f"floor-sized split of `{receiver}` across `{world}` ranks: when `{world}` does not "
+            "divide its length the last items go to no rank (and fewer items than ranks raises)"
+        )
+        self.report(node, message, self._fix(shard, division.dividend, division.divisor,
+                                              division.through_name))
+
+    def _fix(self, shard: Shard, dividend: cst.BaseExpression, world_size: cst.BaseExpression,
+             through_name: bool) -> Fix | None:
+        dim = 0
+        if shard.dim is not None:
+            value = shard.dim.value
+            if not isinstance(value, cst.Integer):
+                return None
+            dim = int(value.value, 0)
+        if not is_length_of(self.context, dividend, shard.receiver, dim):
+            return None
+        ceil = self.context.options.get("split-fix") == "ceil"
+        if through_name:
+            # The fix would repeat expressions written in the assignment: only plain ones.
+            if not is_repeatable(world_size) or (ceil and not is_repeatable(dividend)):
+                return None
+        if ceil:
+            return ceil_split_fix(shard, dividend, world_size)
+        return tensor_split_fix(shard, world_size)
+
+    documentation = """
+    Sharding with a floor-divided split size drops samples.
+
+    ## What it does
+    Flags `X.split(A // W)[R]` and `torch.split(X, A // W)[R]` where `W` is a world size and `R` a
+    rank (directly, or through one assignment of the size or of the split result), unless the scope
+    makes the division exact (`assert A % W == 0`, padding `A` to a multiple of `W`, handing out
+    the remainder).
+
+    ## Why is this bad
+    `split(k)` makes chunks of `k` items and a smaller last chunk. With `k = n // w` that is `w`
+    chunks only when `w` divides `n`; otherwise there are more than `w` chunks, rank `r` takes
+    chunk `r`, and the tail (up to `w - 1` items) is silently never used by any rank. With `n < w`,
+    `k` is 0 and `split` raises. PyTorch Geometric's multi-GPU examples had this bug (issue #9744,
+    PR #9753).
+
+    | n | w | split(n // w) chunks | items dropped | tensor_split(w) part sizes | ceil split chunks |
+    |---|---|---|---|---|---|
+    | 9 | 4 | 5 (2,2,2,2,1) | 1 | 3,2,2,2 | 3 (3,3,3): rank 3 gets nothing |
+    | 10 | 4 | 5 (2,2,2,2,2) | 2 | 3,3,2,2 | 4 (3,3,3,1) |
+    | 4,097 | 4 | 5 | 1 | 1,025,1,024,1,024,1,024 | 4 |
+    | 3 | 4 | raises (split size 0) | all | 1,1,1,0 | 3: rank 3 raises IndexError |
+    | 50,000 | 1,024 | 1,025 | 848 | 49 or 48 each | 1,021: ranks 1,021+ raise |
+
+    ## Example
+    ```python
+    train_idx = train_idx.split(train_idx.size(0) // world_size)[rank]
+    ```
+
+    ## Use instead
+    ```python
+    train_idx = train_idx.tensor_split(world_size)[rank]
+    ```
+    `tensor_split(w)` always yields exactly `w` parts whose sizes differ by at most one, and drops
+    nothing. That is why it is the default fix. The ceil-sized split PyG merged
+    (`split(math.ceil(n / w))`, option `split-fix = "ceil"`) also drops nothing, but it yields
+    fewer than `w` chunks whenever `ceil(n / ceil(n / w)) < w` (roughly `n < w * (w - 1)`), so the
+    last ranks get no chunk and `[rank]` raises (see SL102).
+
+    ## Fix safety
+    Unsafe. Per-rank sizes become unequal by one. Under DDP every rank must run the same number of
+    steps: a rank with one more batch than the others waits forever in the gradient all-reduce
+    (4,097 items, 4 ranks, batch 1,024: 2 batches on rank 0, 1 on the others). Keep the ranks in
+    step with `drop_last=True` on the per-rank loader, or wrap the loop in DDP's `join()` context
+    (`with model.join(): ...`), or trim to `n - n % w` items before sharding if dropping is what
+    you want (then say so with `assert`). The fix is offered only when `A` is the length of `X`
+    along the split dimension; otherwise the finding is reported without a fix.
+
+    ## References
+    - PyTorch Geometric issue #9744 and PR #9753
+    - `torch.tensor_split` documentation
+    - DDP `join()`: torch.distributed.algorithms.Join
+    """
+
+    examples = (
+        Example(
+            "train_idx = train_idx.split(train_idx.size(0) // world_size)[rank]\n",
+            lines=(1,),
+            fixed="train_idx = train_idx.tensor_split(world_size)[rank]\n",
+        ),
+        Example(
+            "edges = edges.split(edges.size(1) // num_devices, dim=1)[rank]\n",
+            lines=(1,),
+            fixed="edges = edges.tensor_split(num_devices, dim=1)[rank]\n",
+        ),
+        Example(
+            "idx = idx.split(idx.size(0) // world_size)[rank]\n",
+            lines=(1,),
+            fixed="import math\n\nidx = idx.split(math.ceil(idx.size(0) / world_size))[rank]\n",
+            options={"split-fix": "ceil"},
+        ),
+        Example("mine = idx.tensor_split(world_size)[rank]\n"),
+        Example("mine = idx[rank::world_size]\n"),
+        Example("for chunk in x.split(n // 4):\n    print(chunk)\n"),
+        Example(
+            "def shard(x, world_size, rank):\n"
+            "    assert x.size(0) % world_size == 0\n"
+            "    return x.split(x.size(0) // world_size)[rank]\n"
+        ),
+    )

@@ -1,0 +1,245 @@
+"""The ``sampler-lint`` command line (click).
+
+Exit codes: 0 nothing left to report, 1 findings remain (after fixing, when fixing) or ``--diff``
+found changes, 2 usage, configuration or internal error.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, NoReturn
+
+import click
+
+from sampler_lint import __version__, registry
+from sampler_lint.config import ConfigError, ConfigResolver, RawSettings
+from sampler_lint.docs import render_rule, rule_table
+from sampler_lint.findings import Finding
+from sampler_lint.reporters import NEEDS_EDITS, REPORTERS, ReportContext
+from sampler_lint.runner import RunOptions, lint_options_for, run
+
+EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+
+
+def _fail(message: str) -> NoReturn:
+    click.echo(f"sampler-lint: error: {message}", err=True)
+    sys.exit(EXIT_ERROR)
+
+
+def _split(values: Sequence[str]) -> tuple[str, ...]:
+    """``--select SL1,SL2 --select SL3`` -> ``("SL1", "SL2", "SL3")``."""
+    return tuple(part.strip() for value in values for part in value.split(",") if part.strip())
+
+
+def _per_file_ignores(values: Sequence[str]) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    entries = []
+    for value in values:
+        pattern, sep, codes = value.rpartition(":")
+        if not sep or not pattern or not codes:
+            _fail(f"--per-file-ignores expects PATTERN:CODE[,CODE], got '{value}'")
+        entries.append((pattern, _split([codes])))
+    return tuple(entries)
+
+
+def _cli_settings(params: dict[str, Any]) -> RawSettings:
+    for key in ("select", "extend_select", "ignore"):
+        for selector in _split(params[key]):
+            try:
+                registry.expand_selector(selector)
+            except registry.SelectorError as error:
+                _fail(f"--{key.replace('_', '-')}: {error}")
+    per_file = _per_file_ignores(params["per_file_ignores"])
+    for _, codes in per_file:
+        for code in codes:
+            try:
+                registry.expand_selector(code)
+            except registry.SelectorError as error:
+                _fail(f"--per-file-ignores: {error}")
+    return RawSettings(
+        select=_split(params["select"]) or None,
+        extend_select=_split(params["extend_select"]),
+        ignore=_split(params["ignore"]),
+        exclude=_split(params["exclude"]) or None,
+        extend_exclude=_split(params["extend_exclude"]),
+        per_file_ignores=per_file,
+        unsafe_fixes=True if params["unsafe_fixes"] else None,
+    )
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, "--version", "-V", prog_name="sampler-lint")
+def main() -> None:
+    """Find and fix the silent bugs of distributed data loading in PyTorch training code."""
+
+
+@main.command()
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
+@click.option("--fix", is_flag=True, help="Apply safe fixes (and unsafe ones with --unsafe-fixes).")
+@click.option("--unsafe-fixes", is_flag=True, help="Also offer and apply unsafe fixes.")
+@click.option("--diff", is_flag=True, help="Print fixes as a unified diff; write nothing.")
+@click.option("--select", multiple=True, help="Rules to enable (codes, names, prefixes, ALL).")
+@click.option("--ignore", multiple=True, help="Rules to disable.")
+@click.option("--extend-select", multiple=True, help="Rules to enable on top of the selection.")
+@click.option("--per-file-ignores", multiple=True, help="PATTERN:CODE[,CODE] to ignore per file.")
+@click.option("--exclude", multiple=True, help="Replace the default excludes with these patterns.")
+@click.option("--extend-exclude", multiple=True, help="Exclude these patterns too.")
+@click.option("--force-exclude", is_flag=True, help="Apply excludes to files named explicitly.")
+@click.option(
+    "--output-format",
+    type=click.Choice(sorted(REPORTERS)),
+    default="full",
+    show_default=True,
+)
+@click.option("--output-file", "-o", type=click.Path(path_type=Path), help="Write output here.")
+@click.option("--statistics", is_flag=True, help="Show counts per rule instead of findings.")
+@click.option("--show-fixes", is_flag=True, help="List the fixes applied, per rule.")
+@click.option("--exit-zero", is_flag=True, help="Exit 0 even when findings remain.")
+@click.option("--exit-non-zero-on-fix", is_flag=True, help="Exit 1 when any fix was applied.")
+@click.option("--config", "config_file", type=click.Path(path_type=Path), help="Use this file.")
+@click.option("--isolated", is_flag=True, help="Ignore all configuration files.")
+@click.option("--no-cache", is_flag=True, help="Do not read or write the cache.")
+@click.option("--cache-dir", type=click.Path(path_type=Path), help="Where the cache lives.")
+@click.option("--jobs", "-j", type=click.IntRange(min=0), default=0, help="Processes (0: cores).")
+@click.option("--stdin-filename", type=click.Path(path_type=Path), help="Name for source on stdin.")
+@click.option("--no-prefilter", is_flag=True, hidden=True, help="Parse every file (for tests).")
+def check(paths: tuple[Path, ...], **params: Any) -> None:
+    """Lint PATHS (default: the current directory); `-` reads standard input."""
+    if params["isolated"] and params["config_file"]:
+        _fail("--config and --isolated cannot be used together")
+    try:
+        cli = _cli_settings(params)
+        resolver = ConfigResolver(cli, config_file=params["config_file"], isolated=params["isolated"])
+    except ConfigError as error:
+        _fail(str(error))
+    fmt = params["output_format"]
+    options = RunOptions(
+        fix=params["fix"],
+        unsafe_fixes=True if params["unsafe_fixes"] else None,
+        diff=params["diff"],
+        want_edits=fmt in NEEDS_EDITS,
+        jobs=params["jobs"],
+        force_exclude=params["force_exclude"],
+        use_prefilter=not params["no_prefilter"],
+    )
+    if list(paths) == [Path("-")]:
+        _check_stdin(resolver, options, params)
+        return
+    if Path("-") in paths:
+        _fail("`-` (standard input) cannot be combined with other paths")
+    targets = list(paths) or [Path(".")]
+    try:
+        result = run(targets, resolver, options, progress=_progress())
+    except ConfigError as error:
+        _fail(str(error))
+    except FileNotFoundError as error:
+        _fail(f"no such file or directory: {error}")
+    findings: list[Finding] = sorted(
+        (f for r in result.results for f in r.findings), key=Finding.sort_key
+    )
+    errors = [e for r in result.results for e in r.errors]
+    internal = any(r.internal_error for r in result.results)
+    fixed = sum(r.fixed for r in result.results)
+    fixed_by_code: dict[str, int] = {}
+    for r in result.results:
+        for code, count in r.fixed_codes.items():
+            fixed_by_code[code] = fixed_by_code.get(code, 0) + count
+    settings = resolver.for_directory(Path("."))
+    unsafe = options.unsafe_fixes if options.unsafe_fixes is not None else settings.unsafe_fixes
+    context = ReportContext(
+        unsafe_fixes=bool(unsafe),
+        fixing=options.fix,
+        show_fixes=params["show_fixes"],
+        statistics=params["statistics"],
+        fixed=fixed if options.fix and not options.diff else 0,
+        fixed_by_code=fixed_by_code if options.fix and not options.diff else {},
+        files_checked=result.files_checked,
+    )
+    for message in errors:
+        click.echo(f"sampler-lint: warning: {message}", err=True)
+    if options.diff:
+        diffs = [r.diff for r in result.results if r.diff]
+        click.echo("".join(diffs), nl=False)
+        if diffs:
+            click.echo(f"Would fix {sum(r.fixed for r in result.results)} error(s).", err=True)
+        sys.exit(EXIT_ERROR if internal else (EXIT_FINDINGS if diffs else EXIT_OK))
+    _emit(findings, context, fmt, params["output_file"])
+    if internal:
+        sys.exit(EXIT_ERROR)
+    code = EXIT_FINDINGS if findings and not params["exit_zero"] else EXIT_OK
+    if params["exit_non_zero_on_fix"] and fixed:
+        code = EXIT_FINDINGS
+    sys.exit(code)
+
+
+def _emit(findings: list[Finding], context: ReportContext, fmt: str, output: Path | None) -> None:
+    reporter = REPORTERS[fmt]
+    if output is not None:
+        text = reporter(findings, context, False)
+        try:
+            output.parent.mkdir(parents=True, exist_ok=True)
+            output.write_text(text, encoding="utf-8")
+        except OSError as error:
+            _fail(f"cannot write {output}: {error}")
+        return
+    color = sys.stdout.isatty()
+    click.echo(reporter(findings, context, color), nl=False)
+
+
+def _progress() -> Any:
+    if not sys.stderr.isatty():
+        return None
+    from sampler_lint.progress import TerminalProgress
+
+    return TerminalProgress()
+
+
+def _check_stdin(resolver: ConfigResolver, options: RunOptions, params: dict[str, Any]) -> None:
+    from sampler_lint.linter import lint_source
+
+    name: Path = params["stdin_filename"] or Path("-")
+    data = sys.stdin.buffer.read()
+    settings = resolver.for_path(name if name != Path("-") else Path("."))
+    if params["force_exclude"] and settings.is_excluded(name):
+        if options.fix:
+            sys.stdout.buffer.write(data)
+        sys.exit(EXIT_OK)
+    lint = lint_options_for(settings, name, options)
+    result, fixed = lint_source(name, data, lint, display_name=str(name))
+    unsafe = options.unsafe_fixes if options.unsafe_fixes is not None else settings.unsafe_fixes
+    context = ReportContext(
+        unsafe_fixes=bool(unsafe), fixing=options.fix, show_fixes=False,
+        statistics=params["statistics"], fixed=result.fixed, fixed_by_code=result.fixed_codes,
+        files_checked=1,
+    )
+    for message in result.errors:
+        click.echo(f"sampler-lint: warning: {message}", err=True)
+    if options.diff:
+        click.echo(result.diff or "", nl=False)
+        sys.exit(EXIT_FINDINGS if result.diff else EXIT_OK)
+    if options.fix:
+        # Only the fixed source goes to standard output; findings go to standard error.
+        sys.stdout.buffer.write(fixed if fixed is not None else data)
+        sys.stdout.flush()
+        text = REPORTERS["concise"](result.findings, context, False)
+        if result.findings:
+            click.echo(text, nl=False, err=True)
+    else:
+        _emit(result.findings, context, params["output_format"], params["output_file"])
+    code = EXIT_FINDINGS if result.findings and not params["exit_zero"] else EXIT_OK
+    sys.exit(code)
+
+
+@main.command()
+@click.argument("selector", required=False)
+@click.option("--all", "show_all", is_flag=True, help="List every rule.")
+def rule(selector: str | None, show_all: bool) -> None:
+    """Show the documentation of a rule (by code or name), or list all rules."""
+    if show_all or selector is None:
+        click.echo(rule_table())
+        return
+    found = registry.find_rule(selector)
+    if found is None:
+        _fail(f"unknown rule '{selector}' (see `sampler-lint rule --all`)")
+    click.echo(render_rule(found))

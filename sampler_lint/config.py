@@ -1,0 +1,360 @@
+"""Configuration: ``[tool.sampler-lint]`` in ``pyproject.toml``, or ``sampler-lint.toml`` /
+``.sampler-lint.toml`` (top-level keys). The closest configuration file to a linted path wins;
+command-line options go on top. Unknown keys and bad values are errors naming the key and file.
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import pathspec
+
+from sampler_lint import registry
+from sampler_lint.vocabulary import ENGINE_OPTION_KEYS, Vocabulary
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on Python 3.10 only
+    import tomli as tomllib
+
+CONFIG_FILES = (".sampler-lint.toml", "sampler-lint.toml", "pyproject.toml")
+
+DEFAULT_EXCLUDES = (
+    ".git",
+    ".hg",
+    ".svn",
+    ".venv",
+    "venv",
+    ".tox",
+    ".nox",
+    ".eggs",
+    "build",
+    "dist",
+    "node_modules",
+    "__pycache__",
+    ".mypy_cache",
+    ".ruff_cache",
+    ".pytest_cache",
+    ".sampler_lint_cache",
+    "site-packages",
+)
+
+
+class ConfigError(Exception):
+    """A configuration problem the user must fix; the CLI exits 2 with this message."""
+
+
+_LIST_KEYS = ("select", "ignore", "extend-select", "exclude", "extend-exclude")
+_BOOL_KEYS = ("respect-gitignore", "unsafe-fixes")
+
+
+@dataclass(frozen=True)
+class RawSettings:
+    """Settings as written in one place (a file or the command line); ``None`` means unset."""
+
+    select: tuple[str, ...] | None = None
+    extend_select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+    exclude: tuple[str, ...] | None = None
+    extend_exclude: tuple[str, ...] = ()
+    per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    respect_gitignore: bool | None = None
+    unsafe_fixes: bool | None = None
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+    def layered(self, top: RawSettings) -> RawSettings:
+        """These settings with ``top`` (the command line) applied over them."""
+        return RawSettings(
+            select=top.select if top.select is not None else self.select,
+            extend_select=self.extend_select + top.extend_select,
+            ignore=self.ignore + top.ignore,
+            exclude=top.exclude if top.exclude is not None else self.exclude,
+            extend_exclude=self.extend_exclude + top.extend_exclude,
+            per_file_ignores=self.per_file_ignores + top.per_file_ignores,
+            respect_gitignore=(
+                top.respect_gitignore
+                if top.respect_gitignore is not None
+                else self.respect_gitignore
+            ),
+            unsafe_fixes=top.unsafe_fixes if top.unsafe_fixes is not None else self.unsafe_fixes,
+            options={**self.options, **top.options},
+        )
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The effective settings for the files under one configuration root."""
+
+    root: Path
+    source: Path | None
+    enabled: frozenset[str]
+    exclude: tuple[str, ...]
+    per_file_ignores: tuple[tuple[str, frozenset[str]], ...]
+    respect_gitignore: bool
+    unsafe_fixes: bool
+    options: Mapping[str, Any]
+
+    @functools.cached_property
+    def exclude_spec(self) -> pathspec.PathSpec:
+        return pathspec.PathSpec.from_lines("gitwildmatch", self.exclude)
+
+    @functools.cached_property
+    def vocabulary(self) -> Vocabulary:
+        return Vocabulary.from_options(dict(self.options))
+
+    def is_excluded(self, path: Path) -> bool:
+        """Whether ``path`` matches an exclude pattern (by name or by path below the root)."""
+        spec = self.exclude_spec
+        if spec.match_file(path.name):
+            return True
+        try:
+            relative = path.resolve().relative_to(self.root.resolve())
+        except ValueError:
+            return False
+        return any(
+            spec.match_file(str(part))
+            for part in [relative, *relative.parents]
+            if str(part) not in ("", ".")
+        )
+
+    def enabled_for(self, path: Path) -> frozenset[str]:
+        if not self.per_file_ignores:
+            return self.enabled
+        try:
+            relative = str(path.resolve().relative_to(self.root.resolve()))
+        except ValueError:
+            relative = str(path)
+        ignored: set[str] = set()
+        for pattern, codes in self.per_file_ignores:
+            spec = pathspec.PathSpec.from_lines("gitwildmatch", [pattern])
+            if spec.match_file(relative) or spec.match_file(path.name):
+                ignored |= codes
+        return self.enabled - ignored
+
+    def cache_key(self) -> str:
+        """A stable description of everything that changes findings (for the cache)."""
+        return repr(
+            (
+                sorted(self.enabled),
+                sorted(self.per_file_ignores),
+                sorted((k, repr(v)) for k, v in self.options.items()),
+            )
+        )
+
+
+# ------------------------------------------------------------------------------------------------
+# Reading files
+
+
+def _option_specs() -> dict[str, tuple[type, tuple[str, ...], Any]]:
+    specs: dict[str, tuple[type, tuple[str, ...], Any]] = {
+        key: (list, (), []) for key in ENGINE_OPTION_KEYS
+    }
+    for rule in registry.all_rules():
+        for option in rule.options:
+            specs[option.key] = (option.kind, option.choices, option.default)
+    return specs
+
+
+def _string_list(value: Any, key: str, where: str) -> tuple[str, ...]:
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(f"{where}: '{key}' must be a list of strings, got {value!r}")
+    return tuple(value)
+
+
+def _check_selectors(values: Iterable[str], key: str, where: str) -> None:
+    for value in values:
+        try:
+            registry.expand_selector(value)
+        except registry.SelectorError as error:
+            raise ConfigError(f"{where}: '{key}': {error}") from None
+
+
+def parse_table(table: Mapping[str, Any], where: str) -> RawSettings:
+    """Validate one ``[tool.sampler-lint]`` table (or a command-line equivalent)."""
+    specs = _option_specs()
+    known = set(_LIST_KEYS) | set(_BOOL_KEYS) | {"per-file-ignores"} | set(specs)
+    values: dict[str, Any] = {}
+    options: dict[str, Any] = {}
+    for key, value in table.items():
+        if key not in known:
+            suggestion = _closest(key, known)
+            hint = f" (did you mean '{suggestion}'?)" if suggestion else ""
+            raise ConfigError(f"{where}: unknown key '{key}'{hint}")
+        if key in _LIST_KEYS:
+            values[key] = _string_list(value, key, where)
+            if key in ("select", "ignore", "extend-select"):
+                _check_selectors(values[key], key, where)
+        elif key in _BOOL_KEYS:
+            if not isinstance(value, bool):
+                raise ConfigError(f"{where}: '{key}' must be true or false, got {value!r}")
+            values[key] = value
+        elif key == "per-file-ignores":
+            if not isinstance(value, Mapping):
+                raise ConfigError(f"{where}: 'per-file-ignores' must be a table of pattern = [codes]")
+            entries = []
+            for pattern, codes in value.items():
+                listed = _string_list(codes, f"per-file-ignores.{pattern}", where)
+                _check_selectors(listed, f"per-file-ignores.{pattern}", where)
+                entries.append((str(pattern), listed))
+            values[key] = tuple(entries)
+        else:
+            kind, choices, _ = specs[key]
+            if kind is list:
+                options[key] = list(_string_list(value, key, where))
+            elif not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+                raise ConfigError(
+                    f"{where}: '{key}' must be a {kind.__name__}, got {value!r}"
+                )
+            elif choices and value not in choices:
+                allowed = ", ".join(repr(c) for c in choices)
+                raise ConfigError(f"{where}: '{key}' must be one of {allowed}, got {value!r}")
+            else:
+                options[key] = value
+    return RawSettings(
+        select=values.get("select"),
+        extend_select=values.get("extend-select", ()),
+        ignore=values.get("ignore", ()),
+        exclude=values.get("exclude"),
+        extend_exclude=values.get("extend-exclude", ()),
+        per_file_ignores=values.get("per-file-ignores", ()),
+        respect_gitignore=values.get("respect-gitignore"),
+        unsafe_fixes=values.get("unsafe-fixes"),
+        options=options,
+    )
+
+
+def _closest(key: str, known: Iterable[str]) -> str | None:
+    import difflib
+
+    matches = difflib.get_close_matches(key, sorted(known), n=1)
+    return matches[0] if matches else None
+
+
+def load_file(path: Path) -> RawSettings | None:
+    """Settings from one file; ``None`` for a ``pyproject.toml`` without our table."""
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as error:
+        raise ConfigError(f"{path}: cannot read: {error}") from None
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigError(f"{path}: invalid TOML: {error}") from None
+    if path.name == "pyproject.toml":
+        tool = data.get("tool", {})
+        if not isinstance(tool, dict) or "sampler-lint" not in tool:
+            return None
+        table = tool["sampler-lint"]
+        where = f"{path} [tool.sampler-lint]"
+    else:
+        table = data.get("tool", {}).get("sampler-lint", data) if "tool" in data else data
+        where = str(path)
+    if not isinstance(table, dict):
+        raise ConfigError(f"{where}: must be a table")
+    return parse_table(table, where)
+
+
+def find_config(directory: Path) -> Path | None:
+    """The closest configuration file at or above ``directory``."""
+    for folder in [directory, *directory.parents]:
+        for name in CONFIG_FILES:
+            candidate = folder / name
+            if candidate.is_file() and (name != "pyproject.toml" or _has_our_table(candidate)):
+                return candidate
+    return None
+
+
+@functools.lru_cache(maxsize=256)
+def _has_our_table(path: Path) -> bool:
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False
+    return "sampler-lint" in text and load_file(path) is not None
+
+
+def resolve(raw: RawSettings, root: Path, source: Path | None) -> Settings:
+    enabled = set(registry.default_codes())
+    if raw.select is not None:
+        enabled = registry.expand_selectors(raw.select)
+    enabled |= registry.expand_selectors(raw.extend_select)
+    enabled -= registry.expand_selectors(raw.ignore)
+    exclude = DEFAULT_EXCLUDES if raw.exclude is None else raw.exclude
+    per_file = tuple(
+        (pattern, frozenset(registry.expand_selectors(codes)))
+        for pattern, codes in raw.per_file_ignores
+    )
+    options = {key: default for key, (_, _, default) in _option_specs().items()}
+    options.update(raw.options)
+    return Settings(
+        root=root,
+        source=source,
+        enabled=frozenset(enabled),
+        exclude=tuple(exclude) + tuple(raw.extend_exclude),
+        per_file_ignores=per_file,
+        respect_gitignore=True if raw.respect_gitignore is None else raw.respect_gitignore,
+        unsafe_fixes=bool(raw.unsafe_fixes),
+        options=options,
+    )
+
+
+class ConfigResolver:
+    """Settings per directory: the closest configuration file wins, the command line goes on top.
+
+    ``config_file`` (``--config``) applies to every path; ``isolated`` ignores all files.
+    """
+
+    def __init__(
+        self,
+        cli: RawSettings,
+        *,
+        config_file: Path | None = None,
+        isolated: bool = False,
+        cwd: Path | None = None,
+    ) -> None:
+        self.cli = cli
+        self.isolated = isolated
+        self.cwd = (cwd or Path.cwd()).resolve()
+        self._by_file: dict[Path | None, Settings] = {}
+        self._by_dir: dict[Path, Settings] = {}
+        self.fixed: Settings | None = None
+        if isolated:
+            self.fixed = resolve(RawSettings().layered(cli), self.cwd, None)
+        elif config_file is not None:
+            if not config_file.is_file():
+                raise ConfigError(f"{config_file}: configuration file not found")
+            loaded = load_file(config_file)
+            if loaded is None:
+                raise ConfigError(f"{config_file}: has no [tool.sampler-lint] table")
+            self.fixed = resolve(loaded.layered(cli), config_file.resolve().parent, config_file)
+
+    def for_directory(self, directory: Path) -> Settings:
+        if self.fixed is not None:
+            return self.fixed
+        directory = directory.resolve()
+        cached = self._by_dir.get(directory)
+        if cached is not None:
+            return cached
+        source = find_config(directory)
+        settings = self._by_file.get(source)
+        if settings is None:
+            if source is None:
+                settings = resolve(RawSettings().layered(self.cli), self.cwd, None)
+            else:
+                loaded = load_file(source) or RawSettings()
+                settings = resolve(loaded.layered(self.cli), source.parent, source)
+            self._by_file[source] = settings
+        self._by_dir[directory] = settings
+        return settings
+
+    def for_path(self, path: Path) -> Settings:
+        return self.for_directory(path if path.is_dir() else path.parent)
+
+    def with_options(self, settings: Settings, **changes: Any) -> Settings:
+        return replace(settings, **changes)

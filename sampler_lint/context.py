@@ -1,0 +1,107 @@
+"""What a rule can ask about the file it is looking at.
+
+Everything here is computed lazily: a file whose rules never ask for parents or imports never pays
+for them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import libcst as cst
+
+from sampler_lint.imports import ImportTable
+from sampler_lint.vocabulary import Vocabulary
+
+if TYPE_CHECKING:
+    from sampler_lint.index import ProjectIndex
+    from sampler_lint.rule import Report
+
+
+class _ParentCollector(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.parents: dict[cst.CSTNode, cst.CSTNode] = {}
+        self._stack: list[cst.CSTNode] = []
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if self._stack:
+            self.parents[node] = self._stack[-1]
+        self._stack.append(node)
+        return True
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        self._stack.pop()
+
+
+@dataclass
+class FileContext:
+    """Per-file state shared by all rules during one traversal."""
+
+    path: Path
+    module: cst.Module
+    options: dict[str, Any]
+    vocabulary: Vocabulary
+    index: ProjectIndex
+    reports: list[Report] = field(default_factory=list)
+    _parents: dict[cst.CSTNode, cst.CSTNode] | None = None
+    _imports: ImportTable | None = None
+
+    # -- tree navigation ------------------------------------------------------------------------
+    @property
+    def parents(self) -> dict[cst.CSTNode, cst.CSTNode]:
+        if self._parents is None:
+            collector = _ParentCollector()
+            self.module.visit(collector)
+            self._parents = collector.parents
+        return self._parents
+
+    def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
+        return self.parents.get(node)
+
+    def ancestors(self, node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+        current = self.parents.get(node)
+        while current is not None:
+            yield current
+            current = self.parents.get(current)
+
+    def enclosing_scope(self, node: cst.CSTNode) -> cst.FunctionDef | cst.ClassDef | cst.Module:
+        """The innermost function, class or module holding ``node``."""
+        for ancestor in self.ancestors(node):
+            if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef, cst.Module)):
+                return ancestor
+        return self.module
+
+    def enclosing_function(self, node: cst.CSTNode) -> cst.FunctionDef | None:
+        for ancestor in self.ancestors(node):
+            if isinstance(ancestor, cst.FunctionDef):
+                return ancestor
+        return None
+
+    def enclosing_class(self, node: cst.CSTNode) -> cst.ClassDef | None:
+        for ancestor in self.ancestors(node):
+            if isinstance(ancestor, cst.ClassDef):
+                return ancestor
+        return None
+
+    def enclosing_statement(self, node: cst.CSTNode) -> cst.BaseStatement | None:
+        for ancestor in [node, *self.ancestors(node)]:
+            if isinstance(ancestor, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+                return ancestor
+        return None
+
+    # -- names ----------------------------------------------------------------------------------
+    @property
+    def imports(self) -> ImportTable:
+        if self._imports is None:
+            self._imports = ImportTable.from_module(self.module)
+        return self._imports
+
+    def qualified_name(self, node: cst.BaseExpression) -> str | None:
+        """``dist.get_rank`` -> ``torch.distributed.get_rank`` through the file's imports."""
+        return self.imports.qualify(node)
+
+    def code_for(self, node: cst.CSTNode) -> str:
+        return self.module.code_for_node(node)

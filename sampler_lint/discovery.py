@@ -1,0 +1,139 @@
+"""Which files to lint: walk the named paths, honour default excludes, configured excludes and
+``.gitignore`` files (with ``pathspec``), and keep ``.py`` / ``.pyi`` files.
+
+A file named on the command line is linted even when excluded, unless ``--force-exclude`` is given
+(what pre-commit needs: it names files itself).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pathspec
+
+from sampler_lint.config import ConfigResolver
+
+SOURCE_SUFFIXES = (".py", ".pyi")
+
+
+def project_root(paths: list[Path]) -> Path:
+    """The nearest directory above the named paths holding ``pyproject.toml`` or ``.git``."""
+    resolved = [p.resolve() for p in paths] or [Path.cwd().resolve()]
+    start = resolved[0] if resolved[0].is_dir() else resolved[0].parent
+    common = Path(os.path.commonpath([str(p) for p in resolved])) if len(resolved) > 1 else start
+    if common.is_file():
+        common = common.parent
+    for folder in [common, *common.parents]:
+        if (folder / "pyproject.toml").is_file() or (folder / ".git").exists():
+            return folder
+    return common
+
+
+@dataclass
+class _GitIgnores:
+    """The ``.gitignore`` files that apply to a directory, nearest last."""
+
+    specs: list[tuple[Path, pathspec.GitIgnoreSpec]] = field(default_factory=list)
+
+    def child(self, directory: Path) -> _GitIgnores:
+        ignore_file = directory / ".gitignore"
+        if not ignore_file.is_file():
+            return self
+        try:
+            lines = ignore_file.read_text(encoding="utf-8", errors="replace").splitlines()
+        except OSError:
+            return self
+        spec = pathspec.GitIgnoreSpec.from_lines(lines)
+        return _GitIgnores([*self.specs, (directory, spec)])
+
+    def ignores(self, path: Path, is_dir: bool) -> bool:
+        for base, spec in self.specs:
+            try:
+                relative = path.relative_to(base).as_posix()
+            except ValueError:
+                continue
+            if spec.match_file(relative + "/" if is_dir else relative):
+                return True
+        return False
+
+
+def _git_root(directory: Path) -> Path | None:
+    for folder in [directory, *directory.parents]:
+        if (folder / ".git").exists():
+            return folder
+    return None
+
+
+def _ignores_above(directory: Path) -> _GitIgnores:
+    """``.gitignore`` files from the git root down to ``directory`` (exclusive)."""
+    root = _git_root(directory)
+    ignores = _GitIgnores()
+    if root is None:
+        return ignores
+    chain = [directory, *directory.parents]
+    for folder in reversed(chain[1 : chain.index(root) + 1] if root in chain else []):
+        ignores = ignores.child(folder)
+    return ignores
+
+
+def iter_source_files(
+    paths: list[Path], resolver: ConfigResolver, *, force_exclude: bool = False
+) -> Iterator[Path]:
+    """Yield each file to lint once, in a stable order (sorted within each directory)."""
+    seen: set[Path] = set()
+    for path in paths:
+        if not path.exists() and not path.is_symlink():
+            raise FileNotFoundError(str(path))
+        if path.is_dir():
+            settings = resolver.for_directory(path)
+            if force_exclude and settings.is_excluded(path.resolve()):
+                continue
+            yield from _walk(path, resolver, _ignores_above(path.resolve()), seen)
+        else:
+            settings = resolver.for_path(path)
+            if force_exclude and (
+                settings.is_excluded(path)
+                or (settings.respect_gitignore and _ignores_above(path.resolve().parent)
+                    .child(path.resolve().parent).ignores(path.resolve(), False))
+            ):
+                continue
+            key = path.resolve()
+            if key not in seen:
+                seen.add(key)
+                yield path
+
+
+def _walk(
+    directory: Path, resolver: ConfigResolver, ignores: _GitIgnores, seen: set[Path]
+) -> Iterator[Path]:
+    settings = resolver.for_directory(directory)
+    absolute = directory.resolve()
+    if settings.respect_gitignore:
+        ignores = ignores.child(absolute)
+    try:
+        entries = sorted(os.scandir(directory), key=lambda e: e.name)
+    except OSError:
+        return
+    for entry in entries:
+        path = Path(entry.path)
+        try:
+            is_dir = entry.is_dir()
+            is_file = entry.is_file()
+        except OSError:
+            continue
+        if settings.is_excluded(path):
+            continue
+        if settings.respect_gitignore and ignores.ignores(absolute / entry.name, is_dir):
+            continue
+        if is_dir:
+            if entry.is_symlink():
+                continue  # never follow directory links: they loop and leave the project
+            yield from _walk(path, resolver, ignores, seen)
+        elif is_file and path.suffix in SOURCE_SUFFIXES:
+            key = path.resolve()
+            if key not in seen:
+                seen.add(key)
+                yield path

@@ -1,0 +1,65 @@
+"""The plain, picklable results the engine hands to reporters."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+DOCS_URL = "https://github.com/sampler-lint/sampler-lint/blob/main/docs/rules.md#{code}"
+
+
+@dataclass(frozen=True)
+class Location:
+    """1-based line and column."""
+
+    line: int
+    column: int
+
+
+@dataclass(frozen=True)
+class Edit:
+    content: str
+    location: Location
+    end_location: Location
+
+
+@dataclass(frozen=True)
+class FixInfo:
+    applicability: str
+    message: str
+    edits: tuple[Edit, ...] | None = None  # computed only for formats that print them
+
+
+@dataclass(frozen=True)
+class Finding:
+    code: str
+    name: str
+    severity: str
+    message: str
+    filename: str
+    location: Location
+    end_location: Location
+    fix: FixInfo | None = None
+    source_line: str = ""
+
+    @property
+    def url(self) -> str:
+        return DOCS_URL.format(code=self.code.lower())
+
+    def sort_key(self) -> tuple[str, int, int, str]:
+        return (self.filename, self.location.line, self.location.column, self.code)
+
+
+@dataclass
+class FileResult:
+    """What happened to one file."""
+
+    filename: str
+    findings: list[Finding] = field(default_factory=list)
+    fixed: int = 0  # findings removed by applied fixes
+    fixed_codes: dict[str, int] = field(default_factory=dict)
+    diff: str | None = None  # unified diff, with --diff
+    fixed_source: bytes | None = None  # with --stdin-filename and --fix
+    wrote: bool = False
+    errors: list[str] = field(default_factory=list)  # fix failures and internal errors
+    internal_error: bool = False
+    skipped: bool = False  # no enabled rule could match: never parsed

@@ -1,0 +1,50 @@
+"""Applying rule fixes to a syntax tree.
+
+Fixes replace nodes by identity, so one transformer pass applies any number of non-overlapping
+fixes; the imports they need are added with libcst's own import helpers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import libcst as cst
+from libcst.codemod import CodemodContext
+from libcst.codemod.visitors import AddImportsVisitor
+
+from sampler_lint.rule import Fix
+
+
+class _Replacer(cst.CSTTransformer):
+    def __init__(self, replacements: dict[int, Any]) -> None:
+        super().__init__()
+        self.replacements = replacements
+
+    def on_leave(self, original_node: cst.CSTNode, updated_node: cst.CSTNode) -> Any:
+        replacement = self.replacements.get(id(original_node))
+        if replacement is None:
+            return updated_node
+        return replacement
+
+
+def apply_fixes(module: cst.Module, fixes: Sequence[Fix]) -> cst.Module | None:
+    """The module with every fix applied, or ``None`` if a fix targets a node not in it."""
+    replacements: dict[int, Any] = {}
+    keep_alive = []
+    for fix in fixes:
+        for old, new in fix.replacements:
+            replacements[id(old)] = new
+            keep_alive.append(old)
+    replacer = _Replacer(replacements)
+    new_module = module.visit(replacer)
+    if not isinstance(new_module, cst.Module):
+        return None
+    imports = [item for fix in fixes for item in fix.imports]
+    if imports:
+        context = CodemodContext()
+        for module_name, obj in imports:
+            AddImportsVisitor.add_needed_import(context, module_name, obj)
+        new_module = AddImportsVisitor(context).transform_module(new_module)
+    del keep_alive
+    return new_module

@@ -1,0 +1,371 @@
+"""Linting and fixing one source: pre-filter, one parse, one batched traversal of all enabled rules,
+positions only when something was reported, and the fix loop with its safety checks.
+"""
+
+from __future__ import annotations
+
+import difflib
+import tokenize
+from collections.abc import Sequence
+from dataclasses import dataclass
+from io import BytesIO
+from pathlib import Path
+from typing import Any
+
+import libcst as cst
+from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
+
+from sampler_lint import noqa
+from sampler_lint.context import FileContext
+from sampler_lint.findings import Edit, FileResult, Finding, FixInfo, Location
+from sampler_lint.fixes import apply_fixes
+from sampler_lint.index import EMPTY_INDEX, ProjectIndex
+from sampler_lint.rule import Applicability, Report, Rule
+from sampler_lint.vocabulary import Vocabulary
+
+PARSE_ERROR = "SL001"
+MAX_FIX_ROUNDS = 10
+
+
+@dataclass(frozen=True)
+class LintOptions:
+    """How one file is linted: which rules, fixing or not, what to build."""
+
+    rules: tuple[type[Rule], ...]
+    options: dict[str, Any]
+    vocabulary: Vocabulary
+    fix: bool = False
+    unsafe_fixes: bool = False
+    want_edits: bool = False  # json and sarif print each fix's edits
+    want_diff: bool = False
+    use_prefilter: bool = True
+
+
+@dataclass
+class Located:
+    report: Report
+    range: CodeRange
+    statement_lines: tuple[int, int]
+
+
+# ------------------------------------------------------------------------------------------------
+# Decoding
+
+
+def decode(data: bytes) -> str:
+    """The text of a Python source, honouring its BOM and coding cookie."""
+    encoding, _ = tokenize.detect_encoding(BytesIO(data).readline)
+    return data.decode(encoding)
+
+
+def _parse_error(path: str, message: str, line: int = 1, column: int = 1) -> Finding:
+    from sampler_lint.registry import rules_by_code
+
+    rule = rules_by_code().get(PARSE_ERROR)
+    return Finding(
+        code=PARSE_ERROR,
+        name=rule.name if rule else "parse-error",
+        severity="error",
+        message=message,
+        filename=path,
+        location=Location(line, column),
+        end_location=Location(line, column),
+    )
+
+
+def parse(path: str, data: bytes) -> cst.Module | Finding:
+    """The libcst module, or the SL001 finding that says why there is none."""
+    if b"\x00" in data:
+        line = data[: data.index(b"\x00")].count(b"\n") + 1
+        return _parse_error(path, "file contains a NUL byte and cannot be parsed", line)
+    try:
+        decode(data)
+    except (SyntaxError, UnicodeDecodeError, LookupError) as error:
+        return _parse_error(path, f"cannot decode file: {error}")
+    try:
+        return cst.parse_module(data)
+    except cst.ParserSyntaxError as error:
+        return _parse_error(
+            path, f"syntax error: {error.message}", error.raw_line, error.raw_column + 1
+        )
+    except RecursionError:
+        return _parse_error(path, "file is nested too deeply to parse")
+    except MemoryError:
+        return _parse_error(path, "file is too large to parse")
+    except Exception as error:  # the native parser raises a few other types on odd input
+        return _parse_error(path, f"cannot parse file: {type(error).__name__}: {error}")
+
+
+# ------------------------------------------------------------------------------------------------
+# Running the rules
+
+
+def run_rules(
+    path: Path, module: cst.Module, rules: Sequence[type[Rule]], lint: LintOptions,
+    index: ProjectIndex,
+) -> FileContext:
+    context = FileContext(
+        path=path,
+        module=module,
+        options=lint.options,
+        vocabulary=lint.vocabulary,
+        index=index,
+    )
+    visitors = [rule(context) for rule in rules]
+    if any(v.METADATA_DEPENDENCIES for v in visitors):
+        MetadataWrapper(module, unsafe_skip_copy=True).visit_batched(visitors)
+    else:
+        cst.visit_batched(module, visitors)
+    return context
+
+
+def locate(context: FileContext) -> list[Located]:
+    """Positions for the reports; computed only for files that have some."""
+    if not context.reports:
+        return []
+    positions = MetadataWrapper(context.module, unsafe_skip_copy=True).resolve(PositionProvider)
+    located = []
+    for report in context.reports:
+        node_range = positions[report.node]
+        statement = context.enclosing_statement(report.node)
+        first, last = node_range.start.line, node_range.end.line
+        if statement is not None and statement in positions:
+            statement_range = positions[statement]
+            first = min(first, statement_range.start.line)
+            if isinstance(statement, cst.SimpleStatementLine):
+                last = max(last, statement_range.end.line)
+        located.append(Located(report, node_range, (first, last)))
+    return located
+
+
+def _fix_range(item: Located, positions: Any) -> tuple[int, int]:
+    fix = item.report.fix
+    assert fix is not None
+    lines = [item.range.start.line, item.range.end.line]
+    for old, _ in fix.replacements:
+        if old in positions:
+            lines += [positions[old].start.line, positions[old].end.line]
+    return min(lines), max(lines)
+
+
+def _to_finding(item: Located, path: str, lines: list[str], edits: tuple[Edit, ...] | None) -> Finding:
+    rule = item.report.rule
+    start, end = item.range.start, item.range.end
+    fix = item.report.fix
+    return Finding(
+        code=rule.code,
+        name=rule.name,
+        severity=rule.severity.value,
+        message=item.report.message,
+        filename=path,
+        location=Location(start.line, start.column + 1),
+        end_location=Location(end.line, end.column + 1),
+        fix=FixInfo(fix.applicability.value, fix.message, edits) if fix else None,
+        source_line=lines[start.line - 1] if 0 < start.line <= len(lines) else "",
+    )
+
+
+def _text_edit(before: str, after: str) -> Edit:
+    """The smallest single edit turning ``before`` into ``after``."""
+    prefix = 0
+    limit = min(len(before), len(after))
+    while prefix < limit and before[prefix] == after[prefix]:
+        prefix += 1
+    suffix = 0
+    while (
+        suffix < limit - prefix
+        and before[len(before) - 1 - suffix] == after[len(after) - 1 - suffix]
+    ):
+        suffix += 1
+
+    def location(offset: int) -> Location:
+        line = before.count("\n", 0, offset) + 1
+        column = offset - (before.rfind("\n", 0, offset) + 1) + 1
+        return Location(line, column)
+
+    return Edit(after[prefix : len(after) - suffix], location(prefix), location(len(before) - suffix))
+
+
+# ------------------------------------------------------------------------------------------------
+# One file
+
+
+class _Outcome:
+    def __init__(self, module: cst.Module, context: FileContext, located: list[Located],
+                 suppressions: noqa.Suppressions) -> None:
+        self.module = module
+        self.context = context
+        self.located = located
+        self.suppressions = suppressions
+
+    @property
+    def active(self) -> list[Located]:
+        return [
+            item for item in self.located
+            if not self.suppressions.suppresses(item.report.rule.code, *item.statement_lines)
+        ]
+
+
+def _lint_module(
+    path: Path, module: cst.Module, rules: Sequence[type[Rule]], lint: LintOptions,
+    index: ProjectIndex,
+) -> _Outcome:
+    context = run_rules(path, module, rules, lint, index)
+    located = locate(context)
+    suppressions = noqa.parse(module.code) if located else noqa.Suppressions()
+    return _Outcome(module, context, located, suppressions)
+
+
+def _applicable(item: Located, lint: LintOptions) -> bool:
+    fix = item.report.fix
+    if fix is None:
+        return False
+    return fix.applicability is Applicability.SAFE or lint.unsafe_fixes
+
+
+def _compiles(text: str) -> bool:
+    try:
+        compile(text, "<sampler-lint>", "exec", dont_inherit=True)
+    except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError):
+        return False
+    return True
+
+
+def lint_source(path: Path, data: bytes, lint: LintOptions, index: ProjectIndex = EMPTY_INDEX,
+                display_name: str | None = None) -> tuple[FileResult, bytes | None]:
+    """Lint (and with ``lint.fix``, fix) one source. Returns the result and the fixed bytes, or
+    ``None`` when the source is to be left as it is."""
+    name = display_name or str(path)
+    result = FileResult(filename=name)
+    try:
+        text = decode(data)
+    except (SyntaxError, UnicodeDecodeError, LookupError) as error:
+        result.findings.append(_parse_error(name, f"cannot decode file: {error}"))
+        return result, None
+    file_codes = noqa.file_level_codes(text)
+    rules = [
+        rule for rule in lint.rules
+        if not rule.engine_rule
+        and not (noqa.ALL in file_codes or rule.code in file_codes)
+        and (not lint.use_prefilter or rule.prefilter()(text))
+    ]
+    if not rules:
+        result.skipped = True
+        return result, None
+    parsed = parse(name, data)
+    if isinstance(parsed, Finding):
+        if PARSE_ERROR in {r.code for r in lint.rules} and not (
+            noqa.ALL in file_codes or PARSE_ERROR in file_codes
+        ):
+            result.findings.append(parsed)
+        return result, None
+    try:
+        outcome = _lint_module(path, parsed, rules, lint, index)
+    except RecursionError:
+        result.findings.append(_parse_error(name, "file is nested too deeply to analyse"))
+        return result, None
+
+    fixed_bytes: bytes | None = None
+    if lint.fix:
+        outcome, fixed_bytes = _fix_loop(path, data, outcome, rules, lint, index, result)
+
+    lines = outcome.module.code.splitlines()
+    for item in outcome.active:
+        edits = None
+        if lint.want_edits and item.report.fix is not None:
+            fixed_module = apply_fixes(outcome.module, [item.report.fix])
+            if fixed_module is not None:
+                edits = (_text_edit(outcome.module.code, fixed_module.code),)
+        result.findings.append(_to_finding(item, name, lines, edits))
+    result.findings.sort(key=Finding.sort_key)
+
+    if lint.want_diff and fixed_bytes is not None:
+        result.diff = "".join(
+            difflib.unified_diff(
+                parsed.code.splitlines(keepends=True),
+                outcome.module.code.splitlines(keepends=True),
+                fromfile=name,
+                tofile=name,
+            )
+        )
+    return result, fixed_bytes
+
+
+def _fix_loop(
+    path: Path, original: bytes, outcome: _Outcome, rules: Sequence[type[Rule]],
+    lint: LintOptions, index: ProjectIndex, result: FileResult,
+) -> tuple[_Outcome, bytes | None]:
+    """Apply fixes round after round until none is left (a fixed point) or the cap is reached.
+    Every round must parse again, and compile when the original did; any failure leaves the
+    file exactly as it was."""
+    first = outcome
+    current = outcome
+    original_compiles: bool | None = None
+    applied_codes: dict[str, int] = {}
+    for _ in range(MAX_FIX_ROUNDS):
+        candidates = [item for item in current.active if _applicable(item, lint)]
+        if not candidates:
+            break
+        positions = MetadataWrapper(current.module, unsafe_skip_copy=True).resolve(
+            PositionProvider
+        )
+        chosen: list[Located] = []
+        taken: list[tuple[int, int]] = []
+        for item in sorted(candidates, key=lambda i: (i.range.start.line, i.range.start.column)):
+            first_line, last_line = _fix_range(item, positions)
+            if current.suppressions.any_on(first_line, last_line):
+                continue  # lines under a noqa are never rewritten
+            if any(not (last_line < a or first_line > b) for a, b in taken):
+                continue  # overlapping fixes wait for the next round
+            taken.append((first_line, last_line))
+            chosen.append(item)
+        if not chosen:
+            break
+        fixes = [item.report.fix for item in chosen if item.report.fix is not None]
+        try:
+            new_module = apply_fixes(current.module, fixes)
+        except Exception as error:  # a rule built an invalid tree: refuse, never crash
+            result.errors.append(f"{result.filename}: fix failed and was not applied: {error}")
+            return first, None
+        if new_module is None:
+            result.errors.append(f"{result.filename}: fix failed and was not applied")
+            return first, None
+        new_code = new_module.code
+        if new_code == current.module.code:
+            break
+        reparsed = parse(result.filename, new_module.bytes)
+        if isinstance(reparsed, Finding):
+            result.errors.append(
+                f"{result.filename}: fixed code would not parse ({reparsed.message}); "
+                "file left unchanged"
+            )
+            return first, None
+        if original_compiles is None:
+            original_compiles = _compiles(first.module.code)
+        if original_compiles and not _compiles(new_code):
+            result.errors.append(
+                f"{result.filename}: fixed code would not compile; file left unchanged"
+            )
+            return first, None
+        for item in chosen:
+            code = item.report.rule.code
+            applied_codes[code] = applied_codes.get(code, 0) + 1
+        current = _lint_module(path, reparsed, rules, lint, index)
+    else:
+        if any(_applicable(item, lint) for item in current.active):
+            result.errors.append(
+                f"{result.filename}: fixes did not settle after {MAX_FIX_ROUNDS} rounds; "
+                "file left unchanged"
+            )
+            return first, None
+    if current is first:
+        return first, None
+    if len(current.active) >= len(first.active):
+        result.errors.append(
+            f"{result.filename}: fixing did not reduce the findings; file left unchanged"
+        )
+        return first, None
+    result.fixed = len(first.active) - len(current.active)
+    result.fixed_codes = applied_codes
+    fixed = current.module.bytes
+    return current, (fixed if fixed != original else None)

@@ -1,0 +1,88 @@
+"""``# noqa`` comments: flake8-compatible line suppressions and file-level directives.
+
+``# noqa`` suppresses every finding on a physical line of the flagged statement; ``# noqa: SL101,
+SL201`` only those codes. ``# sampler-lint: noqa`` anywhere in a file suppresses the whole file,
+``# sampler-lint: noqa: SL301`` only that code in the file. Only real comments count (a ``# noqa``
+inside a string does not).
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import tokenize
+from dataclasses import dataclass, field
+
+ALL = "*"
+_CODES = r"[A-Za-z]+[0-9]+(?:[\s,]+[A-Za-z]+[0-9]+)*"
+_LINE = re.compile(rf"#\s*noqa(?::\s*(?P<codes>{_CODES}))?", re.IGNORECASE)
+_FILE = re.compile(rf"#\s*sampler-lint\s*:\s*noqa(?::\s*(?P<codes>{_CODES}))?", re.IGNORECASE)
+
+
+def _codes(text: str | None) -> frozenset[str]:
+    if not text:
+        return frozenset({ALL})
+    return frozenset(code.upper() for code in re.split(r"[\s,]+", text.strip()) if code)
+
+
+@dataclass
+class Suppressions:
+    lines: dict[int, frozenset[str]] = field(default_factory=dict)
+    file_codes: frozenset[str] = frozenset()
+
+    def file_suppresses(self, code: str) -> bool:
+        return ALL in self.file_codes or code in self.file_codes
+
+    def suppresses(self, code: str, first_line: int, last_line: int) -> bool:
+        if self.file_suppresses(code):
+            return True
+        for line in range(first_line, last_line + 1):
+            codes = self.lines.get(line)
+            if codes is not None and (ALL in codes or code in codes):
+                return True
+        return False
+
+    def any_on(self, first_line: int, last_line: int) -> bool:
+        """Whether any line in the range carries a ``# noqa`` (fixes never rewrite those)."""
+        return any(line in self.lines for line in range(first_line, last_line + 1))
+
+
+def _comments(text: str) -> list[tuple[int, str]]:
+    try:
+        return [
+            (tok.start[0], tok.string)
+            for tok in tokenize.generate_tokens(io.StringIO(text).readline)
+            if tok.type == tokenize.COMMENT
+        ]
+    except (tokenize.TokenError, SyntaxError, IndentationError):
+        # Fall back to a textual scan: a rare false suppression beats a crash.
+        found = []
+        for number, line in enumerate(text.splitlines(), start=1):
+            index = line.find("#")
+            if index >= 0:
+                found.append((number, line[index:]))
+        return found
+
+
+def parse(text: str) -> Suppressions:
+    result = Suppressions()
+    if "noqa" not in text.lower():
+        return result
+    file_codes: set[str] = set()
+    for line, comment in _comments(text):
+        directive = _FILE.search(comment)
+        if directive:
+            file_codes |= _codes(directive.group("codes"))
+            continue
+        match = _LINE.search(comment)
+        if match:
+            result.lines[line] = _codes(match.group("codes"))
+    result.file_codes = frozenset(file_codes)
+    return result
+
+
+def file_level_codes(text: str) -> frozenset[str]:
+    """The codes a file-level directive suppresses, from a cheap scan (before parsing)."""
+    if "sampler-lint" not in text:
+        return frozenset()
+    return parse(text).file_codes

@@ -1,0 +1,32 @@
+"""A progress bar on a terminal (stderr), shown only for runs long enough to need one."""
+
+from __future__ import annotations
+
+import time
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+
+SHOW_AFTER_SECONDS = 1.0
+
+
+class TerminalProgress:
+    def __init__(self) -> None:
+        self.started = time.monotonic()
+        self.progress: Progress | None = None
+        self.task = None
+
+    def __call__(self, done: int, total: int) -> None:
+        if self.progress is None:
+            if time.monotonic() - self.started < SHOW_AFTER_SECONDS or done >= total:
+                return
+            self.progress = Progress(
+                "[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(),
+                TimeElapsedColumn(), console=Console(stderr=True), transient=True,
+            )
+            self.progress.start()
+            self.task = self.progress.add_task("linting", total=total)  # type: ignore[assignment]
+        assert self.task is not None
+        self.progress.update(self.task, completed=done)
+        if done >= total:
+            self.progress.stop()

@@ -1,0 +1,90 @@
+"""Finding the rules: every module of ``sampler_lint.rules`` plus the entry-point group
+``sampler_lint.rules``. There is no hand-kept list, so adding a rule is adding a module."""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import inspect
+import pkgutil
+import re
+from collections.abc import Iterable
+from importlib.metadata import entry_points
+
+from sampler_lint.rule import Rule
+
+ENTRY_POINT_GROUP = "sampler_lint.rules"
+_CODE = re.compile(r"^[A-Z]+[0-9]+$")
+
+
+class SelectorError(ValueError):
+    pass
+
+
+def _rules_in_module(module: object) -> list[type[Rule]]:
+    found = []
+    for _, obj in inspect.getmembers(module, inspect.isclass):
+        if issubclass(obj, Rule) and obj is not Rule and getattr(obj, "code", None):
+            if obj.__module__ == getattr(module, "__name__", None):
+                found.append(obj)
+    return found
+
+
+@functools.cache
+def all_rules() -> tuple[type[Rule], ...]:
+    import sampler_lint.rules as package
+
+    rules: dict[str, type[Rule]] = {}
+    for info in pkgutil.iter_modules(package.__path__, package.__name__ + "."):
+        module = importlib.import_module(info.name)
+        for rule in _rules_in_module(module):
+            rules[rule.code] = rule
+    for entry in entry_points(group=ENTRY_POINT_GROUP):
+        loaded = entry.load()
+        candidates = [loaded] if inspect.isclass(loaded) else _rules_in_module(loaded)
+        for rule in candidates:
+            if inspect.isclass(rule) and issubclass(rule, Rule):
+                rules.setdefault(rule.code, rule)
+    return tuple(sorted(rules.values(), key=lambda r: r.code))
+
+
+def find_rule(selector: str) -> type[Rule] | None:
+    for rule in all_rules():
+        if selector.upper() == rule.code or selector.lower() == rule.name:
+            return rule
+    return None
+
+
+def expand_selector(selector: str) -> set[str]:
+    """``ALL``, a code, a name, or a code prefix (``SL1``) -> the codes it names."""
+    token = selector.strip()
+    if not token:
+        return set()
+    if token.upper() == "ALL":
+        return {r.code for r in all_rules()}
+    rule = find_rule(token)
+    if rule is not None:
+        return {rule.code}
+    matched = {r.code for r in all_rules() if r.code.startswith(token.upper())}
+    if matched and re.fullmatch(r"[A-Za-z]+[0-9]*", token):
+        return matched
+    raise SelectorError(f"unknown rule selector '{selector}'")
+
+
+def expand_selectors(selectors: Iterable[str]) -> set[str]:
+    codes: set[str] = set()
+    for selector in selectors:
+        codes |= expand_selector(selector)
+    return codes
+
+
+def default_codes() -> set[str]:
+    return {r.code for r in all_rules() if r.default_enabled}
+
+
+def rules_by_code() -> dict[str, type[Rule]]:
+    return {r.code: r for r in all_rules()}
+
+
+def looks_like_code(text: str) -> bool:
+    return bool(_CODE.match(text))

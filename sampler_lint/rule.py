@@ -1,0 +1,150 @@
+"""The contract between the engine and a rule.
+
+A rule is a :class:`Rule` subclass in one module of ``rules/``. It is a libcst batchable visitor: the
+engine runs every enabled rule over a file in a single traversal, so a rule only writes the
+``visit_*`` / ``leave_*`` methods it needs and calls :meth:`Rule.report`. Everything about the rule
+(detection, fix, documentation, examples, options, text pre-filter) lives on the class, so the engine
+never needs to know any rule by name.
+"""
+
+from __future__ import annotations
+
+import ast
+import enum
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import libcst as cst
+
+if TYPE_CHECKING:
+    from sampler_lint.context import FileContext
+
+
+class Severity(str, enum.Enum):
+    ERROR = "error"
+    WARNING = "warning"
+
+
+class Applicability(str, enum.Enum):
+    """Ruff's fix-safety model."""
+
+    SAFE = "safe"
+    UNSAFE = "unsafe"
+
+
+@dataclass(frozen=True)
+class Option:
+    """A configuration key a rule reads (``split-fix = "ceil"``).
+
+    ``kind`` is the Python type the value must have (``str``, ``bool``, ``list``); ``choices`` limits
+    string values. The engine validates configuration against the options of all installed rules.
+    """
+
+    key: str
+    kind: type
+    default: Any
+    help: str
+    choices: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Example:
+    """A documentation example that also runs as a test.
+
+    ``code`` must produce exactly ``lines`` findings of the rule (empty for a valid example). When
+    ``fixed`` is given, fixing ``code`` (unsafe fixes and ``options`` included) must produce it.
+    """
+
+    code: str
+    lines: tuple[int, ...] = ()
+    fixed: str | None = None
+    options: dict[str, Any] = field(default_factory=dict)
+
+
+# A replacement is ``(original node, new node)``. The new node may be a ``cst.FlattenSentinel`` to
+# insert statements around a statement, or ``cst.RemovalSentinel.REMOVE`` to delete it.
+Replacement = tuple[cst.CSTNode, "cst.CSTNode | cst.FlattenSentinel[Any] | cst.RemovalSentinel"]
+
+
+@dataclass
+class Fix:
+    """A change to the syntax tree that removes one finding.
+
+    ``imports`` lists ``(module, name)`` pairs the fixed code needs (``("math", None)`` for
+    ``import math``); the engine adds them with libcst's import helpers.
+    """
+
+    replacements: list[Replacement]
+    applicability: Applicability
+    message: str
+    imports: list[tuple[str, str | None]] = field(default_factory=list)
+
+
+@dataclass
+class Report:
+    """What a rule reports during traversal; the engine turns it into a located finding."""
+
+    rule: type[Rule]
+    node: cst.CSTNode
+    message: str
+    fix: Fix | None
+
+
+class Rule(cst.BatchableCSTVisitor):
+    """Base class of all rules. Subclasses set the class attributes and write visitor methods."""
+
+    code: ClassVar[str]
+    name: ClassVar[str]
+    severity: ClassVar[Severity]
+    #: ``None`` when the rule never offers a fix.
+    fix_applicability: ClassVar[Applicability | None] = None
+    default_enabled: ClassVar[bool] = True
+    #: Text pre-filter: every group must have at least one of its strings in the file for the rule
+    #: to possibly fire. It must never hide a finding, so keep groups to what the pattern requires.
+    requires: ClassVar[tuple[tuple[str, ...], ...]] = ()
+    options: ClassVar[tuple[Option, ...]] = ()
+    #: Markdown-ish documentation with the sections What it does / Why is this bad / Example /
+    #: Use instead / Fix safety / References.
+    documentation: ClassVar[str] = ""
+    examples: ClassVar[tuple[Example, ...]] = ()
+    #: Reported by the engine itself (parse errors) rather than by a traversal.
+    engine_rule: ClassVar[bool] = False
+    #: Text pre-filter for :meth:`collect_facts`, in the shape of ``requires``; empty means the rule
+    #: contributes no facts to the project index.
+    index_requires: ClassVar[tuple[tuple[str, ...], ...]] = ()
+
+    def __init__(self, context: FileContext) -> None:
+        super().__init__()
+        self.context = context
+
+    @classmethod
+    def collect_facts(cls, tree: ast.Module, path: str) -> dict[str, list[Any]]:
+        """Facts this file contributes to the project index (see ``sampler_lint.index``)."""
+        return {}
+
+    def report(self, node: cst.CSTNode, message: str, fix: Fix | None = None) -> None:
+        self.context.reports.append(Report(type(self), node, message, fix))
+
+    @classmethod
+    def summary(cls) -> str:
+        """The first sentence of the documentation, for listings."""
+        text = cls.documentation.strip().splitlines()
+        for line in text:
+            if line.strip() and not line.startswith("#"):
+                return line.strip()
+        return cls.name
+
+    @classmethod
+    def prefilter(cls) -> Callable[[str], bool]:
+        groups = [re.compile("|".join(re.escape(t) for t in group)) for group in cls.requires]
+
+        def matches(text: str) -> bool:
+            return all(g.search(text) for g in groups)
+
+        return matches
+
+
+def rule_selectors(rule: type[Rule]) -> Sequence[str]:
+    return (rule.code, rule.name)

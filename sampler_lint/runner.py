@@ -1,0 +1,178 @@
+"""Running a whole check: find the files, build the project index, lint every file (in worker
+processes when there are many), write fixes, and collect the results in a stable order."""
+
+from __future__ import annotations
+
+import ast
+import os
+from collections.abc import Callable, Iterable
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from sampler_lint import registry
+from sampler_lint.config import ConfigResolver, Settings
+from sampler_lint.discovery import iter_source_files, project_root
+from sampler_lint.findings import FileResult
+from sampler_lint.index import EMPTY_INDEX, ProjectIndex
+from sampler_lint.linter import LintOptions, lint_source
+from sampler_lint.rule import Rule
+from sampler_lint.writer import WriteError, write_atomic
+
+# Below this many files a process pool costs more than it saves.
+PARALLEL_THRESHOLD = 48
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    fix: bool = False
+    unsafe_fixes: bool | None = None  # None: from configuration
+    diff: bool = False
+    want_edits: bool = False
+    jobs: int = 0  # 0: all cores
+    force_exclude: bool = False
+    use_prefilter: bool = True
+
+
+@dataclass
+class RunResult:
+    results: list[FileResult] = field(default_factory=list)
+    files_checked: int = 0
+
+
+def lint_options_for(settings: Settings, path: Path, run: RunOptions) -> LintOptions:
+    enabled = settings.enabled_for(path)
+    rules = tuple(rule for rule in registry.all_rules() if rule.code in enabled)
+    unsafe = settings.unsafe_fixes if run.unsafe_fixes is None else run.unsafe_fixes
+    return LintOptions(
+        rules=rules,
+        options=dict(settings.options),
+        vocabulary=settings.vocabulary,
+        fix=run.fix or run.diff,
+        unsafe_fixes=unsafe,
+        want_edits=run.want_edits,
+        want_diff=run.diff,
+        use_prefilter=run.use_prefilter,
+    )
+
+
+# ------------------------------------------------------------------------------------------------
+# The project index
+
+
+def _index_file(path: Path, collectors: tuple[type[Rule], ...]) -> ProjectIndex:
+    index = ProjectIndex()
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return index
+    wanted = [rule for rule in collectors if _matches(rule.index_requires, text)]
+    if not wanted:
+        return index
+    try:
+        tree = ast.parse(text, filename=str(path))
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return index
+    for rule in wanted:
+        for kind, values in rule.collect_facts(tree, str(path)).items():
+            index.add(kind, values)
+    return index
+
+
+def _matches(groups: tuple[tuple[str, ...], ...], text: str) -> bool:
+    return all(any(token in text for token in group) for group in groups)
+
+
+def build_index(files: Iterable[Path], rules: Iterable[type[Rule]]) -> ProjectIndex:
+    collectors = tuple(rule for rule in rules if rule.index_requires)
+    if not collectors:
+        return EMPTY_INDEX
+    index = ProjectIndex()
+    for path in files:
+        index.merge(_index_file(path, collectors))
+    return index
+
+
+# ------------------------------------------------------------------------------------------------
+# Linting files
+
+_WORKER_INDEX: ProjectIndex = EMPTY_INDEX
+
+
+def _init_worker(index: ProjectIndex) -> None:
+    global _WORKER_INDEX
+    _WORKER_INDEX = index
+
+
+def check_file(path: Path, lint: LintOptions, write: bool, index: ProjectIndex | None = None) -> FileResult:
+    name = str(path)
+    try:
+        data = path.read_bytes()
+    except OSError as error:
+        from sampler_lint.linter import _parse_error
+
+        result = FileResult(filename=name)
+        reason = error.strerror or type(error).__name__
+        result.findings.append(_parse_error(name, f"cannot read file: {reason}"))
+        return result
+    try:
+        result, fixed = lint_source(path, data, lint, index or _WORKER_INDEX)
+    except Exception as error:  # a bug in a rule must not take the whole run down
+        result = FileResult(filename=name, internal_error=True)
+        result.errors.append(
+            f"{name}: internal error, please report it: {type(error).__name__}: {error}"
+        )
+        return result
+    if fixed is not None and write:
+        try:
+            write_atomic(path, data, fixed)
+            result.wrote = True
+        except WriteError as error:
+            result.errors.append(str(error))
+    return result
+
+
+def _check_task(task: tuple[Path, LintOptions, bool]) -> FileResult:
+    path, lint, write = task
+    return check_file(path, lint, write)
+
+
+def run(
+    paths: list[Path],
+    resolver: ConfigResolver,
+    options: RunOptions,
+    progress: Callable[[int, int], None] | None = None,
+) -> RunResult:
+    files = list(iter_source_files(paths, resolver, force_exclude=options.force_exclude))
+    tasks: list[tuple[Path, LintOptions, bool]] = []
+    all_enabled: set[type[Rule]] = set()
+    write = options.fix and not options.diff
+    for path in files:
+        settings = resolver.for_path(path)
+        lint = lint_options_for(settings, path, options)
+        all_enabled.update(lint.rules)
+        tasks.append((path, lint, write))
+
+    index = EMPTY_INDEX
+    if any(rule.index_requires for rule in all_enabled):
+        root = project_root(paths)
+        project_files = list(iter_source_files([root], resolver))
+        index = build_index(project_files, all_enabled)
+
+    jobs = options.jobs or os.cpu_count() or 1
+    results: list[FileResult] = []
+    if jobs > 1 and len(tasks) >= PARALLEL_THRESHOLD:
+        with ProcessPoolExecutor(
+            max_workers=jobs, initializer=_init_worker, initargs=(index,)
+        ) as pool:
+            chunk = max(1, len(tasks) // (jobs * 8))
+            for done, result in enumerate(pool.map(_check_task, tasks, chunksize=chunk), 1):
+                results.append(result)
+                if progress:
+                    progress(done, len(tasks))
+    else:
+        for done, (path, lint, write_file) in enumerate(tasks, 1):
+            results.append(check_file(path, lint, write_file, index))
+            if progress:
+                progress(done, len(tasks))
+    return RunResult(results=results, files_checked=len(files))

@@ -1,0 +1,220 @@
+"""Shared facts for the sharding rules (SL1xx): recognising ``X.split(S)[rank]``-shaped shards,
+floor and ceil divisions by a world size, and scopes that make a division exact."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import libcst as cst
+
+from sampler_lint.context import FileContext
+from sampler_lint.matching import (
+    expression_key,
+    get_arg,
+    is_rank_like,
+    is_world_size_like,
+    length_of,
+    same_expression,
+    scope_body_statements,
+    single_assignment,
+)
+
+
+@dataclass
+class Shard:
+    """``X.split(S, dim)[R]`` (or ``torch.split(X, S, dim)[R]``, ``chunk`` alike)."""
+
+    subscript: cst.Subscript
+    call: cst.Call  # the split / chunk call (possibly in an earlier assignment)
+    method: str  # "split" or "chunk"
+    function_style: bool  # torch.split(X, ...) rather than X.split(...)
+    receiver: cst.BaseExpression
+    size: cst.BaseExpression  # the split size, or the number of chunks
+    dim: cst.Arg | None
+    rank: cst.BaseExpression
+
+
+_POSITIONS = {
+    # (method style: size, dim), (function style: size, dim); keywords per style
+    "split": ((0, 1, ("split_size", "split_size_or_sections")), (1, 2, ("split_size_or_sections",))),
+    "chunk": ((0, 1, ("chunks",)), (1, 2, ("chunks",))),
+}
+
+
+def _shard_call(context: FileContext, call: cst.Call, methods: tuple[str, ...]) -> tuple[
+    str, bool, cst.BaseExpression, cst.BaseExpression, cst.Arg | None
+] | None:
+    func = call.func
+    if not isinstance(func, cst.Attribute) or func.attr.value not in methods:
+        return None
+    method = func.attr.value
+    qualified = context.qualified_name(func)
+    function_style = qualified == f"torch.{method}"
+    (m_size, m_dim, m_kw), (f_size, f_dim, f_kw) = _POSITIONS[method]
+    if function_style:
+        tensor = get_arg(call, 0, "tensor", "input")
+        size = get_arg(call, f_size, *f_kw)
+        dim = get_arg(call, f_dim, "dim")
+        if tensor is None or size is None or tensor.keyword is not None:
+            return None
+        return method, True, tensor.value, size.value, dim
+    size = get_arg(call, m_size, *m_kw)
+    dim = get_arg(call, m_dim, "dim")
+    if size is None:
+        return None
+    return method, False, func.value, size.value, dim
+
+
+def find_shard(
+    context: FileContext, subscript: cst.Subscript, methods: tuple[str, ...]
+) -> Shard | None:
+    """The shard when ``subscript`` is ``<split or chunk>[rank]``, directly or through one
+    assignment (``chunks = x.split(...); chunks[rank]``)."""
+    if len(subscript.slice) != 1:
+        return None
+    element = subscript.slice[0].slice
+    if not isinstance(element, cst.Index) or element.star is not None:
+        return None
+    if not is_rank_like(context, element.value):
+        return None
+    value = subscript.value
+    call: cst.BaseExpression | None = value
+    if isinstance(value, cst.Name):
+        call = single_assignment(context, value)
+    if not isinstance(call, cst.Call):
+        return None
+    found = _shard_call(context, call, methods)
+    if found is None:
+        return None
+    method, function_style, receiver, size, dim = found
+    return Shard(subscript, call, method, function_style, receiver, size, dim, element.value)
+
+
+@dataclass
+class Division:
+    dividend: cst.BaseExpression  # A
+    divisor: cst.BaseExpression  # W
+    through_name: bool  # written as a name assigned elsewhere
+
+
+def floor_division(context: FileContext, node: cst.BaseExpression) -> Division | None:
+    """``A // W`` with a world-size-like ``W``, directly or through one assignment."""
+    through = False
+    if isinstance(node, cst.Name):
+        value = single_assignment(context, node)
+        if value is None:
+            return None
+        node, through = value, True
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.FloorDivide):
+        if is_world_size_like(context, node.right):
+            return Division(node.left, node.right, through)
+    return None
+
+
+def ceil_division(context: FileContext, node: cst.BaseExpression) -> Division | None:
+    """``math.ceil(A / W)``, ``-(-A // W)``, ``(A + W - 1) // W``: directly or through one
+    assignment."""
+    through = False
+    if isinstance(node, cst.Name):
+        value = single_assignment(context, node)
+        if value is None:
+            return None
+        node, through = value, True
+    node = _unparen(node)
+    if isinstance(node, cst.Call) and len(node.args) == 1:
+        called = context.qualified_name(node.func) or ""
+        inner = _unparen(node.args[0].value)
+        if called.rsplit(".", 1)[-1] == "ceil" and isinstance(inner, cst.BinaryOperation):
+            if isinstance(inner.operator, cst.Divide) and is_world_size_like(context, inner.right):
+                return Division(inner.left, inner.right, through)
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+        inner = _unparen(node.expression)
+        if isinstance(inner, cst.BinaryOperation) and isinstance(inner.operator, cst.FloorDivide):
+            left = _unparen(inner.left)
+            if (
+                isinstance(left, cst.UnaryOperation)
+                and isinstance(left.operator, cst.Minus)
+                and is_world_size_like(context, inner.right)
+            ):
+                return Division(left.expression, inner.right, through)
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.FloorDivide):
+        divisor = node.right
+        left = _unparen(node.left)
+        if is_world_size_like(context, divisor) and isinstance(left, cst.BinaryOperation):
+            # (A + W - 1) // W parses as ((A + W) - 1) // W
+            if isinstance(left.operator, cst.Subtract) and expression_key(left.right) == "1":
+                total = _unparen(left.left)
+                if isinstance(total, cst.BinaryOperation) and isinstance(total.operator, cst.Add):
+                    if same_expression(total.right, divisor):
+                        return Division(total.left, divisor, through)
+    return None
+
+
+def _unparen(node: cst.BaseExpression) -> cst.BaseExpression:
+    return node
+
+
+def is_length_of(
+    context: FileContext, amount: cst.BaseExpression, target: cst.BaseExpression, dim: int
+) -> bool:
+    """Whether ``amount`` is the length of ``target`` along ``dim`` (through one assignment)."""
+    measured = length_of(context, amount)
+    if measured is None and isinstance(amount, cst.Name):
+        value = single_assignment(context, amount)
+        if value is not None:
+            measured = length_of(context, value)
+    if measured is None:
+        return False
+    what, measured_dim = measured
+    return measured_dim == dim and same_expression(what, target)
+
+
+_PAD = re.compile(r"\bpad|_pad|padded|padding", re.IGNORECASE)
+
+
+def division_made_exact(
+    context: FileContext, node: cst.CSTNode, dividend: cst.BaseExpression,
+    divisor: cst.BaseExpression,
+) -> bool:
+    """Whether the scope around ``node`` makes ``A // W`` exact or hands out the remainder:
+    ``A % W`` anywhere (``assert A % W == 0``, ``if A % W: raise``, a remainder handed out), or
+    ``A`` padded to a multiple of ``W`` first."""
+    scope = context.enclosing_function(node) or context.module
+    dividend_keys = {expression_key(dividend)}
+    if isinstance(dividend, cst.Name):
+        value = single_assignment(context, dividend)
+        if value is not None:
+            dividend_keys.add(expression_key(value))
+    divisor_key = expression_key(divisor)
+    for stmt in scope_body_statements(scope):
+        for modulo in _modulos(stmt):
+            if expression_key(modulo.right) == divisor_key and (
+                expression_key(modulo.left) in dividend_keys
+            ):
+                return True
+    text = context.code_for(scope)
+    if _PAD.search(text):
+        return True
+    return False
+
+
+def _modulos(stmt: cst.CSTNode) -> list[cst.BinaryOperation]:
+    found: list[cst.BinaryOperation] = []
+
+    class _Collector(cst.CSTVisitor):
+        def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
+            if isinstance(node.operator, cst.Modulo):
+                found.append(node)
+
+        def visit_IndentedBlock(self, node: cst.IndentedBlock) -> bool:
+            return False  # nested blocks are visited as statements of their own
+
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            return False
+
+        def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+            return False
+
+    stmt.visit(_Collector())
+    return found

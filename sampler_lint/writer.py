@@ -1,0 +1,51 @@
+"""Writing fixed files without ever losing a byte.
+
+The new content goes to a temporary file in the same directory, takes the original's mode, and
+replaces the original with an atomic rename, only if the file on disk still holds exactly what was
+read. Encoding, BOM and line endings are kept by construction: libcst gives back the bytes it read,
+changed only where a fix changed them.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import tempfile
+from pathlib import Path
+
+
+class WriteError(Exception):
+    pass
+
+
+def write_atomic(path: Path, expected: bytes, new: bytes) -> None:
+    """Replace ``path``'s content ``expected`` by ``new``; raise :class:`WriteError` otherwise."""
+    try:
+        current = path.read_bytes()
+    except OSError as error:
+        raise WriteError(f"{path}: cannot re-read before writing: {error}") from None
+    if current != expected:
+        raise WriteError(f"{path}: changed on disk since it was read; not overwritten")
+    target = path.resolve()  # write through a symlink to the file it names
+    try:
+        mode = stat.S_IMODE(os.stat(target).st_mode)
+        descriptor, temporary = tempfile.mkstemp(
+            dir=target.parent, prefix=f".{target.name}.", suffix=".sampler-lint.tmp"
+        )
+    except OSError as error:
+        raise WriteError(f"{path}: cannot write: {error}") from None
+    try:
+        with os.fdopen(descriptor, "wb") as handle:
+            handle.write(new)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(temporary, mode)
+        os.replace(temporary, target)
+    except BaseException as error:
+        try:
+            os.unlink(temporary)
+        except OSError:
+            pass
+        if isinstance(error, OSError):
+            raise WriteError(f"{path}: cannot write: {error}") from None
+        raise
