@@ -114,6 +114,9 @@ class Rule(cst.BatchableCSTVisitor):
     #: Text pre-filter for :meth:`collect_facts`, in the shape of ``requires``; empty means the rule
     #: contributes no facts to the project index.
     index_requires: ClassVar[tuple[tuple[str, ...], ...]] = ()
+    #: The rule reads the engine's common facts (project classes and their bases, imported modules)
+    #: from ``context.index``.
+    uses_index: ClassVar[bool] = False
 
     def __init__(self, context: FileContext) -> None:
         super().__init__()

@@ -14,7 +14,7 @@ from sampler_lint import registry
 from sampler_lint.config import ConfigResolver, Settings
 from sampler_lint.discovery import iter_source_files, project_root
 from sampler_lint.findings import FileResult
-from sampler_lint.index import EMPTY_INDEX, ProjectIndex
+from sampler_lint.index import COMMON_REQUIRES, EMPTY_INDEX, ProjectIndex, collect_common_facts
 from sampler_lint.linter import LintOptions, lint_source
 from sampler_lint.rule import Rule
 from sampler_lint.writer import WriteError, write_atomic
@@ -60,21 +60,32 @@ def lint_options_for(settings: Settings, path: Path, run: RunOptions) -> LintOpt
 # The project index
 
 
-def _index_file(path: Path, collectors: tuple[type[Rule], ...]) -> ProjectIndex:
-    index = ProjectIndex()
+def _index_file(path: Path, collectors: tuple[type[Rule], ...], common: bool) -> ProjectIndex:
     try:
         text = path.read_text(encoding="utf-8", errors="replace")
     except OSError:
-        return index
+        return ProjectIndex()
+    return index_source(text, str(path), collectors, common)
+
+
+def index_source(
+    text: str, path: str, collectors: tuple[type[Rule], ...], common: bool
+) -> ProjectIndex:
+    """The facts one source contributes to the project index."""
+    index = ProjectIndex()
     wanted = [rule for rule in collectors if _matches(rule.index_requires, text)]
-    if not wanted:
+    want_common = common and any(token in text for token in COMMON_REQUIRES)
+    if not wanted and not want_common:
         return index
     try:
-        tree = ast.parse(text, filename=str(path))
+        tree = ast.parse(text, filename=path)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return index
+    if want_common:
+        for kind, values in collect_common_facts(tree, path).items():
+            index.add(kind, values)
     for rule in wanted:
-        for kind, values in rule.collect_facts(tree, str(path)).items():
+        for kind, values in rule.collect_facts(tree, path).items():
             index.add(kind, values)
     return index
 
@@ -83,13 +94,19 @@ def _matches(groups: tuple[tuple[str, ...], ...], text: str) -> bool:
     return all(any(token in text for token in group) for group in groups)
 
 
+def needs_index(rules: Iterable[type[Rule]]) -> bool:
+    return any(rule.index_requires or rule.uses_index for rule in rules)
+
+
 def build_index(files: Iterable[Path], rules: Iterable[type[Rule]]) -> ProjectIndex:
-    collectors = tuple(rule for rule in rules if rule.index_requires)
-    if not collectors:
+    rules = tuple(rules)
+    if not needs_index(rules):
         return EMPTY_INDEX
+    collectors = tuple(rule for rule in rules if rule.index_requires)
+    common = any(rule.uses_index for rule in rules)
     index = ProjectIndex()
     for path in files:
-        index.merge(_index_file(path, collectors))
+        index.merge(_index_file(path, collectors, common))
     return index
 
 
@@ -154,7 +171,7 @@ def run(
         tasks.append((path, lint, write))
 
     index = EMPTY_INDEX
-    if any(rule.index_requires for rule in all_enabled):
+    if needs_index(all_enabled):
         root = project_root(paths)
         project_files = list(iter_source_files([root], resolver))
         index = build_index(project_files, all_enabled)

@@ -1,0 +1,71 @@
+"""A small programmatic API: lint or fix a string of code (used by the tests and by editors)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from sampler_lint import registry
+from sampler_lint.config import RawSettings, resolve
+from sampler_lint.findings import FileResult, Finding
+from sampler_lint.index import EMPTY_INDEX, ProjectIndex
+from sampler_lint.linter import LintOptions, lint_source
+
+
+def index_sources(sources: Mapping[str, str], select: Iterable[str] | None = None) -> ProjectIndex:
+    """A project index built from in-memory sources ``{path: code}`` (for tests and editors)."""
+    from sampler_lint.runner import index_source, needs_index
+
+    raw = RawSettings(select=tuple(select) if select is not None else None)
+    settings = resolve(raw, Path("."), None)
+    rules = tuple(r for r in registry.all_rules() if r.code in settings.enabled)
+    index = ProjectIndex()
+    if not needs_index(rules):
+        return index
+    collectors = tuple(rule for rule in rules if rule.index_requires)
+    common = any(rule.uses_index for rule in rules)
+    for path, code in sources.items():
+        index.merge(index_source(code, path, collectors, common))
+    return index
+
+
+@dataclass
+class CodeResult:
+    findings: list[Finding]
+    fixed: str | None  # the fixed code, when fixing changed it
+    result: FileResult
+
+
+def lint_code(
+    code: str | bytes,
+    *,
+    select: Iterable[str] | None = None,
+    options: Mapping[str, Any] | None = None,
+    fix: bool = False,
+    unsafe_fixes: bool = True,
+    path: str = "example.py",
+    index: ProjectIndex = EMPTY_INDEX,
+    use_prefilter: bool = True,
+    want_edits: bool = False,
+) -> CodeResult:
+    raw = RawSettings(select=tuple(select) if select is not None else None,
+                      options=dict(options or {}))
+    settings = resolve(raw, Path("."), None)
+    rules = tuple(r for r in registry.all_rules() if r.code in settings.enabled)
+    lint = LintOptions(
+        rules=rules,
+        options=dict(settings.options),
+        vocabulary=settings.vocabulary,
+        fix=fix,
+        unsafe_fixes=unsafe_fixes,
+        want_edits=want_edits,
+        use_prefilter=use_prefilter,
+    )
+    data = code.encode("utf-8") if isinstance(code, str) else code
+    result, fixed = lint_source(Path(path), data, lint, index)
+    fixed_text = None
+    if fixed is not None:
+        fixed_text = fixed.decode("utf-8") if isinstance(code, str) else fixed.decode("latin-1")
+    return CodeResult(result.findings, fixed_text, result)
