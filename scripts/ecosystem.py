@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import py_compile
 import shutil
 import subprocess
 import sys
@@ -99,8 +98,8 @@ def check_fixes(site: Path, repo: Path) -> tuple[int, int, list[str]]:
                 except (SyntaxError, ValueError):
                     compiled_before = False
                 try:
-                    py_compile.compile(str(path), doraise=True, cfile=os.devnull)
-                except py_compile.PyCompileError:
+                    compile(path.read_bytes(), str(path), "exec", dont_inherit=True)
+                except (SyntaxError, ValueError):
                     if compiled_before:
                         broken += 1
                         names.append(str(path.relative_to(copy)))
