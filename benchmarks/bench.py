@@ -1,0 +1,114 @@
+#!/usr/bin/env python3
+"""Time sampler-lint against its peers over real repositories, in one run, alternating.
+
+    python benchmarks/bench.py /path/to/repo1 /path/to/repo2 ... [--runs 5] [--peers-on REPO]
+
+Over all repositories together, alternating run by run: sampler-lint cold (``--no-cache``),
+sampler-lint warm (a second run with the cache, once the cache exists), and ``ruff check --select
+ALL --no-cache``. Over one mid-sized repository (``--peers-on``, default the first): ``fixit lint``,
+``torchfix --select ALL`` and a bare libcst parse of every file, which take minutes per thousand
+files. Prints medians, files per second, peak memory (of the largest process, from
+``resource.getrusage``) and the ratios. It downloads nothing: install the peers yourself
+(``pip install ruff fixit torchfix``); a peer that is not installed is skipped.
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+
+def count_files(repos: list[Path]) -> int:
+    return sum(1 for repo in repos for _ in repo.rglob("*.py"))
+
+
+def timed(command: list[str]) -> tuple[float, float]:
+    """Wall seconds and peak RSS (MiB) of the largest child so far (``ru_maxrss`` is a max)."""
+    start = time.perf_counter()
+    subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+    wall = time.perf_counter() - start
+    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    return wall, peak
+
+
+def bare_parse_command(repo: Path) -> list[str]:
+    code = (
+        "import sys, pathlib, libcst\n"
+        "for p in pathlib.Path(sys.argv[1]).rglob('*.py'):\n"
+        "    try:\n"
+        "        libcst.parse_module(p.read_bytes())\n"
+        "    except Exception:\n"
+        "        pass\n"
+    )
+    return [sys.executable, "-c", code, str(repo)]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("repos", nargs="+", type=Path)
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--peers-on", type=Path, default=None)
+    parser.add_argument("--peer-runs", type=int, default=1)
+    parser.add_argument("--jobs", type=int, default=0)
+    args = parser.parse_args()
+
+    repos = [r.resolve() for r in args.repos]
+    files = count_files(repos)
+    lint = [sys.executable, "-m", "sampler_lint", "check", "--isolated", "--exit-zero",
+            "--output-format", "concise", "--jobs", str(args.jobs)]
+    commands: dict[str, list[str]] = {
+        "sampler-lint cold": [*lint, "--no-cache", *map(str, repos)],
+        "sampler-lint warm": [*lint, *map(str, repos)],
+    }
+    if shutil.which("ruff"):
+        commands["ruff --select ALL"] = [
+            "ruff", "check", "--select", "ALL", "--no-cache", "--exit-zero", "--quiet",
+            *map(str, repos),
+        ]
+    times: dict[str, list[float]] = {name: [] for name in commands}
+    peaks: dict[str, float] = {}
+    subprocess.run(commands["sampler-lint warm"], stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL, check=False)  # warm-up, fills any cache
+    for _ in range(args.runs):
+        for name, command in commands.items():
+            wall, peak = timed(command)
+            times[name].append(wall)
+            peaks[name] = peak
+
+    print(f"{len(repos)} repositories, {files} Python files, {args.runs} runs each (medians)")
+    reference = statistics.median(times["ruff --select ALL"]) if "ruff --select ALL" in times else None
+    for name, values in times.items():
+        median = statistics.median(values)
+        ratio = f"  ratio to ruff {median / reference:.2f}" if reference else ""
+        print(f"  {name:<22} {median:8.2f} s  {files / median:9.0f} files/s"
+              f"  (min {min(values):.2f}, max {max(values):.2f}){ratio}")
+
+    peer_repo = (args.peers_on or repos[0]).resolve()
+    peer_files = count_files([peer_repo])
+    peers: dict[str, list[str]] = {"libcst bare parse": bare_parse_command(peer_repo)}
+    if shutil.which("fixit"):
+        peers["fixit lint"] = ["fixit", "lint", str(peer_repo)]
+    if shutil.which("torchfix"):
+        peers["torchfix --select ALL"] = ["torchfix", "--select", "ALL", str(peer_repo)]
+    peers["sampler-lint cold"] = [*lint, "--no-cache", str(peer_repo)]
+    print(f"peers over {peer_repo.name}: {peer_files} Python files, {args.peer_runs} run(s)")
+    results = {}
+    for name, command in peers.items():
+        walls = [timed(command)[0] for _ in range(args.peer_runs)]
+        results[name] = statistics.median(walls)
+    ours = results["sampler-lint cold"]
+    for name, median in results.items():
+        print(f"  {name:<22} {median:8.2f} s  {peer_files / median:9.0f} files/s"
+              f"  {median / ours:6.1f}x sampler-lint")
+    print(f"peak memory of the largest process: {max(peaks.values()):.0f} MiB")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
