@@ -4,6 +4,7 @@ positions only when something was reported, and the fix loop with its safety che
 
 from __future__ import annotations
 
+import ast
 import difflib
 import tokenize
 from collections.abc import Sequence
@@ -73,6 +74,16 @@ def _parse_error(path: str, message: str, line: int = 1, column: int = 1) -> Fin
     )
 
 
+def _python_syntax_error(data: bytes) -> tuple[str, int, int] | None:
+    try:
+        compile(data, "<sampler-lint>", "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
+    except SyntaxError as error:
+        return f"syntax error: {error.msg}", error.lineno or 1, error.offset or 1
+    except (ValueError, RecursionError, MemoryError):
+        return None
+    return None
+
+
 def parse(path: str, data: bytes) -> cst.Module | Finding:
     """The libcst module, or the SL001 finding that says why there is none."""
     if b"\x00" in data:
@@ -85,6 +96,11 @@ def parse(path: str, data: bytes) -> cst.Module | Finding:
     try:
         return cst.parse_module(data)
     except cst.ParserSyntaxError as error:
+        # Python's own parser places syntax errors better than libcst's; use it when it agrees
+        # that the file is invalid.
+        located = _python_syntax_error(data)
+        if located is not None:
+            return _parse_error(path, *located)
         return _parse_error(
             path, f"syntax error: {error.message}", error.raw_line, error.raw_column + 1
         )

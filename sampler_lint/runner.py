@@ -7,7 +7,7 @@ import ast
 import os
 from collections.abc import Callable, Iterable
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from sampler_lint import registry
@@ -145,6 +145,8 @@ def check_file(path: Path, lint: LintOptions, write: bool, index: ProjectIndex |
             write_atomic(path, data, fixed)
             result.wrote = True
         except WriteError as error:
+            # Nothing was written: report the findings of the file as it still is.
+            result, _ = lint_source(path, data, replace(lint, fix=False), index or _WORKER_INDEX)
             result.errors.append(str(error))
     return result
 
