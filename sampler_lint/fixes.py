@@ -10,9 +10,6 @@ from collections.abc import Sequence
 from typing import Any
 
 import libcst as cst
-from libcst.codemod import CodemodContext
-from libcst.codemod.visitors import AddImportsVisitor
-
 from sampler_lint.rule import Fix
 
 
@@ -42,6 +39,11 @@ def apply_fixes(module: cst.Module, fixes: Sequence[Fix]) -> cst.Module | None:
         return None
     imports = [item for fix in fixes for item in fix.imports]
     if imports:
+        # libcst.codemod pulls in libcst.matchers, which alone takes most of a second to import:
+        # only fixes that add imports pay for it.
+        from libcst.codemod import CodemodContext
+        from libcst.codemod.visitors import AddImportsVisitor
+
         context = CodemodContext()
         for module_name, obj in imports:
             AddImportsVisitor.add_needed_import(context, module_name, obj)
