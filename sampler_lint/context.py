@@ -48,6 +48,7 @@ class FileContext:
     reports: list[Report] = field(default_factory=list)
     _parents: dict[cst.CSTNode, cst.CSTNode] | None = None
     _imports: ImportTable | None = None
+    _assignments: dict[int, dict[str, list[cst.BaseExpression]]] = field(default_factory=dict)
 
     # -- tree navigation ------------------------------------------------------------------------
     @property
@@ -91,6 +92,16 @@ class FileContext:
             if isinstance(ancestor, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
                 return ancestor
         return None
+
+    def assignments(self, scope: cst.CSTNode) -> dict[str, list[cst.BaseExpression]]:
+        """Every simple assignment in ``scope`` by target name, computed once per scope."""
+        table = self._assignments.get(id(scope))
+        if table is None:
+            from sampler_lint.matching import assignment_table
+
+            table = assignment_table(scope)
+            self._assignments[id(scope)] = table
+        return table
 
     # -- names ----------------------------------------------------------------------------------
     @property

@@ -143,22 +143,29 @@ def scope_body_statements(scope: cst.CSTNode) -> Iterator[cst.CSTNode]:
         stack.extend(reversed(children))
 
 
-def assignments_in(scope: cst.CSTNode, name: str) -> list[cst.BaseExpression]:
-    """Values assigned to ``name`` (a plain name or a dotted attribute chain such as
-    ``self.per_rank``) by simple or annotated assignments anywhere in ``scope``."""
-    values: list[cst.BaseExpression] = []
+def assignment_table(scope: cst.CSTNode) -> dict[str, list[cst.BaseExpression]]:
+    """Values assigned to each name or dotted attribute chain (``self.per_rank``) by simple or
+    annotated assignments anywhere in ``scope``. ``FileContext.assignments`` caches it."""
+    table: dict[str, list[cst.BaseExpression]] = {}
     for stmt in scope_body_statements(scope):
         if not isinstance(stmt, cst.SimpleStatementLine):
             continue
         for small in stmt.body:
             if isinstance(small, cst.Assign):
                 for target in small.targets:
-                    if dotted_name(target.target) == name:
-                        values.append(small.value)
+                    name = dotted_name(target.target)
+                    if name is not None:
+                        table.setdefault(name, []).append(small.value)
             elif isinstance(small, cst.AnnAssign) and small.value is not None:
-                if dotted_name(small.target) == name:
-                    values.append(small.value)
-    return values
+                name = dotted_name(small.target)
+                if name is not None:
+                    table.setdefault(name, []).append(small.value)
+    return table
+
+
+def assignments_in(scope: cst.CSTNode, name: str) -> list[cst.BaseExpression]:
+    """Values assigned to ``name`` anywhere in ``scope`` (see :func:`assignment_table`)."""
+    return assignment_table(scope).get(name, [])
 
 
 def single_assignment(context: FileContext, node: cst.BaseExpression) -> cst.BaseExpression | None:
@@ -168,7 +175,7 @@ def single_assignment(context: FileContext, node: cst.BaseExpression) -> cst.Bas
     if not isinstance(node, cst.Name):
         return None
     scope = context.enclosing_scope(node)
-    values = assignments_in(scope, node.value)
+    values = context.assignments(scope).get(node.value, [])
     if len(values) != 1:
         return None
     return values[0]

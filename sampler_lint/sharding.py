@@ -76,16 +76,20 @@ def find_shard(
     element = subscript.slice[0].slice
     if not isinstance(element, cst.Index) or element.star is not None:
         return None
-    if not is_rank_like(context, element.value):
-        return None
+    # Cheap structural checks first: the rank test may need the scope's assignments.
     value = subscript.value
-    call: cst.BaseExpression | None = value
-    if isinstance(value, cst.Name):
+    if isinstance(value, cst.Call):
+        if not (isinstance(value.func, cst.Attribute) and value.func.attr.value in methods):
+            return None
+        call: cst.BaseExpression | None = value
+    elif isinstance(value, cst.Name):
         call = single_assignment(context, value)
+    else:
+        return None
     if not isinstance(call, cst.Call):
         return None
     found = _shard_call(context, call, methods)
-    if found is None:
+    if found is None or not is_rank_like(context, element.value):
         return None
     method, function_style, receiver, size, dim = found
     return Shard(subscript, call, method, function_style, receiver, size, dim, element.value)
