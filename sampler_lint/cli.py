@@ -122,6 +122,8 @@ def check(paths: tuple[Path, ...], **params: Any) -> None:
         jobs=params["jobs"],
         force_exclude=params["force_exclude"],
         use_prefilter=not params["no_prefilter"],
+        use_cache=not params["no_cache"],
+        cache_dir=params["cache_dir"],
     )
     if list(paths) == [Path("-")]:
         _check_stdin(resolver, options, params)

@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import ast
 import os
+import pickle
 from collections.abc import Callable, Iterable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from sampler_lint import registry
+from sampler_lint import __version__, registry
+from sampler_lint.cache import DIRECTORY, Cache, cached_result, digest, result_is_cacheable
 from sampler_lint.config import ConfigResolver, Settings
 from sampler_lint.discovery import iter_source_files, project_root
 from sampler_lint.findings import FileResult
@@ -32,6 +34,8 @@ class RunOptions:
     jobs: int = 0  # 0: all cores
     force_exclude: bool = False
     use_prefilter: bool = True
+    use_cache: bool = True
+    cache_dir: Path | None = None
 
 
 @dataclass
@@ -98,15 +102,30 @@ def needs_index(rules: Iterable[type[Rule]]) -> bool:
     return any(rule.index_requires or rule.uses_index for rule in rules)
 
 
-def build_index(files: Iterable[Path], rules: Iterable[type[Rule]]) -> ProjectIndex:
+def build_index(
+    files: Iterable[Path], rules: Iterable[type[Rule]], cache: Cache | None = None
+) -> ProjectIndex:
     rules = tuple(rules)
     if not needs_index(rules):
         return EMPTY_INDEX
     collectors = tuple(rule for rule in rules if rule.index_requires)
     common = any(rule.uses_index for rule in rules)
+    salt = repr((sorted(r.code for r in collectors), common))
     index = ProjectIndex()
     for path in files:
-        index.merge(_index_file(path, collectors, common))
+        if cache is None:
+            index.merge(_index_file(path, collectors, common))
+            continue
+        try:
+            data = path.read_bytes()
+        except OSError:
+            continue
+        key = digest(salt, str(path), data)
+        facts = cache.get(key)
+        if not isinstance(facts, ProjectIndex):
+            facts = index_source(data.decode("utf-8", "replace"), str(path), collectors, common)
+            cache.put(key, facts)
+        index.merge(facts)
     return index
 
 
@@ -172,26 +191,79 @@ def run(
         all_enabled.update(lint.rules)
         tasks.append((path, lint, write))
 
+    # Fixing and diffing always work from the file as it is; linting may use the cache.
+    caching = options.use_cache and not options.fix and not options.diff
+    cache_dir = options.cache_dir or project_root(paths) / DIRECTORY
+    index_cache = Cache(cache_dir, "index") if caching else None
+    result_cache = Cache(cache_dir, "results") if caching else None
+
     index = EMPTY_INDEX
     if needs_index(all_enabled):
         root = project_root(paths)
         project_files = list(iter_source_files([root], resolver))
-        index = build_index(project_files, all_enabled)
+        index = build_index(project_files, all_enabled, index_cache)
+    index_digest = digest(pickle.dumps(dict(index.facts))) if index.facts else ""
+
+    results: list[FileResult | None] = [None] * len(tasks)
+    keys: list[str | None] = [None] * len(tasks)
+    pending: list[int] = []
+    for number, (path, lint, _) in enumerate(tasks):
+        if result_cache is not None:
+            try:
+                data = path.read_bytes()
+            except OSError:
+                data = None
+            if data is not None:
+                keys[number] = digest(
+                    _lint_key(lint), index_digest if needs_index(lint.rules) else "",
+                    str(path), data,
+                )
+                hit = cached_result(result_cache.get(keys[number]))
+                if hit is not None:
+                    results[number] = hit
+                    continue
+        pending.append(number)
 
     jobs = options.jobs or os.cpu_count() or 1
-    results: list[FileResult] = []
-    if jobs > 1 and len(tasks) >= PARALLEL_THRESHOLD:
+    done = len(tasks) - len(pending)
+    if jobs > 1 and len(pending) >= PARALLEL_THRESHOLD:
         with ProcessPoolExecutor(
             max_workers=jobs, initializer=_init_worker, initargs=(index,)
         ) as pool:
-            chunk = max(1, len(tasks) // (jobs * 8))
-            for done, result in enumerate(pool.map(_check_task, tasks, chunksize=chunk), 1):
-                results.append(result)
+            chunk = max(1, len(pending) // (jobs * 8))
+            work = [tasks[number] for number in pending]
+            for number, result in zip(
+                pending, pool.map(_check_task, work, chunksize=chunk), strict=True
+            ):
+                results[number] = result
+                done += 1
                 if progress:
                     progress(done, len(tasks))
     else:
-        for done, (path, lint, write_file) in enumerate(tasks, 1):
-            results.append(check_file(path, lint, write_file, index))
+        for number in pending:
+            path, lint, write_file = tasks[number]
+            results[number] = check_file(path, lint, write_file, index)
+            done += 1
             if progress:
                 progress(done, len(tasks))
-    return RunResult(results=results, files_checked=len(files))
+
+    if result_cache is not None and index_cache is not None:
+        for number in pending:
+            key, result = keys[number], results[number]
+            if key is not None and result is not None and result_is_cacheable(result):
+                result_cache.put(key, result)
+        result_cache.save()
+        index_cache.save()
+    final = [result for result in results if result is not None]
+    return RunResult(results=final, files_checked=len(files))
+
+
+def _lint_key(lint: LintOptions) -> str:
+    """Everything in a file's lint options that changes its result."""
+    return repr((
+        __version__,
+        sorted(rule.code for rule in lint.rules),
+        sorted((key, repr(value)) for key, value in lint.options.items()),
+        lint.want_edits,
+        lint.use_prefilter,
+    ))
