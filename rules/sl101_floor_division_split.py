@@ -80,7 +80,7 @@ class FloorDivisionSplit(Rule):
     name = "floor-division-split"
     severity = Severity.ERROR
     fix_applicability = Applicability.UNSAFE
-    requires = (("split",), ("//",))
+    requires = (("split",), ("//",), ("{world_size}",), ("{rank}",))
     options = (
         Option(
             "split-fix",

@@ -263,7 +263,7 @@ def lint_source(path: Path, data: bytes, lint: LintOptions, index: ProjectIndex 
         rule for rule in lint.rules
         if not rule.engine_rule
         and not (noqa.ALL in file_codes or rule.code in file_codes)
-        and (not lint.use_prefilter or rule.prefilter()(text))
+        and (not lint.use_prefilter or rule.prefilter(lint.vocabulary)(text))
     ]
     if not rules:
         result.skipped = True

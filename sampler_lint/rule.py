@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import libcst as cst
 
+from sampler_lint.vocabulary import Vocabulary
+
 if TYPE_CHECKING:
     from sampler_lint.context import FileContext
 
@@ -103,6 +105,7 @@ class Rule(cst.BatchableCSTVisitor):
     default_enabled: ClassVar[bool] = True
     #: Text pre-filter: every group must have at least one of its strings in the file for the rule
     #: to possibly fire. It must never hide a finding, so keep groups to what the pattern requires.
+    #: ``{rank}``, ``{world_size}`` and ``{seed}`` stand for the (configurable) vocabulary.
     requires: ClassVar[tuple[tuple[str, ...], ...]] = ()
     options: ClassVar[tuple[Option, ...]] = ()
     #: Markdown-ish documentation with the sections What it does / Why is this bad / Example /
@@ -140,13 +143,29 @@ class Rule(cst.BatchableCSTVisitor):
         return cls.name
 
     @classmethod
-    def prefilter(cls) -> Callable[[str], bool]:
-        groups = [re.compile("|".join(re.escape(t) for t in group)) for group in cls.requires]
+    def prefilter(cls, vocabulary: Vocabulary | None = None) -> Callable[[str], bool]:
+        """The text test of ``requires``. A token ``{rank}``, ``{world_size}`` or ``{seed}``
+        stands for every word of that vocabulary (configured names included)."""
+        key = (cls, vocabulary)
+        cached = _PREFILTERS.get(key)
+        if cached is not None:
+            return cached
+        vocab = vocabulary or Vocabulary()
+        groups = []
+        for group in cls.requires:
+            tokens: list[str] = []
+            for token in group:
+                tokens.extend(vocab.tokens(token) if token.startswith("{") else [token])
+            groups.append(re.compile("|".join(re.escape(t) for t in tokens)))
 
         def matches(text: str) -> bool:
             return all(g.search(text) for g in groups)
 
+        _PREFILTERS[key] = matches
         return matches
+
+
+_PREFILTERS: dict[tuple[type[Rule], Vocabulary | None], Callable[[str], bool]] = {}
 
 
 def rule_selectors(rule: type[Rule]) -> Sequence[str]:

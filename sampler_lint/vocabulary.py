@@ -45,6 +45,17 @@ class Vocabulary:
             frozenset(SEED_NAMES) | frozenset(options.get("seed-names", ())),
         )
 
+    def tokens(self, placeholder: str) -> list[str]:
+        """The words a pre-filter placeholder (``{rank}``, ``{world_size}``, ``{seed}``) stands
+        for: every name and call of that vocabulary, so no finding can hide behind it."""
+        if placeholder == "{rank}":
+            return sorted(self.rank_names) + list(RANK_CALLS)
+        if placeholder == "{world_size}":
+            return sorted(self.world_size_names) + list(WORLD_SIZE_CALLS) + ["WORLD_SIZE"]
+        if placeholder == "{seed}":
+            return sorted(self.seed_names) + ["seed", "SEED"]
+        raise ValueError(f"unknown pre-filter placeholder {placeholder}")
+
     def is_world_size_name(self, dotted: str) -> bool:
         """``world_size``, ``args.world_size``, ``accelerator.num_processes``."""
         return dotted.rsplit(".", 1)[-1] in self.world_size_names

@@ -1,0 +1,26 @@
+"""The configurable vocabulary reaches both the matchers and the text pre-filter."""
+
+from __future__ import annotations
+
+from sampler_lint.api import lint_code
+
+CODE = "def f(x, n_ranks, me):\n    return x.split(x.size(0) // n_ranks)[me]\n"
+
+
+def test_configured_names_are_matched_and_not_prefiltered_away() -> None:
+    assert lint_code(CODE, select=["SL101"]).findings == []
+    found = lint_code(
+        CODE, select=["SL101"], options={"world-size-names": ["n_ranks"], "rank-names": ["me"]}
+    ).findings
+    assert [(f.code, f.location.line) for f in found] == [("SL101", 2)]
+
+
+def test_prefilter_agrees_with_a_full_parse_on_vocabulary_forms() -> None:
+    code = (
+        "import os\nimport torch.distributed as dist\n"
+        "ws = int(os.environ['WORLD_SIZE'])\nr = dist.get_rank()\n"
+        "mine = idx.split(len(idx) // ws)[r]\n"
+    )
+    fast = lint_code(code, select=["ALL"]).findings
+    full = lint_code(code, select=["ALL"], use_prefilter=False).findings
+    assert [f.code for f in fast] == [f.code for f in full] == ["SL101"]
