@@ -6,49 +6,14 @@ import libcst as cst
 
 from sampler_lint.matching import is_repeatable
 from sampler_lint.rule import Applicability, Example, Fix, Option, Rule, Severity
-from sampler_lint.sharding import Shard, division_made_exact, find_shard, floor_division, is_length_of
-
-
-def tensor_split_fix(shard: Shard, world_size: cst.BaseExpression) -> Fix:
-    """``X.tensor_split(W, dim=d)`` in place of the split or chunk call (shared with SL102)."""
-    call = shard.call
-    args: list[cst.Arg] = []
-    size_arg_seen = False
-    for arg in call.args:
-        if arg.value is shard.size:
-            size_arg_seen = True
-            args.append(arg.with_changes(value=world_size, keyword=None, equal=cst.MaybeSentinel.DEFAULT))
-        else:
-            args.append(arg)
-    assert size_arg_seen
-    assert isinstance(call.func, cst.Attribute)
-    new_call = call.with_changes(
-        func=call.func.with_changes(attr=cst.Name("tensor_split")), args=_positional_first(args)
-    )
-    receiver = "torch.tensor_split(X, W)" if shard.function_style else "X.tensor_split(W)"
-    return Fix(
-        replacements=[(call, new_call)],
-        applicability=Applicability.UNSAFE,
-        message=f"Use `{receiver}`: exactly W parts, none dropped",
-    )
-
-
-def _positional_first(args: list[cst.Arg]) -> list[cst.Arg]:
-    """Keep positional arguments before keywords (a keyword size became positional)."""
-    positional = [a for a in args if a.keyword is None and not a.star]
-    others = [a for a in args if a.keyword is not None or a.star]
-    ordered = positional + others
-    if ordered == args:
-        return args
-    fixed = []
-    for index, arg in enumerate(ordered):
-        comma: cst.Comma | cst.MaybeSentinel = (
-            cst.MaybeSentinel.DEFAULT if index == len(ordered) - 1 else cst.Comma(
-                whitespace_after=cst.SimpleWhitespace(" ")
-            )
-        )
-        fixed.append(arg.with_changes(comma=comma))
-    return fixed
+from sampler_lint.sharding import (
+    Shard,
+    division_made_exact,
+    find_shard,
+    floor_division,
+    is_length_of,
+    tensor_split_fix,
+)
 
 
 def ceil_split_fix(shard: Shard, dividend: cst.BaseExpression, world_size: cst.BaseExpression) -> Fix:

@@ -19,6 +19,7 @@ from sampler_lint.matching import (
     scope_body_statements,
     single_assignment,
 )
+from sampler_lint.rule import Applicability, Fix
 
 
 @dataclass
@@ -221,4 +222,59 @@ def _modulos(stmt: cst.CSTNode) -> list[cst.BinaryOperation]:
             return False
 
     stmt.visit(_Collector())
+    return found
+
+
+# ------------------------------------------------------------------------------------------------
+# Fixes shared by SL101 and SL102
+
+
+def tensor_split_fix(shard: Shard, world_size: cst.BaseExpression) -> Fix:
+    """``X.tensor_split(W, dim=d)`` in place of the split or chunk call (shared with SL102)."""
+    call = shard.call
+    args: list[cst.Arg] = []
+    size_arg_seen = False
+    for arg in call.args:
+        if arg.value is shard.size:
+            size_arg_seen = True
+            args.append(arg.with_changes(value=world_size, keyword=None, equal=cst.MaybeSentinel.DEFAULT))
+        else:
+            args.append(arg)
+    assert size_arg_seen
+    assert isinstance(call.func, cst.Attribute)
+    new_call = call.with_changes(
+        func=call.func.with_changes(attr=cst.Name("tensor_split")), args=_positional_first(args)
+    )
+    receiver = "torch.tensor_split(X, W)" if shard.function_style else "X.tensor_split(W)"
+    return Fix(
+        replacements=[(call, new_call)],
+        applicability=Applicability.UNSAFE,
+        message=f"Use `{receiver}`: exactly W parts, none dropped",
+    )
+
+
+def _positional_first(args: list[cst.Arg]) -> list[cst.Arg]:
+    """Keep positional arguments before keywords (a keyword size became positional)."""
+    positional = [a for a in args if a.keyword is None and not a.star]
+    others = [a for a in args if a.keyword is not None or a.star]
+    ordered = positional + others
+    if ordered == args:
+        return args
+    fixed = []
+    for index, arg in enumerate(ordered):
+        comma: cst.Comma | cst.MaybeSentinel = (
+            cst.MaybeSentinel.DEFAULT if index == len(ordered) - 1 else cst.Comma(
+                whitespace_after=cst.SimpleWhitespace(" ")
+            )
+        )
+        fixed.append(arg.with_changes(comma=comma))
+    return fixed
+
+
+def modulos_in_scope(context: FileContext, node: cst.CSTNode) -> list[cst.BinaryOperation]:
+    """Every ``a % b`` in the function holding ``node`` (or the module), nested blocks included."""
+    scope = context.enclosing_function(node) or context.module
+    found: list[cst.BinaryOperation] = []
+    for stmt in scope_body_statements(scope):
+        found.extend(_modulos(stmt))
     return found

@@ -1,0 +1,135 @@
+"""SL102 uneven-chunk-shard: ``x.chunk(world_size)[rank]`` and ceil-sized splits can yield fewer
+chunks than ranks."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from sampler_lint.matching import expression_key, is_repeatable, is_world_size_like
+from sampler_lint.rule import Applicability, Example, Fix, Rule, Severity
+from sampler_lint.sharding import (
+    Shard,
+    ceil_division,
+    find_shard,
+    is_length_of,
+    modulos_in_scope,
+    tensor_split_fix,
+)
+
+
+class UnevenChunkShard(Rule):
+    code = "SL102"
+    name = "uneven-chunk-shard"
+    severity = Severity.WARNING
+    fix_applicability = Applicability.UNSAFE
+    requires = (("chunk", "split"), ("{world_size}",), ("{rank}",))
+
+    def visit_Subscript(self, node: cst.Subscript) -> None:
+        shard = find_shard(self.context, node, ("chunk", "split"))
+        if shard is None:
+            return
+        if shard.method == "chunk":
+            world_size = shard.size
+            if not is_world_size_like(self.context, world_size):
+                return
+            form = "chunk"
+        else:
+            if self.context.options.get("split-fix") == "ceil":
+                return  # the form SL101 writes under this option: the two rules never fight
+            division = ceil_division(self.context, shard.size)
+            if division is None:
+                return
+            world_size = division.divisor
+            form = "ceil-sized split"
+        if self._made_exact(node, world_size):
+            return
+        world = self.context.code_for(world_size)
+        message = (
+            f"{form} of `{self.context.code_for(shard.receiver)}` across `{world}` ranks yields "
+            f"fewer than `{world}` chunks when the length is small (about n < {world} * ({world}"
+            " - 1)): the last ranks get nothing or raise IndexError"
+        )
+        self.report(node, message, self._fix(shard, world_size, form))
+
+    def _made_exact(self, node: cst.CSTNode, world_size: cst.BaseExpression) -> bool:
+        """``n % W`` checked or handed out in the scope: the chunks are then even."""
+        key = expression_key(world_size)
+        return any(
+            expression_key(modulo.right) == key for modulo in modulos_in_scope(self.context, node)
+        )
+
+    def _fix(self, shard: Shard, world_size: cst.BaseExpression, form: str) -> Fix | None:
+        if form == "chunk":
+            return tensor_split_fix(shard, world_size)
+        dim = 0
+        if shard.dim is not None:
+            if not isinstance(shard.dim.value, cst.Integer):
+                return None
+            dim = int(shard.dim.value.value, 0)
+        division = ceil_division(self.context, shard.size)
+        assert division is not None
+        if not is_length_of(self.context, division.dividend, shard.receiver, dim):
+            return None
+        if division.through_name and not is_repeatable(world_size):
+            return None
+        return tensor_split_fix(shard, world_size)
+
+    documentation = """
+    Sharding with `chunk(world_size)` or a ceil-sized split can leave ranks without data.
+
+    ## What it does
+    Flags `X.chunk(W)[R]`, `torch.chunk(X, W)[R]` and ceil-sized splits
+    (`X.split(math.ceil(A / W))[R]`, `X.split(-(-A // W))[R]`, `X.split((A + W - 1) // W)[R]`,
+    also through one assignment) where `W` is a world size and `R` a rank.
+
+    ## Why is this bad
+    Both make chunks of `ceil(n / W)` items, so there are only `ceil(n / ceil(n / W))` chunks,
+    which is fewer than `W` whenever n is small against W (roughly `n < W * (W - 1)`). The last
+    ranks then get no chunk and `[rank]` raises `IndexError`, or, where the code guards the
+    index, train on nothing:
+
+    | n | W | chunks | what happens |
+    |---|---|---|---|
+    | 9 | 4 | 3 (3, 3, 3) | rank 3 raises IndexError |
+    | 10 | 4 | 4 (3, 3, 3, 1) | ranks differ by a factor of 3 |
+    | 50,000 | 1,024 | 1,021 | ranks 1,021 to 1,023 raise |
+
+    ## Example
+    ```python
+    local = samples.chunk(world_size)[rank]
+    ```
+
+    ## Use instead
+    ```python
+    local = samples.tensor_split(world_size)[rank]
+    ```
+    `tensor_split(W)` always yields exactly W parts whose sizes differ by at most one.
+
+    With `split-fix = "ceil"`, SL101 writes ceil-sized splits on purpose (PyTorch Geometric's
+    form), so SL102 does not report them then: the two rules never undo each other.
+
+    ## Fix safety
+    Unsafe, for the reason SL101 gives: part sizes then differ by one, so under DDP a rank with
+    one more batch waits in the all-reduce. Use `drop_last=True` on the per-rank loader or DDP's
+    `join()` context. A ceil-sized split is fixed only when its dividend is the length of the
+    split tensor along the split dimension.
+
+    ## References
+    - `torch.chunk` documentation: "may return fewer than the specified number of chunks"
+    - PyTorch Geometric PR #9753 (the ceil form) and SL101
+    """
+
+    examples = (
+        Example(
+            "local = samples.chunk(world_size)[rank]\n",
+            lines=(1,),
+            fixed="local = samples.tensor_split(world_size)[rank]\n",
+        ),
+        Example(
+            "import math\nidx = idx.split(math.ceil(len(idx) / world_size))[rank]\n",
+            lines=(2,),
+            fixed="import math\nidx = idx.tensor_split(world_size)[rank]\n",
+        ),
+        Example("local = samples.tensor_split(world_size)[rank]\n"),
+        Example("heads = q.chunk(3, dim=-1)[0]\n"),
+    )
