@@ -8,8 +8,12 @@ import importlib
 import inspect
 import pkgutil
 import re
+import sys
 from collections.abc import Iterable
 from importlib.metadata import entry_points
+from importlib.util import module_from_spec, spec_from_file_location
+from pathlib import Path
+from types import ModuleType
 
 from sampler_lint.rule import Rule
 
@@ -30,10 +34,33 @@ def _rules_in_module(module: object) -> list[type[Rule]]:
     return found
 
 
+def _rules_package() -> ModuleType:
+    """``sampler_lint.rules``: installed, the wheel maps the top-level ``rules/`` directory there.
+
+    Run from a source checkout (``python -m pytest`` puts the checkout first on ``sys.path``), the
+    package ``sampler_lint`` is the checkout's, which has no ``rules`` inside it; the rules then
+    come from the checkout's ``rules/``, so a checkout and an install see the same rules.
+    """
+    try:
+        return importlib.import_module("sampler_lint.rules")
+    except ModuleNotFoundError as error:
+        if error.name != "sampler_lint.rules":
+            raise
+        init = Path(__file__).resolve().parent.parent / "rules" / "__init__.py"
+        spec = spec_from_file_location(
+            "sampler_lint.rules", init, submodule_search_locations=[str(init.parent)]
+        )
+        if not init.is_file() or spec is None or spec.loader is None:
+            raise
+    module = module_from_spec(spec)
+    sys.modules["sampler_lint.rules"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
 @functools.cache
 def all_rules() -> tuple[type[Rule], ...]:
-    import sampler_lint.rules as package
-
+    package = _rules_package()
     rules: dict[str, type[Rule]] = {}
     for info in pkgutil.iter_modules(package.__path__, package.__name__ + "."):
         module = importlib.import_module(info.name)
