@@ -101,7 +101,7 @@ class Settings:
 
     @functools.cached_property
     def exclude_spec(self) -> pathspec.PathSpec:
-        return pathspec.PathSpec.from_lines("gitwildmatch", self.exclude)
+        return pathspec.GitIgnoreSpec.from_lines(self.exclude)
 
     @functools.cached_property
     def vocabulary(self) -> Vocabulary:
@@ -131,7 +131,7 @@ class Settings:
             relative = str(path)
         ignored: set[str] = set()
         for pattern, codes in self.per_file_ignores:
-            spec = pathspec.PathSpec.from_lines("gitwildmatch", [pattern])
+            spec = pathspec.GitIgnoreSpec.from_lines([pattern])
             if spec.match_file(relative) or spec.match_file(path.name):
                 ignored |= codes
         return self.enabled - ignored
