@@ -82,7 +82,8 @@ def main() -> int:
             peaks[name] = peak
 
     print(f"{len(repos)} repositories, {files} Python files, {args.runs} runs each (medians)")
-    reference = statistics.median(times["ruff --select ALL"]) if "ruff --select ALL" in times else None
+    ruff_times = times.get("ruff --select ALL")
+    reference = statistics.median(ruff_times) if ruff_times else None
     for name, values in times.items():
         median = statistics.median(values)
         ratio = f"  ratio to ruff {median / reference:.2f}" if reference else ""

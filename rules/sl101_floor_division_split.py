@@ -11,17 +11,24 @@ from sampler_lint.sharding import (
     division_made_exact,
     find_shard,
     floor_division,
+    gathered_in_scope,
     is_length_of,
     tensor_split_fix,
 )
 
 
-def ceil_split_fix(shard: Shard, dividend: cst.BaseExpression, world_size: cst.BaseExpression) -> Fix:
+def ceil_split_fix(
+    shard: Shard, dividend: cst.BaseExpression, world_size: cst.BaseExpression
+) -> Fix:
     """``X.split(math.ceil(A / W), dim=d)``: the form PyTorch Geometric merged."""
     ceil = cst.Call(
         func=cst.Attribute(value=cst.Name("math"), attr=cst.Name("ceil")),
         args=[cst.Arg(cst.BinaryOperation(
-            left=dividend.with_changes(lpar=[], rpar=[]) if isinstance(dividend, cst.Name) else dividend,
+            left=(
+                dividend.with_changes(lpar=[], rpar=[])
+                if isinstance(dividend, cst.Name)
+                else dividend
+            ),
             operator=cst.Divide(
                 whitespace_before=cst.SimpleWhitespace(" "),
                 whitespace_after=cst.SimpleWhitespace(" "),
@@ -65,6 +72,8 @@ class FloorDivisionSplit(Rule):
             return
         if division_made_exact(self.context, node, division.dividend, division.divisor):
             return
+        if gathered_in_scope(self.context, node):
+            return  # all-gathered from W equal parts: the length is a multiple of W
         receiver = self.context.code_for(shard.receiver)
         world = self.context.code_for(division.divisor)
         message = (
@@ -100,7 +109,7 @@ class FloorDivisionSplit(Rule):
     Flags `X.split(A // W)[R]` and `torch.split(X, A // W)[R]` where `W` is a world size and `R` a
     rank (directly, or through one assignment of the size or of the split result), unless the scope
     makes the division exact (`assert A % W == 0`, padding `A` to a multiple of `W`, handing out
-    the remainder).
+    the remainder, or all-gathering the tensor from `W` equal parts in the same function).
 
     ## Why is this bad
     `split(k)` makes chunks of `k` items and a smaller last chunk. With `k = n // w` that is `w`
@@ -109,7 +118,7 @@ class FloorDivisionSplit(Rule):
     `k` is 0 and `split` raises. PyTorch Geometric's multi-GPU examples had this bug (issue #9744,
     PR #9753).
 
-    | n | w | split(n // w) chunks | items dropped | tensor_split(w) part sizes | ceil split chunks |
+    | n | w | split(n // w) chunks | dropped | tensor_split(w) part sizes | ceil split chunks |
     |---|---|---|---|---|---|
     | 9 | 4 | 5 (2,2,2,2,1) | 1 | 3,2,2,2 | 3 (3,3,3): rank 3 gets nothing |
     | 10 | 4 | 5 (2,2,2,2,2) | 2 | 3,3,2,2 | 4 (3,3,3,1) |

@@ -5,14 +5,16 @@ from __future__ import annotations
 
 import libcst as cst
 
-from sampler_lint.matching import expression_key, is_repeatable, is_world_size_like
+from sampler_lint.matching import is_repeatable, is_world_size_like
 from sampler_lint.rule import Applicability, Example, Fix, Rule, Severity
 from sampler_lint.sharding import (
     Shard,
     ceil_division,
+    chunk_count_guarded,
     find_shard,
+    gathered_in_scope,
     is_length_of,
-    modulos_in_scope,
+    remainder_by_multiple_of,
     tensor_split_fix,
 )
 
@@ -41,7 +43,7 @@ class UnevenChunkShard(Rule):
                 return
             world_size = division.divisor
             form = "ceil-sized split"
-        if self._made_exact(node, world_size):
+        if self._made_exact(shard, world_size):
             return
         world = self.context.code_for(world_size)
         message = (
@@ -51,11 +53,15 @@ class UnevenChunkShard(Rule):
         )
         self.report(node, message, self._fix(shard, world_size, form))
 
-    def _made_exact(self, node: cst.CSTNode, world_size: cst.BaseExpression) -> bool:
-        """``n % W`` checked or handed out in the scope: the chunks are then even."""
-        key = expression_key(world_size)
-        return any(
-            expression_key(modulo.right) == key for modulo in modulos_in_scope(self.context, node)
+    def _made_exact(self, shard: Shard, world_size: cst.BaseExpression) -> bool:
+        """The chunks come out even or the short list is handled: ``n % W`` (or ``n % (k * W)``)
+        checked, padded or handed out, a tensor all-gathered from ``W`` equal parts, or the chunk
+        read under ``if len(chunks) > rank``."""
+        node = shard.subscript
+        return (
+            remainder_by_multiple_of(self.context, node, world_size)
+            or gathered_in_scope(self.context, node)
+            or chunk_count_guarded(self.context, shard)
         )
 
     def _fix(self, shard: Shard, world_size: cst.BaseExpression, form: str) -> Fix | None:
@@ -81,6 +87,12 @@ class UnevenChunkShard(Rule):
     Flags `X.chunk(W)[R]`, `torch.chunk(X, W)[R]` and ceil-sized splits
     (`X.split(math.ceil(A / W))[R]`, `X.split(-(-A // W))[R]`, `X.split((A + W - 1) // W)[R]`,
     also through one assignment) where `W` is a world size and `R` a rank.
+
+    Not flagged when the chunks come out even or the short list is handled: the function or the
+    module's own statements take a remainder by `W` or a multiple of it (`assert n % W == 0`,
+    padding with `n % (8 * W)`), the function all-gathers (a tensor gathered from `W` equal parts
+    splits back evenly), or the chunk is read under a length test
+    (`if len(chunks) > rank: ... else: <empty>`).
 
     ## Why is this bad
     Both make chunks of `ceil(n / W)` items, so there are only `ceil(n / ceil(n / W))` chunks,

@@ -8,7 +8,8 @@ and hashes every file but parses none.
 
 Entries are only ever read back from a file this version wrote: anything else (an older version's
 file, a truncated write, someone else's data) fails the header check or the load and is ignored,
-never trusted. Writes are atomic renames, so concurrent runs can only lose entries, not corrupt them.
+never trusted. Writes are atomic renames, so concurrent runs can only lose entries, not corrupt
+them.
 """
 
 from __future__ import annotations

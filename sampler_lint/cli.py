@@ -110,7 +110,9 @@ def check(paths: tuple[Path, ...], **params: Any) -> None:
         _fail("--config and --isolated cannot be used together")
     try:
         cli = _cli_settings(params)
-        resolver = ConfigResolver(cli, config_file=params["config_file"], isolated=params["isolated"])
+        resolver = ConfigResolver(
+            cli, config_file=params["config_file"], isolated=params["isolated"]
+        )
     except ConfigError as error:
         _fail(str(error))
     fmt = params["output_format"]
@@ -169,10 +171,10 @@ def check(paths: tuple[Path, ...], **params: Any) -> None:
     _emit(findings, context, fmt, params["output_file"])
     if internal:
         sys.exit(EXIT_ERROR)
-    code = EXIT_FINDINGS if findings and not params["exit_zero"] else EXIT_OK
+    status = EXIT_FINDINGS if findings and not params["exit_zero"] else EXIT_OK
     if params["exit_non_zero_on_fix"] and fixed:
-        code = EXIT_FINDINGS
-    sys.exit(code)
+        status = EXIT_FINDINGS
+    sys.exit(status)
 
 
 def _emit(findings: list[Finding], context: ReportContext, fmt: str, output: Path | None) -> None:

@@ -20,7 +20,7 @@ from sampler_lint.vocabulary import ENGINE_OPTION_KEYS, Vocabulary
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - exercised on Python 3.10 only
-    import tomli as tomllib
+    import tomli as tomllib  # type: ignore[import-not-found, unused-ignore]
 
 CONFIG_FILES = (".sampler-lint.toml", "sampler-lint.toml", "pyproject.toml")
 
@@ -100,7 +100,7 @@ class Settings:
     options: Mapping[str, Any]
 
     @functools.cached_property
-    def exclude_spec(self) -> pathspec.PathSpec:
+    def exclude_spec(self) -> pathspec.GitIgnoreSpec:
         return pathspec.GitIgnoreSpec.from_lines(self.exclude)
 
     @functools.cached_property
@@ -198,7 +198,9 @@ def parse_table(table: Mapping[str, Any], where: str) -> RawSettings:
             values[key] = value
         elif key == "per-file-ignores":
             if not isinstance(value, Mapping):
-                raise ConfigError(f"{where}: 'per-file-ignores' must be a table of pattern = [codes]")
+                raise ConfigError(
+                    f"{where}: 'per-file-ignores' must be a table of pattern = [codes]"
+                )
             entries = []
             for pattern, codes in value.items():
                 listed = _string_list(codes, f"per-file-ignores.{pattern}", where)

@@ -31,7 +31,8 @@ def rule_table() -> str:
     for rule in registry.all_rules():
         fix = rule.fix_applicability.value if rule.fix_applicability else "-"
         rows.append(
-            (rule.code, rule.name, rule.severity.value, fix, "on" if rule.default_enabled else "off")
+            (rule.code, rule.name, rule.severity.value, fix,
+             "on" if rule.default_enabled else "off")
         )
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     return "\n".join(

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import libcst as cst
+
 from sampler_lint.rule import Fix
 
 

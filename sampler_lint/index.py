@@ -61,7 +61,7 @@ class ProjectIndex:
             for fact in self.get("classes"):
                 cached[fact.name].append(fact)
             self.__dict__["_classes"] = cached
-        return cached  # type: ignore[no-any-return]
+        return cached
 
     def base_chain(self, qualified: str, seen: frozenset[str] = frozenset()) -> Iterator[str]:
         """Every qualified base reachable from ``qualified`` through project classes, itself
@@ -106,7 +106,8 @@ def _aliases(tree: ast.Module) -> dict[str, str]:
         elif isinstance(node, ast.ImportFrom):
             module = "." * node.level + (node.module or "")
             for alias in node.names:
-                aliases[alias.asname or alias.name] = f"{module}.{alias.name}" if module else alias.name
+                full = f"{module}.{alias.name}" if module else alias.name
+                aliases[alias.asname or alias.name] = full
     return aliases
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 import difflib
 import tokenize
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from io import BytesIO
@@ -164,7 +165,9 @@ def _fix_range(item: Located, positions: Any) -> tuple[int, int]:
     return min(lines), max(lines)
 
 
-def _to_finding(item: Located, path: str, lines: list[str], edits: tuple[Edit, ...] | None) -> Finding:
+def _to_finding(
+    item: Located, path: str, lines: list[str], edits: tuple[Edit, ...] | None
+) -> Finding:
     rule = item.report.rule
     start, end = item.range.start, item.range.end
     fix = item.report.fix
@@ -199,7 +202,8 @@ def _text_edit(before: str, after: str) -> Edit:
         column = offset - (before.rfind("\n", 0, offset) + 1) + 1
         return Location(line, column)
 
-    return Edit(after[prefix : len(after) - suffix], location(prefix), location(len(before) - suffix))
+    replacement = after[prefix : len(after) - suffix]
+    return Edit(replacement, location(prefix), location(len(before) - suffix))
 
 
 # ------------------------------------------------------------------------------------------------
@@ -241,7 +245,10 @@ def _applicable(item: Located, lint: LintOptions) -> bool:
 
 def _compiles(text: str) -> bool:
     try:
-        compile(text, "<sampler-lint>", "exec", dont_inherit=True)
+        # The user's own code may warn at compile time (`1()`, invalid escapes): not ours to print.
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            compile(text, "<sampler-lint>", "exec", dont_inherit=True)
     except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError):
         return False
     return True

@@ -26,15 +26,13 @@ def get_arg(call: cst.Call, position: int | None, *keywords: str) -> cst.Arg | N
             return arg
     if position is None:
         return None
-    index = 0
-    for arg in call.args:
+    for index, arg in enumerate(call.args):
         if arg.keyword is not None or arg.star == "**":
             break
         if arg.star == "*":
             return None
         if index == position:
             return arg
-        index += 1
     return None
 
 
@@ -119,7 +117,7 @@ def scope_body_statements(scope: cst.CSTNode) -> Iterator[cst.CSTNode]:
     body: object = getattr(scope, "body", None)
     stack: list[cst.CSTNode] = []
     if isinstance(body, cst.BaseSuite):
-        stack.extend(reversed(list(body.body)))  # type: ignore[arg-type]
+        stack.extend(reversed(list(body.body)))
     elif isinstance(body, (list, tuple)):
         stack.extend(reversed(list(body)))
     while stack:
@@ -131,7 +129,7 @@ def scope_body_statements(scope: cst.CSTNode) -> Iterator[cst.CSTNode]:
         for attr in ("body", "orelse", "finalbody", "handlers"):
             value = getattr(stmt, attr, None)
             if isinstance(value, cst.BaseSuite):
-                children.extend(value.body)  # type: ignore[arg-type]
+                children.extend(value.body)
             elif isinstance(value, (list, tuple)):
                 for item in value:
                     if isinstance(item, cst.CSTNode):
@@ -194,7 +192,9 @@ def _is_environ_world_size(node: cst.BaseExpression) -> bool:
     return False
 
 
-def is_world_size_like(context: FileContext, node: cst.BaseExpression, *, follow: bool = True) -> bool:
+def is_world_size_like(
+    context: FileContext, node: cst.BaseExpression, *, follow: bool = True
+) -> bool:
     vocab = context.vocabulary
     name = dotted_name(node)
     if name is not None and vocab.is_world_size_name(name):
@@ -248,9 +248,9 @@ def _is_visibly_1d(context: FileContext, node: cst.BaseExpression, follow: bool 
         elif isinstance(func, cst.Name) and func.value in _ONE_D_CALLS:
             return True
     if follow:
-        value = single_assignment(context, node)
-        if value is not None:
-            return _is_visibly_1d(context, value, follow=False)
+        assigned = single_assignment(context, node)
+        if assigned is not None:
+            return _is_visibly_1d(context, assigned, follow=False)
     return False
 
 

@@ -69,9 +69,9 @@ def all_rules() -> tuple[type[Rule], ...]:
     for entry in entry_points(group=ENTRY_POINT_GROUP):
         loaded = entry.load()
         candidates = [loaded] if inspect.isclass(loaded) else _rules_in_module(loaded)
-        for rule in candidates:
-            if inspect.isclass(rule) and issubclass(rule, Rule):
-                rules.setdefault(rule.code, rule)
+        for candidate in candidates:
+            if inspect.isclass(candidate) and issubclass(candidate, Rule):
+                rules.setdefault(candidate.code, candidate)
     return tuple(sorted(rules.values(), key=lambda r: r.code))
 
 

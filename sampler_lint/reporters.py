@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from rich.console import Console
 from rich.markup import escape
 
-from sampler_lint.findings import Finding
+from sampler_lint.findings import Finding, Location
 
 
 @dataclass(frozen=True)
@@ -39,8 +39,9 @@ def _summary(findings: Sequence[Finding], context: ReportContext) -> list[str]:
     lines = []
     remaining = len(findings)
     if context.fixing and context.fixed:
+        total = remaining + context.fixed
         lines.append(
-            f"Found {remaining + context.fixed} error{'s' if remaining + context.fixed != 1 else ''}"
+            f"Found {total} error{'s' if total != 1 else ''}"
             f" ({context.fixed} fixed, {remaining} remaining)."
         )
     elif remaining:
@@ -82,7 +83,7 @@ def _statistics(findings: Sequence[Finding]) -> list[str]:
 
 def concise(findings: Sequence[Finding], context: ReportContext, color: bool) -> str:
     if context.statistics:
-        return "\n".join(_statistics(findings) + [""]) if findings else ""
+        return "\n".join([*_statistics(findings), ""]) if findings else ""
     out = [
         f"{f.filename}:{f.location.line}:{f.location.column}: {f.code} "
         f"{_fix_marker(f, context)}{f.message}"
@@ -126,15 +127,16 @@ def full(findings: Sequence[Finding], context: ReportContext, color: bool) -> st
                 console.print(f"[blue]{pad} |[/]")
                 if f.fix is not None:
                     label = "help" if f.fix.applicability == "safe" else "help (unsafe fix)"
-                    console.print(f"[blue]{pad} =[/] [bold cyan]{label}[/]: {escape(f.fix.message)}")
+                    message = escape(f.fix.message)
+                    console.print(f"[blue]{pad} =[/] [bold cyan]{label}[/]: {message}")
             console.print()
         for line in _summary(findings, context):
             console.print(escape(line))
     return capture.get()
 
 
-def _location(location: object) -> dict[str, int]:
-    return {"row": getattr(location, "line"), "column": getattr(location, "column")}
+def _location(location: Location) -> dict[str, int]:
+    return {"row": location.line, "column": location.column}
 
 
 def finding_to_json(f: Finding) -> dict[str, object]:

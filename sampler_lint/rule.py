@@ -1,10 +1,10 @@
 """The contract between the engine and a rule.
 
-A rule is a :class:`Rule` subclass in one module of ``rules/``. It is a libcst batchable visitor: the
-engine runs every enabled rule over a file in a single traversal, so a rule only writes the
-``visit_*`` / ``leave_*`` methods it needs and calls :meth:`Rule.report`. Everything about the rule
-(detection, fix, documentation, examples, options, text pre-filter) lives on the class, so the engine
-never needs to know any rule by name.
+A rule is a :class:`Rule` subclass in one module of ``rules/``. It is a libcst batchable visitor:
+the engine runs every enabled rule over a file in a single traversal, so a rule only writes the
+``visit_*`` / ``leave_*`` methods it needs and calls :meth:`Rule.report`. Everything about the
+rule (detection, fix, documentation, examples, options, text pre-filter) lives on the class, so the
+engine never needs to know any rule by name.
 """
 
 from __future__ import annotations
@@ -40,8 +40,9 @@ class Applicability(str, enum.Enum):
 class Option:
     """A configuration key a rule reads (``split-fix = "ceil"``).
 
-    ``kind`` is the Python type the value must have (``str``, ``bool``, ``list``); ``choices`` limits
-    string values. The engine validates configuration against the options of all installed rules.
+    ``kind`` is the Python type the value must have (``str``, ``bool``, ``list``); ``choices``
+    limits string values. The engine validates configuration against the options of all installed
+    rules.
     """
 
     key: str

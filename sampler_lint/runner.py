@@ -140,7 +140,9 @@ def _init_worker(index: ProjectIndex) -> None:
     _WORKER_INDEX = index
 
 
-def check_file(path: Path, lint: LintOptions, write: bool, index: ProjectIndex | None = None) -> FileResult:
+def check_file(
+    path: Path, lint: LintOptions, write: bool, index: ProjectIndex | None = None
+) -> FileResult:
     name = str(path)
     try:
         data = path.read_bytes()
@@ -214,11 +216,11 @@ def run(
             except OSError:
                 data = None
             if data is not None:
-                keys[number] = digest(
+                key = keys[number] = digest(
                     _lint_key(lint), index_digest if needs_index(lint.rules) else "",
                     str(path), data,
                 )
-                hit = cached_result(result_cache.get(keys[number]))
+                hit = cached_result(result_cache.get(key))
                 if hit is not None:
                     results[number] = hit
                     continue
@@ -249,9 +251,11 @@ def run(
 
     if result_cache is not None and index_cache is not None:
         for number in pending:
-            key, result = keys[number], results[number]
-            if key is not None and result is not None and result_is_cacheable(result):
-                result_cache.put(key, result)
+            done_key, done_result = keys[number], results[number]
+            if done_key is None or done_result is None:
+                continue
+            if result_is_cacheable(done_result):
+                result_cache.put(done_key, done_result)
         result_cache.save()
         index_cache.save()
     final = [result for result in results if result is not None]

@@ -38,7 +38,10 @@ class Shard:
 
 _POSITIONS = {
     # (method style: size, dim), (function style: size, dim); keywords per style
-    "split": ((0, 1, ("split_size", "split_size_or_sections")), (1, 2, ("split_size_or_sections",))),
+    "split": (
+        (0, 1, ("split_size", "split_size_or_sections")),
+        (1, 2, ("split_size_or_sections",)),
+    ),
     "chunk": ((0, 1, ("chunks",)), (1, 2, ("chunks",))),
 }
 
@@ -199,9 +202,7 @@ def division_made_exact(
             ):
                 return True
     text = context.code_for(scope)
-    if _PAD.search(text):
-        return True
-    return False
+    return bool(_PAD.search(text))
 
 
 def _modulos(stmt: cst.CSTNode) -> list[cst.BinaryOperation]:
@@ -237,7 +238,9 @@ def tensor_split_fix(shard: Shard, world_size: cst.BaseExpression) -> Fix:
     for arg in call.args:
         if arg.value is shard.size:
             size_arg_seen = True
-            args.append(arg.with_changes(value=world_size, keyword=None, equal=cst.MaybeSentinel.DEFAULT))
+            args.append(
+                arg.with_changes(value=world_size, keyword=None, equal=cst.MaybeSentinel.DEFAULT)
+            )
         else:
             args.append(arg)
     assert size_arg_seen
@@ -278,3 +281,80 @@ def modulos_in_scope(context: FileContext, node: cst.CSTNode) -> list[cst.Binary
     for stmt in scope_body_statements(scope):
         found.extend(_modulos(stmt))
     return found
+
+
+def _resolved_key(context: FileContext, node: cst.BaseExpression) -> str:
+    """The key of ``node``, or of its single assignment when it is a name (``size`` for
+    ``size = dist.get_world_size()`` compares equal to the call)."""
+    if isinstance(node, cst.Name):
+        value = single_assignment(context, node)
+        if value is not None:
+            return expression_key(value)
+    return expression_key(node)
+
+
+def _factors(node: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """``8 * W`` -> ``[8, W]``; anything else -> ``[node]``."""
+    node = _unparen(node)
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Multiply):
+        return _factors(node.left) + _factors(node.right)
+    return [node]
+
+
+def remainder_by_multiple_of(
+    context: FileContext, node: cst.CSTNode, world_size: cst.BaseExpression
+) -> bool:
+    """Whether the functions around ``node`` (the innermost and any it is nested in), or the
+    module's own statements, take a remainder by a world size or a multiple of one (``n % W``,
+    ``n % (8 * W)``): the length is then checked or padded to a multiple of it, so chunks by ``W``
+    come out even. Names are compared through their single assignment, so
+    ``size = dist.get_world_size()`` at module level matches the call in a function; within the
+    functions around ``node`` any world-size expression counts (a test pads by ``size`` from MPI and
+    chunks by ``dist.get_world_size()``), at module level only the same expression does."""
+    wanted = _resolved_key(context, world_size)
+    # In the functions around the node, any world size counts; at module level only the same one.
+    local = modulos_in_scope(context, node)
+    functions = [a for a in context.ancestors(node) if isinstance(a, cst.FunctionDef)]
+    for outer in functions[1:]:
+        for stmt in scope_body_statements(outer):
+            local.extend(_modulos(stmt))
+    module: list[cst.BinaryOperation] = []
+    if functions:
+        for stmt in context.module.body:
+            if not isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+                module.extend(_modulos(stmt))
+    for modulo in local:
+        for factor in _factors(modulo.right):
+            if _resolved_key(context, factor) == wanted or is_world_size_like(context, factor):
+                return True
+    for modulo in module:
+        if any(_resolved_key(context, f) == wanted for f in _factors(modulo.right)):
+            return True
+    return False
+
+
+_GATHERED = re.compile(r"\ball_gather(_into_tensor|_object)?\(")
+
+
+def gathered_in_scope(context: FileContext, node: cst.CSTNode) -> bool:
+    """The function holding ``node`` all-gathers: a tensor gathered from ``W`` equal parts splits
+    back into ``W`` equal parts, so the division by ``W`` is exact by construction."""
+    function = context.enclosing_function(node)
+    return function is not None and bool(_GATHERED.search(context.code_for(function)))
+
+
+def chunk_count_guarded(context: FileContext, shard: Shard) -> bool:
+    """The rank's chunk is read under a test of the number of chunks
+    (``if len(splits) > rank: mine = splits[rank] else: mine = empty``): a short chunk list is
+    handled, not an IndexError."""
+    rank = expression_key(shard.rank)
+    for ancestor in context.ancestors(shard.subscript):
+        test = None
+        if isinstance(ancestor, (cst.If, cst.IfExp, cst.While)):
+            test = ancestor.test
+        if test is None:
+            continue
+        text = re.sub(r"\s+", "", context.code_for(test))
+        if "len(" in text and rank in text:
+            return True
+    return False

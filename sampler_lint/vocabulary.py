@@ -53,7 +53,7 @@ class Vocabulary:
         if placeholder == "{world_size}":
             return sorted(self.world_size_names) + list(WORLD_SIZE_CALLS) + ["WORLD_SIZE"]
         if placeholder == "{seed}":
-            return sorted(self.seed_names) + ["seed", "SEED"]
+            return [*sorted(self.seed_names), "seed", "SEED"]
         raise ValueError(f"unknown pre-filter placeholder {placeholder}")
 
     def is_world_size_name(self, dotted: str) -> bool:

@@ -8,6 +8,7 @@ changed only where a fix changed them.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 import tempfile
@@ -42,10 +43,8 @@ def write_atomic(path: Path, expected: bytes, new: bytes) -> None:
         os.chmod(temporary, mode)
         os.replace(temporary, target)
     except BaseException as error:
-        try:
+        with contextlib.suppress(OSError):
             os.unlink(temporary)
-        except OSError:
-            pass
         if isinstance(error, OSError):
             raise WriteError(f"{path}: cannot write: {error}") from None
         raise

@@ -121,7 +121,7 @@ def main() -> int:
         head_site = export(args.head, Path(scratch) / "head")
         totals: Counter[str] = Counter()
         for repo in args.repos:
-            base, base_rc, _ = run_lint(base_site, repo)
+            base, _base_rc, _ = run_lint(base_site, repo)
             head, head_rc, head_err = run_lint(head_site, repo)
             crashed = head_rc not in (0, 1) or "internal error" in head_err
             base_keys = Counter(key(f, repo) for f in base)
@@ -135,7 +135,8 @@ def main() -> int:
             print("   per rule: " + ", ".join(f"{c} {n}" for c, n in sorted(per_rule.items())))
             for label, changes in (("added", added), ("removed", removed)):
                 for (path, code, line), count in sorted(changes.items())[: args.show]:
-                    print(f"   {label}: {code} {path}: {line}" + (f" (x{count})" if count > 1 else ""))
+                    times = f" (x{count})" if count > 1 else ""
+                    print(f"   {label}: {code} {path}: {line}{times}")
             if crashed:
                 status = 1
                 print("   " + head_err.strip().replace("\n", "\n   "))

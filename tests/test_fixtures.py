@@ -92,7 +92,7 @@ def test_fixture(path: Path) -> None:
 @pytest.mark.parametrize("path", _fixture_files(), ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_prefilter_never_hides_a_finding(path: Path) -> None:
     text = path.read_text(encoding="utf-8")
-    select, options = _settings(text, path.parent.name)
+    _select, options = _settings(text, path.parent.name)
     with_filter = lint_code(text, select=["ALL"], options=options)
     without = lint_code(text, select=["ALL"], options=options, use_prefilter=False)
     key = lambda r: sorted((f.location.line, f.location.column, f.code) for f in r.findings)  # noqa: E731

@@ -192,7 +192,7 @@ def test_read_only_file_under_fix(repo: Path) -> None:
         raise PermissionError(13, "Permission denied")
 
     with mock.patch.object(writer.os, "replace", refusing):
-        code, findings, stderr = run(repo, ".", "--fix", "--unsafe-fixes")
+        code, _findings, stderr = run(repo, ".", "--fix", "--unsafe-fixes")
     assert code == 1  # nothing could be written, so the findings remain
     assert (repo / "locked.py").read_text() == BUGGY
     assert (repo / "good.py").read_text() == BUGGY

@@ -92,10 +92,13 @@ def training_program(draw: st.DrawFn) -> str:
     indent = {"function": "    ", "loop": "        ", "method": "        "}[wrapper]
     block = "\n".join(indent + line if line.strip() else line for line in lines)
     if wrapper == "function":
-        return header + f"def shard(idx, data, x, edges, n, rank, world_size, args, loader):\n{block}\n    return out\n"
+        signature = "def shard(idx, data, x, edges, n, rank, world_size, args, loader):"
+        return header + f"{signature}\n{block}\n    return out\n"
     if wrapper == "loop":
-        return header + f"def train(idx, n, rank, world_size, loader):\n    for epoch in range(10):\n{block}\n"
-    return header + f"class Sharder:\n    def shard(self, idx, n, rank, world_size):\n{block}\n        return out\n"
+        signature = "def train(idx, n, rank, world_size, loader):\n    for epoch in range(10):"
+        return header + f"{signature}\n{block}\n"
+    signature = "class Sharder:\n    def shard(self, idx, n, rank, world_size):"
+    return header + f"{signature}\n{block}\n        return out\n"
 
 
 @COMMON

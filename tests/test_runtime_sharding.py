@@ -1,6 +1,6 @@
 """Runtime proof for SL101, SL102 and SL103: run the buggy code and the code the linter's own fix
-produces, with real torch, for several (n, world size) pairs. The buggy forms drop indices, raise, or
-give fewer parts than ranks; the fixed forms use every index exactly once in exactly W parts."""
+produces, with real torch, for several (n, world size) pairs. The buggy forms drop indices, raise,
+or give fewer parts than ranks; the fixed forms use every index exactly once in exactly W parts."""
 
 from __future__ import annotations
 
