@@ -12,10 +12,14 @@ import os
 import warnings
 
 import hypothesmith
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sampler_lint.api import lint_code
+
+# hypothesmith writes programs like `1()`: valid, but they warn when compiled.
+pytestmark = pytest.mark.filterwarnings("ignore::SyntaxWarning")
 
 EXAMPLES = int(os.environ.get("SAMPLER_LINT_FUZZ_EXAMPLES", "100"))
 COMMON = settings(
