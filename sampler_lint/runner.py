@@ -103,30 +103,56 @@ def needs_index(rules: Iterable[type[Rule]]) -> bool:
 
 
 def build_index(
-    files: Iterable[Path], rules: Iterable[type[Rule]], cache: Cache | None = None
+    files: Iterable[Path], rules: Iterable[type[Rule]], cache: Cache | None = None,
+    jobs: int = 1,
 ) -> ProjectIndex:
+    """The project index over ``files``: each file's facts from the cache or from parsing it (in
+    ``jobs`` worker processes when many files need parsing), merged in file order, so the index is
+    the same whatever the number of processes."""
     rules = tuple(rules)
     if not needs_index(rules):
         return EMPTY_INDEX
     collectors = tuple(rule for rule in rules if rule.index_requires)
     common = any(rule.uses_index for rule in rules)
     salt = repr((sorted(r.code for r in collectors), common))
+    paths = list(files)
+    facts: list[ProjectIndex | None] = [None] * len(paths)
+    keys: list[str | None] = [None] * len(paths)
+    missing: list[int] = []
+    for number, path in enumerate(paths):
+        if cache is not None:
+            try:
+                data = path.read_bytes()
+            except OSError:
+                continue
+            keys[number] = key = digest(salt, str(path), data)
+            hit = cache.get(key)
+            if isinstance(hit, ProjectIndex):
+                facts[number] = hit
+                continue
+        missing.append(number)
+    tasks = [(paths[number], collectors, common) for number in missing]
+    if jobs > 1 and len(tasks) >= PARALLEL_THRESHOLD:
+        with ProcessPoolExecutor(max_workers=jobs) as pool:
+            chunk = max(1, len(tasks) // (jobs * 8))
+            computed = list(pool.map(_index_task, tasks, chunksize=chunk))
+    else:
+        computed = [_index_task(task) for task in tasks]
+    for number, found in zip(missing, computed, strict=True):
+        facts[number] = found
+        key = keys[number]
+        if cache is not None and key is not None:
+            cache.put(key, found)
     index = ProjectIndex()
-    for path in files:
-        if cache is None:
-            index.merge(_index_file(path, collectors, common))
-            continue
-        try:
-            data = path.read_bytes()
-        except OSError:
-            continue
-        key = digest(salt, str(path), data)
-        facts = cache.get(key)
-        if not isinstance(facts, ProjectIndex):
-            facts = index_source(data.decode("utf-8", "replace"), str(path), collectors, common)
-            cache.put(key, facts)
-        index.merge(facts)
+    for found in facts:
+        if found is not None:
+            index.merge(found)
     return index
+
+
+def _index_task(task: tuple[Path, tuple[type[Rule], ...], bool]) -> ProjectIndex:
+    path, collectors, common = task
+    return _index_file(path, collectors, common)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -199,11 +225,12 @@ def run(
     index_cache = Cache(cache_dir, "index") if caching else None
     result_cache = Cache(cache_dir, "results") if caching else None
 
+    jobs = options.jobs or os.cpu_count() or 1
     index = EMPTY_INDEX
     if needs_index(all_enabled):
         root = project_root(paths)
         project_files = list(iter_source_files([root], resolver))
-        index = build_index(project_files, all_enabled, index_cache)
+        index = build_index(project_files, all_enabled, index_cache, jobs)
     index_digest = digest(pickle.dumps(dict(index.facts))) if index.facts else ""
 
     results: list[FileResult | None] = [None] * len(tasks)
@@ -226,7 +253,6 @@ def run(
                     continue
         pending.append(number)
 
-    jobs = options.jobs or os.cpu_count() or 1
     done = len(tasks) - len(pending)
     if jobs > 1 and len(pending) >= PARALLEL_THRESHOLD:
         with ProcessPoolExecutor(

@@ -1,0 +1,64 @@
+"""Worker processes change nothing but the time: the same findings in the same order, and the same
+project index, whatever ``--jobs`` says."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, ClassVar
+
+from click.testing import CliRunner
+
+from sampler_lint.cli import main
+from sampler_lint.rule import Rule, Severity
+from sampler_lint.runner import PARALLEL_THRESHOLD, build_index
+
+SHARD = "def shard_{n}(x, world_size, rank):\n    return x.split(x.size(0) // world_size)[rank]\n"
+CHUNK = "def chunk_{n}(x, world_size, rank):\n    return x.chunk(world_size)[rank]\n"
+CLASS = "from torch.utils.data import Sampler\n\n\nclass Sampler{n}(Sampler):\n    pass\n"
+
+
+def _tree(root: Path, files: int) -> None:
+    for n in range(files):
+        package = root / f"pkg{n % 7}"
+        package.mkdir(exist_ok=True)
+        body = (SHARD, CHUNK, CLASS, "x = {n}\n")[n % 4].format(n=n)
+        (package / f"module_{n}.py").write_text(body)
+
+
+def _check(root: Path, jobs: int) -> Any:
+    runner = CliRunner()
+    result = runner.invoke(
+        main,
+        ["check", "--no-cache", "--isolated", "--output-format", "json", "--jobs", str(jobs),
+         str(root)],
+    )
+    assert result.exit_code == 1, result.output
+    return json.loads(result.stdout)
+
+
+def test_findings_are_identical_in_one_process_and_in_two(tmp_path: Path) -> None:
+    files = 2 * PARALLEL_THRESHOLD + 5  # enough that two jobs really use worker processes
+    _tree(tmp_path, files)
+    single, parallel = _check(tmp_path, 1), _check(tmp_path, 2)
+    assert parallel == single
+    # The SL101 and SL102 files (n % 4 in 0, 1), one finding each.
+    assert len(single) == sum(1 for n in range(files) if n % 4 < 2)
+
+
+class _UsesIndex(Rule):
+    """Stands for any rule that reads the common facts (classes and their bases)."""
+
+    code: ClassVar[str] = "SLX900"
+    name: ClassVar[str] = "uses-index"
+    severity: ClassVar[Severity] = Severity.WARNING
+    uses_index: ClassVar[bool] = True
+
+
+def test_project_index_is_identical_in_one_process_and_in_two(tmp_path: Path) -> None:
+    _tree(tmp_path, 3 * PARALLEL_THRESHOLD)
+    files = sorted(tmp_path.rglob("*.py"))
+    single = build_index(files, [_UsesIndex], jobs=1)
+    parallel = build_index(files, [_UsesIndex], jobs=2)
+    assert dict(parallel.facts) == dict(single.facts)
+    assert len(single.classes) == sum(1 for n in range(len(files)) if n % 4 == 2)
