@@ -138,15 +138,15 @@ def build_index(
             computed = list(pool.map(_index_task, tasks, chunksize=chunk))
     else:
         computed = [_index_task(task) for task in tasks]
-    for number, found in zip(missing, computed, strict=True):
-        facts[number] = found
-        key = keys[number]
-        if cache is not None and key is not None:
-            cache.put(key, found)
+    for number, computed_facts in zip(missing, computed, strict=True):
+        facts[number] = computed_facts
+        computed_key = keys[number]
+        if cache is not None and computed_key is not None:
+            cache.put(computed_key, computed_facts)
     index = ProjectIndex()
-    for found in facts:
-        if found is not None:
-            index.merge(found)
+    for file_facts in facts:
+        if file_facts is not None:
+            index.merge(file_facts)
     return index
 
 
