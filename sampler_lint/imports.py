@@ -31,7 +31,7 @@ def _module_name(node: cst.BaseExpression | None, dots: int = 0) -> str:
     return "." * dots + (base or "")
 
 
-class _ImportCollector(cst.CSTVisitor):
+class _ImportCollector:
     def __init__(self) -> None:
         self.aliases: dict[str, str] = {}
         self.modules: set[str] = set()
@@ -57,12 +57,36 @@ class _ImportCollector(cst.CSTVisitor):
             local = name
             if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
                 local = alias.asname.name.value
-            self.aliases[local] = f"{module}.{name}" if module else name
+            if not module:
+                self.aliases[local] = name
+            elif module.endswith("."):  # from . import x -> .x
+                self.aliases[local] = module + name
+            else:
+                self.aliases[local] = f"{module}.{name}"
         return False
 
-    # Imports never appear inside expressions; skipping them keeps this walk cheap.
-    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> bool:
-        return any(isinstance(s, (cst.Import, cst.ImportFrom)) for s in node.body)
+
+
+def _statements(module: cst.Module) -> list[cst.BaseSmallStatement]:
+    """Every small statement of the file, in every block, without visiting expressions: imports
+    are statements, and a libcst visitor over the whole tree costs as much as all rules together."""
+    found: list[cst.BaseSmallStatement] = []
+    blocks: list[cst.CSTNode] = [module]
+    while blocks:
+        node = blocks.pop()
+        if isinstance(node, cst.SimpleStatementLine):
+            found.extend(node.body)
+            continue
+        if isinstance(node, cst.SimpleStatementSuite):
+            found.extend(node.body)
+            continue
+        for attr in ("body", "orelse", "finalbody", "handlers", "cases"):
+            child = getattr(node, attr, None)
+            if isinstance(child, (list, tuple)):
+                blocks.extend(item for item in child if isinstance(item, cst.CSTNode))
+            elif isinstance(child, cst.CSTNode):
+                blocks.append(child)
+    return found
 
 
 @dataclass
@@ -73,7 +97,11 @@ class ImportTable:
     @classmethod
     def from_module(cls, module: cst.Module) -> ImportTable:
         collector = _ImportCollector()
-        module.visit(collector)
+        for statement in _statements(module):
+            if isinstance(statement, cst.Import):
+                collector.visit_Import(statement)
+            elif isinstance(statement, cst.ImportFrom):
+                collector.visit_ImportFrom(statement)
         return cls(collector.aliases, collector.modules)
 
     def qualify(self, node: cst.CSTNode) -> str | None:

@@ -292,7 +292,8 @@ def lint_source(path: Path, data: bytes, lint: LintOptions, index: ProjectIndex 
     if lint.fix:
         outcome, fixed_bytes = _fix_loop(path, data, outcome, rules, lint, index, result)
 
-    lines = outcome.module.code.splitlines()
+    # Regenerating the source costs as much as parsing it: only files with findings pay for it.
+    lines = outcome.module.code.splitlines() if outcome.active else []
     for item in outcome.active:
         edits = None
         if lint.want_edits and item.report.fix is not None:
