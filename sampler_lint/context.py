@@ -59,6 +59,10 @@ class FileContext:
             self._parents = collector.parents
         return self._parents
 
+    def set_parents(self, parents: dict[cst.CSTNode, cst.CSTNode]) -> None:
+        """Parents recorded by the traversal that ran the rules (``sampler_lint.walk``)."""
+        self._parents = parents
+
     def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
         return self.parents.get(node)
 

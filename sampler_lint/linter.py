@@ -17,7 +17,7 @@ from typing import Any
 import libcst as cst
 from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
-from sampler_lint import noqa
+from sampler_lint import noqa, walk
 from sampler_lint.context import FileContext
 from sampler_lint.findings import Edit, FileResult, Finding, FixInfo, Location
 from sampler_lint.fixes import apply_fixes
@@ -129,7 +129,9 @@ def run_rules(
         index=index,
     )
     visitors = [rule(context) for rule in rules]
-    if any(v.METADATA_DEPENDENCIES for v in visitors):
+    if walk.supported(visitors):
+        context.set_parents(walk.walk(module, visitors))
+    elif any(v.METADATA_DEPENDENCIES for v in visitors):
         MetadataWrapper(module, unsafe_skip_copy=True).visit_batched(visitors)
     else:
         cst.visit_batched(module, visitors)

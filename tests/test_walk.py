@@ -1,0 +1,101 @@
+"""The engine's read-only traversal calls the rules' methods exactly as libcst's own traversal
+does: the same nodes, in the same order, with the same parents."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import libcst as cst
+import pytest
+
+from sampler_lint.context import _ParentCollector
+from sampler_lint.walk import supported, walk
+
+from .conftest import FIXTURES, ROOT
+
+KINDS = (
+    "Module", "FunctionDef", "ClassDef", "Decorator", "Param", "For", "While", "If", "With",
+    "Try", "ExceptHandler", "Return", "Assign", "AnnAssign", "AugAssign", "Expr", "Call", "Arg",
+    "Attribute", "Name", "Subscript", "SubscriptElement", "Slice", "Index", "BinaryOperation",
+    "UnaryOperation", "Comparison", "BooleanOperation", "Lambda", "ListComp", "GeneratorExp",
+    "DictComp", "CompFor", "Yield", "Await", "IfExp", "Integer", "SimpleString", "FormattedString",
+    "List", "Tuple", "Dict", "Set", "Element", "StarredElement", "Import", "ImportFrom",
+    "Global", "Nonlocal", "Raise", "Assert", "Del", "Pass", "Break", "Continue", "Match",
+    "MatchCase", "NamedExpr", "Else", "IndentedBlock", "SimpleStatementLine",
+)
+
+
+class Recorder(cst.BatchableCSTVisitor):
+    """Records every visit and leave of the node kinds rules look at."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.events: list[tuple[str, int]] = []
+
+
+def _make(kind: str, event: str) -> Any:
+    def method(self: Recorder, node: cst.CSTNode) -> None:
+        self.events.append((f"{event} {kind}", id(node)))
+    method.__name__ = f"{event}_{kind}"
+    return method
+
+
+for _kind in KINDS:
+    setattr(Recorder, f"visit_{_kind}", _make(_kind, "visit"))
+    setattr(Recorder, f"leave_{_kind}", _make(_kind, "leave"))
+
+SOURCES = sorted(FIXTURES.rglob("*.py")) + sorted((ROOT / "sampler_lint").glob("*.py"))
+
+EXTRA = '''
+@decorator(arg)
+@other
+async def f(a, /, b: int = 1, *args, c, **kw) -> "T":
+    global g
+    x = [i async for i in y if i] + {k: v for k, v in z}
+    async with a as b, c:
+        await q
+    match x:
+        case [1, *rest] if rest:
+            pass
+        case {"k": v, **kw}:
+            pass
+        case Point(x=0) | None:
+            pass
+    try:
+        pass
+    except* ValueError as e:
+        raise X from e
+    else:
+        del x[1:2, ::3]
+    finally:
+        return (yield from g)
+
+class K(Base, metaclass=M):
+    a: int = (n := 3)
+    lam = lambda x, *y: x if y else -x
+    s = f"{a!r:>{w}} and {b}" "tail"
+'''
+
+
+@pytest.mark.parametrize("source", [*SOURCES, "extra"], ids=lambda p: getattr(p, "name", p))
+def test_walk_matches_libcst(source: Path | str) -> None:
+    code = EXTRA if source == "extra" else Path(source).read_text(encoding="utf-8")
+    module = cst.parse_module(code)
+    ours, theirs = Recorder(), Recorder()
+    assert supported([ours])
+    parents = walk(module, [ours])
+    cst.visit_batched(module, [theirs])
+    assert ours.events == theirs.events
+    collector = _ParentCollector()
+    module.visit(collector)
+    for node, parent in parents.items():
+        assert collector.parents[node] is parent
+
+
+def test_attribute_visitors_fall_back_to_libcst() -> None:
+    class AttributeVisitor(cst.BatchableCSTVisitor):
+        def visit_Call_func(self, node: cst.Call) -> None:
+            pass
+
+    assert not supported([AttributeVisitor()])
