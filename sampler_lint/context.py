@@ -13,27 +13,13 @@ from typing import TYPE_CHECKING, Any
 
 import libcst as cst
 
+from sampler_lint import walk
 from sampler_lint.imports import ImportTable
 from sampler_lint.vocabulary import Vocabulary
 
 if TYPE_CHECKING:
     from sampler_lint.index import ProjectIndex
     from sampler_lint.rule import Report
-
-
-class _ParentCollector(cst.CSTVisitor):
-    def __init__(self) -> None:
-        self.parents: dict[cst.CSTNode, cst.CSTNode] = {}
-        self._stack: list[cst.CSTNode] = []
-
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        if self._stack:
-            self.parents[node] = self._stack[-1]
-        self._stack.append(node)
-        return True
-
-    def on_leave(self, original_node: cst.CSTNode) -> None:
-        self._stack.pop()
 
 
 @dataclass
@@ -47,30 +33,40 @@ class FileContext:
     index: ProjectIndex
     reports: list[Report] = field(default_factory=list)
     _parents: dict[cst.CSTNode, cst.CSTNode] | None = None
+    _parents_complete: bool = False
     _imports: ImportTable | None = None
     _assignments: dict[int, dict[str, list[cst.BaseExpression]]] = field(default_factory=dict)
 
     # -- tree navigation ------------------------------------------------------------------------
     @property
     def parents(self) -> dict[cst.CSTNode, cst.CSTNode]:
-        if self._parents is None:
-            collector = _ParentCollector()
-            self.module.visit(collector)
-            self._parents = collector.parents
+        """The parent of every node (whitespace and comments aside)."""
+        if self._parents is None or not self._parents_complete:
+            self.set_parents(walk.parents_of(self.module), complete=True)
+        assert self._parents is not None
         return self._parents
 
-    def set_parents(self, parents: dict[cst.CSTNode, cst.CSTNode]) -> None:
-        """Parents recorded by the traversal that ran the rules (``sampler_lint.walk``)."""
+    def set_parents(self, parents: dict[cst.CSTNode, cst.CSTNode], complete: bool) -> None:
+        """Parents recorded by the traversal that runs the rules (``sampler_lint.walk``). While
+        it runs the map is partial, but always holds every ancestor of the node being visited;
+        a question about any other node builds the whole map first."""
         self._parents = parents
+        self._parents_complete = complete
 
     def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
+        if node is self.module:
+            return None
+        if self._parents is not None:
+            found = self._parents.get(node)
+            if found is not None or self._parents_complete:
+                return found
         return self.parents.get(node)
 
     def ancestors(self, node: cst.CSTNode) -> Iterator[cst.CSTNode]:
-        current = self.parents.get(node)
+        current = self.parent(node)
         while current is not None:
             yield current
-            current = self.parents.get(current)
+            current = self.parent(current)
 
     def enclosing_scope(self, node: cst.CSTNode) -> cst.FunctionDef | cst.ClassDef | cst.Module:
         """The innermost function, class or module holding ``node``."""

@@ -130,7 +130,10 @@ def run_rules(
     )
     visitors = [rule(context) for rule in rules]
     if walk.supported(visitors):
-        context.set_parents(walk.walk(module, visitors))
+        parents: dict[cst.CSTNode, cst.CSTNode] = {}
+        context.set_parents(parents, complete=False)
+        walk.walk(module, visitors, parents)
+        context.set_parents(parents, complete=True)
     elif any(v.METADATA_DEPENDENCIES for v in visitors):
         MetadataWrapper(module, unsafe_skip_copy=True).visit_batched(visitors)
     else:

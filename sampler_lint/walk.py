@@ -47,7 +47,11 @@ def _fields(kind: type[cst.CSTNode]) -> tuple[str, ...]:
             source = ""
         declared = [f.name for f in dataclasses.fields(kind)]
         ordered = [n for n in dict.fromkeys(_VISITED_FIELD.findall(source)) if n in declared]
-        names = tuple(ordered + [n for n in declared if n not in ordered])
+        names = tuple(
+            name for name in ordered + [n for n in declared if n not in ordered]
+            # Always whitespace: not worth a look.
+            if not name.startswith(("whitespace", "leading_lines", "lines_after"))
+        )
         _FIELDS[kind] = names
     return names
 
@@ -55,18 +59,35 @@ def _fields(kind: type[cst.CSTNode]) -> tuple[str, ...]:
 Handler = Callable[[Any], object]
 
 
+_METHODS: dict[type[cst.BatchableCSTVisitor], tuple[tuple[str, str, str], ...]] = {}
+
+
+def _methods(kind: type[cst.BatchableCSTVisitor], visitor: cst.BatchableCSTVisitor) -> tuple[
+    tuple[str, str, str], ...
+]:
+    """``(visit|leave, node type, method name)`` for the methods a rule class wrote, once per
+    class (libcst's ``get_visitors`` leaves out the base class's empty stubs, but scans every
+    member each time)."""
+    methods = _METHODS.get(kind)
+    if methods is None:
+        found = []
+        for name in visitor.get_visitors():
+            prefix, _, node_type = name.partition("_")
+            found.append((prefix, node_type, name))
+        methods = _METHODS[kind] = tuple(found)
+    return methods
+
+
 def _handlers(visitors: Sequence[cst.BatchableCSTVisitor]) -> tuple[
     dict[str, list[Handler]], dict[str, list[Handler]]
 ]:
-    """Node type name -> the visitors' ``visit_<Node>`` (and ``leave_<Node>``) methods, only
-    those a rule wrote (libcst's ``get_visitors`` leaves out the base class's empty stubs)."""
+    """Node type name -> the visitors' ``visit_<Node>`` (and ``leave_<Node>``) methods."""
     visit: dict[str, list[Handler]] = {}
     leave: dict[str, list[Handler]] = {}
     for visitor in visitors:
-        for name, method in visitor.get_visitors().items():
-            prefix, _, kind = name.partition("_")
+        for prefix, node_type, name in _methods(type(visitor), visitor):
             target = visit if prefix == "visit" else leave
-            target.setdefault(kind, []).append(method)
+            target.setdefault(node_type, []).append(getattr(visitor, name))
     return visit, leave
 
 
@@ -74,18 +95,24 @@ def supported(visitors: Sequence[cst.BatchableCSTVisitor]) -> bool:
     """This walk calls ``visit_<Node>`` and ``leave_<Node>`` only; attribute visitors
     (``visit_<Node>_<field>``) and metadata need libcst's traversal."""
     return not any(
-        "_" in name.partition("_")[2] or visitor.METADATA_DEPENDENCIES
+        "_" in node_type or visitor.METADATA_DEPENDENCIES
         for visitor in visitors
-        for name in visitor.get_visitors()
+        for _, node_type, _ in _methods(type(visitor), visitor)
     )
 
 
 def walk(
-    module: cst.Module, visitors: Sequence[cst.BatchableCSTVisitor]
+    module: cst.Module,
+    visitors: Sequence[cst.BatchableCSTVisitor],
+    parents: dict[cst.CSTNode, cst.CSTNode] | None = None,
 ) -> dict[cst.CSTNode, cst.CSTNode]:
-    """Call the visitors' methods over ``module``; return the parent of every visited node."""
+    """Call the visitors' methods over ``module``; return the parent of every visited node.
+
+    ``parents`` is filled as the walk goes: a node's parent is recorded before the node is
+    visited, so while a visitor runs, every ancestor of the node it was given is known."""
     visit, leave = _handlers(visitors)
-    parents: dict[cst.CSTNode, cst.CSTNode] = {}
+    if parents is None:
+        parents = {}
     # An explicit stack rather than recursion: deeply nested expressions must not overflow.
     stack: list[tuple[cst.CSTNode, bool]] = [(module, False)]
     while stack:
@@ -98,18 +125,43 @@ def walk(
         for handler in visit.get(kind, ()):
             handler(node)
         stack.append((node, True))
-        children: list[cst.CSTNode] = []
-        for name in _fields(type(node)):
-            value = getattr(node, name)
-            if isinstance(value, cst.CSTNode):
-                if not isinstance(value, _SKIPPED):
-                    children.append(value)
-            elif isinstance(value, (list, tuple)):
-                children.extend(
-                    item for item in value
-                    if isinstance(item, cst.CSTNode) and not isinstance(item, _SKIPPED)
-                )
+        children = _children(node)
         for child in reversed(children):
             parents[child] = node
             stack.append((child, False))
     return parents
+
+
+def parents_of(module: cst.Module) -> dict[cst.CSTNode, cst.CSTNode]:
+    """The parent of every node of ``module`` (whitespace and comments aside)."""
+    parents: dict[cst.CSTNode, cst.CSTNode] = {}
+    stack: list[cst.CSTNode] = [module]
+    while stack:
+        node = stack.pop()
+        for child in _children(node):
+            parents[child] = node
+            stack.append(child)
+    return parents
+
+
+_IS_CHILD: dict[type, bool] = {}
+
+
+def _is_child(kind: type) -> bool:
+    """Whether values of this type are children to visit (cached: the ABC checks are slow)."""
+    known = _IS_CHILD.get(kind)
+    if known is None:
+        known = _IS_CHILD[kind] = issubclass(kind, cst.CSTNode) and not issubclass(kind, _SKIPPED)
+    return known
+
+
+def _children(node: cst.CSTNode) -> list[cst.CSTNode]:
+    children: list[cst.CSTNode] = []
+    for name in _fields(type(node)):
+        value = getattr(node, name)
+        kind = type(value)
+        if kind is list or kind is tuple:
+            children.extend(item for item in value if _is_child(type(item)))
+        elif _is_child(kind):
+            children.append(value)
+    return children

@@ -9,8 +9,7 @@ from typing import Any
 import libcst as cst
 import pytest
 
-from sampler_lint.context import _ParentCollector
-from sampler_lint.walk import supported, walk
+from sampler_lint.walk import parents_of, supported, walk
 
 from .conftest import FIXTURES, ROOT
 
@@ -44,6 +43,23 @@ def _make(kind: str, event: str) -> Any:
 for _kind in KINDS:
     setattr(Recorder, f"visit_{_kind}", _make(_kind, "visit"))
     setattr(Recorder, f"leave_{_kind}", _make(_kind, "leave"))
+
+class _ParentCollector(cst.CSTVisitor):
+    """libcst's own view of the parents."""
+
+    def __init__(self) -> None:
+        self.parents: dict[cst.CSTNode, cst.CSTNode] = {}
+        self._stack: list[cst.CSTNode] = []
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if self._stack:
+            self.parents[node] = self._stack[-1]
+        self._stack.append(node)
+        return True
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        self._stack.pop()
+
 
 SOURCES = sorted(FIXTURES.rglob("*.py")) + sorted((ROOT / "sampler_lint").glob("*.py"))
 
@@ -89,6 +105,7 @@ def test_walk_matches_libcst(source: Path | str) -> None:
     assert ours.events == theirs.events
     collector = _ParentCollector()
     module.visit(collector)
+    assert parents == parents_of(module)
     for node, parent in parents.items():
         assert collector.parents[node] is parent
 
