@@ -39,3 +39,37 @@ def rule_table() -> str:
         "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
         for row in rows
     )
+
+
+def rules_markdown() -> str:
+    """``docs/rules.md``: every rule's documentation, each under an ``#<code>`` anchor (the ``url``
+    of a finding points there). Regenerate with ``python -m sampler_lint.docs > docs/rules.md``."""
+    parts = [
+        "# sampler-lint rules",
+        "",
+        "Generated from the rules themselves (`python -m sampler_lint.docs > docs/rules.md`);",
+        "`sampler-lint rule CODE` prints the same text.",
+        "",
+        "```",
+        rule_table(),
+        "```",
+    ]
+    for rule in registry.all_rules():
+        parts += ["", f'<a id="{rule.code.lower()}"></a>', "", _demote(render_rule(rule)).rstrip()]
+    return "\n".join(parts) + "\n"
+
+
+def _demote(text: str) -> str:
+    """One heading level down, outside code blocks (where `#` starts a comment)."""
+    lines, in_code = [], False
+    for line in text.splitlines():
+        if line.lstrip().startswith("```"):
+            in_code = not in_code
+        elif not in_code and line.startswith("#"):
+            line = "#" + line
+        lines.append(line)
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    print(rules_markdown(), end="")
