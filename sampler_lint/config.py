@@ -6,8 +6,9 @@ command-line options go on top. Unknown keys and bad values are errors naming th
 from __future__ import annotations
 
 import functools
+import re
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -121,6 +122,33 @@ class Settings:
             for part in [relative, *relative.parents]
             if str(part) not in ("", ".")
         )
+
+    @functools.cached_property
+    def resolved_root(self) -> Path:
+        return self.root.resolve()
+
+    @functools.cached_property
+    def _exclude_matcher(self) -> Callable[[str], bool]:
+        """One regular expression for all exclude patterns when none is negated (``!pattern``):
+        the same answers as the spec, in one search instead of one per pattern."""
+        spec = self.exclude_spec
+        patterns = [p for p in spec.patterns if p.include is not None]
+        regexes = [getattr(p, "regex", None) for p in patterns]
+        if all(p.include for p in patterns) and all(r is not None for r in regexes):
+            if not regexes:
+                return lambda path: False
+            # Each pattern names its groups alike; one expression may name a group only once.
+            parts = [re.sub(r"\(\?P<\w+>", "(?:", r.pattern) for r in regexes if r is not None]
+            combined = re.compile("|".join(f"(?:{part})" for part in parts))
+            return lambda path: combined.match(path) is not None
+        return spec.match_file
+
+    def is_excluded_entry(self, name: str, relative: str) -> bool:
+        """:meth:`is_excluded` for a directory entry met while walking, given its name and its
+        path below the root (``""`` outside the root): every directory above it was checked on
+        the way down, so only the entry itself is matched."""
+        matches = self._exclude_matcher
+        return matches(name) or (relative not in ("", ".") and matches(relative))
 
     def enabled_for(self, path: Path) -> frozenset[str]:
         if not self.per_file_ignores:

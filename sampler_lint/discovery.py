@@ -111,6 +111,11 @@ def _walk(
 ) -> Iterator[Path]:
     settings = resolver.for_directory(directory)
     absolute = directory.resolve()
+    try:
+        below_root = absolute.relative_to(settings.resolved_root).as_posix()
+        prefix = "" if below_root == "." else below_root + "/"
+    except ValueError:
+        prefix = None  # outside the configuration's root: only names can match
     if settings.respect_gitignore:
         ignores = ignores.child(absolute)
     try:
@@ -118,22 +123,29 @@ def _walk(
     except OSError:
         return
     for entry in entries:
-        path = Path(entry.path)
         try:
             is_dir = entry.is_dir()
             is_file = entry.is_file()
         except OSError:
             continue
-        if settings.is_excluded(path):
+        if not is_dir and not entry.name.endswith(SOURCE_SUFFIXES):
             continue
-        if settings.respect_gitignore and ignores.ignores(absolute / entry.name, is_dir):
+        # ``absolute`` is resolved and directory links are never followed, so this is the
+        # entry's real path unless the entry itself is a link.
+        entry_path = absolute / entry.name
+        name = entry.name + "/" if is_dir else entry.name  # so `build/` patterns match here
+        relative = "" if prefix is None else prefix + name
+        if settings.is_excluded_entry(name, relative):
             continue
+        if settings.respect_gitignore and ignores.ignores(entry_path, is_dir):
+            continue
+        path = Path(entry.path)
         if is_dir:
             if entry.is_symlink():
                 continue  # never follow directory links: they loop and leave the project
             yield from _walk(path, resolver, ignores, seen)
-        elif is_file and path.suffix in SOURCE_SUFFIXES:
-            key = path.resolve()
+        elif is_file:
+            key = path.resolve() if entry.is_symlink() else entry_path
             if key not in seen:
                 seen.add(key)
                 yield path

@@ -259,6 +259,26 @@ def _compiles(text: str) -> bool:
     return True
 
 
+def _rules_to_run(text: str, file_codes: frozenset[str], lint: LintOptions) -> list[type[Rule]]:
+    """The enabled rules not suppressed for the whole file whose text pre-filter matches."""
+    return [
+        rule for rule in lint.rules
+        if not rule.engine_rule
+        and not (noqa.ALL in file_codes or rule.code in file_codes)
+        and (not lint.use_prefilter or rule.prefilter(lint.vocabulary)(text))
+    ]
+
+
+def needs_parsing(data: bytes, lint: LintOptions) -> bool:
+    """Whether :func:`lint_source` would parse ``data``: ``False`` exactly when it would return
+    an empty, skipped result (the file decodes and no rule's pre-filter matches)."""
+    try:
+        text = decode(data)
+    except (SyntaxError, UnicodeDecodeError, LookupError):
+        return True  # lint_source reports it
+    return bool(_rules_to_run(text, noqa.file_level_codes(text), lint))
+
+
 def lint_source(path: Path, data: bytes, lint: LintOptions, index: ProjectIndex = EMPTY_INDEX,
                 display_name: str | None = None) -> tuple[FileResult, bytes | None]:
     """Lint (and with ``lint.fix``, fix) one source. Returns the result and the fixed bytes, or
@@ -271,12 +291,7 @@ def lint_source(path: Path, data: bytes, lint: LintOptions, index: ProjectIndex 
         result.findings.append(_parse_error(name, f"cannot decode file: {error}"))
         return result, None
     file_codes = noqa.file_level_codes(text)
-    rules = [
-        rule for rule in lint.rules
-        if not rule.engine_rule
-        and not (noqa.ALL in file_codes or rule.code in file_codes)
-        and (not lint.use_prefilter or rule.prefilter(lint.vocabulary)(text))
-    ]
+    rules = _rules_to_run(text, file_codes, lint)
     if not rules:
         result.skipped = True
         return result, None

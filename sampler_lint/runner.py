@@ -17,7 +17,7 @@ from sampler_lint.config import ConfigResolver, Settings
 from sampler_lint.discovery import iter_source_files, project_root
 from sampler_lint.findings import FileResult
 from sampler_lint.index import COMMON_REQUIRES, EMPTY_INDEX, ProjectIndex, collect_common_facts
-from sampler_lint.linter import LintOptions, lint_source
+from sampler_lint.linter import LintOptions, lint_source, needs_parsing
 from sampler_lint.rule import Rule
 from sampler_lint.writer import WriteError, write_atomic
 
@@ -159,11 +159,14 @@ def _index_task(task: tuple[Path, tuple[type[Rule], ...], bool]) -> ProjectIndex
 # Linting files
 
 _WORKER_INDEX: ProjectIndex = EMPTY_INDEX
+_WORKER_LINTS: list[LintOptions] = []
 
 
-def _init_worker(index: ProjectIndex) -> None:
-    global _WORKER_INDEX
+def _init_worker(index: ProjectIndex, lints: list[LintOptions]) -> None:
+    # Sent once per worker rather than with every file: tasks carry an index into ``lints``.
+    global _WORKER_INDEX, _WORKER_LINTS
     _WORKER_INDEX = index
+    _WORKER_LINTS = lints
 
 
 def check_file(
@@ -198,9 +201,9 @@ def check_file(
     return result
 
 
-def _check_task(task: tuple[Path, LintOptions, bool]) -> FileResult:
-    path, lint, write = task
-    return check_file(path, lint, write)
+def _check_task(task: tuple[Path, int, bool]) -> FileResult:
+    path, lint_id, write = task
+    return check_file(path, _WORKER_LINTS[lint_id], write)
 
 
 def run(
@@ -210,14 +213,22 @@ def run(
     progress: Callable[[int, int], None] | None = None,
 ) -> RunResult:
     files = list(iter_source_files(paths, resolver, force_exclude=options.force_exclude))
-    tasks: list[tuple[Path, LintOptions, bool]] = []
-    all_enabled: set[type[Rule]] = set()
     write = options.fix and not options.diff
+    # One LintOptions per distinct (settings, enabled rules): most runs have a single one.
+    lints: list[LintOptions] = []
+    lint_ids: dict[tuple[int, frozenset[str]], int] = {}
+    kept_alive: list[Settings] = []  # ids stay unique while their objects live
+    tasks: list[tuple[Path, int, bool]] = []
     for path in files:
         settings = resolver.for_path(path)
-        lint = lint_options_for(settings, path, options)
-        all_enabled.update(lint.rules)
-        tasks.append((path, lint, write))
+        lint_key = (id(settings), settings.enabled_for(path))
+        lint_id = lint_ids.get(lint_key)
+        if lint_id is None:
+            lint_id = lint_ids[lint_key] = len(lints)
+            lints.append(lint_options_for(settings, path, options))
+            kept_alive.append(settings)
+        tasks.append((path, lint_id, write))
+    all_enabled = {rule for lint in lints for rule in lint.rules}
 
     # Fixing and diffing always work from the file as it is; linting may use the cache.
     caching = options.use_cache and not options.fix and not options.diff
@@ -232,31 +243,37 @@ def run(
         project_files = list(iter_source_files([root], resolver))
         index = build_index(project_files, all_enabled, index_cache, jobs)
     index_digest = digest(pickle.dumps(dict(index.facts))) if index.facts else ""
+    lint_keys = [
+        digest(_lint_key(lint), index_digest if needs_index(lint.rules) else "") for lint in lints
+    ]
 
     results: list[FileResult | None] = [None] * len(tasks)
     keys: list[str | None] = [None] * len(tasks)
     pending: list[int] = []
-    for number, (path, lint, _) in enumerate(tasks):
+    for number, (path, lint_id, _) in enumerate(tasks):
+        try:
+            data = path.read_bytes()
+        except OSError:
+            pending.append(number)  # check_file reports why it cannot be read
+            continue
         if result_cache is not None:
-            try:
-                data = path.read_bytes()
-            except OSError:
-                data = None
-            if data is not None:
-                key = keys[number] = digest(
-                    _lint_key(lint), index_digest if needs_index(lint.rules) else "",
-                    str(path), data,
-                )
-                hit = cached_result(result_cache.get(key))
-                if hit is not None:
-                    results[number] = hit
-                    continue
+            key = keys[number] = digest(lint_keys[lint_id], str(path), data)
+            hit = cached_result(result_cache.get(key))
+            if hit is not None:
+                results[number] = hit
+                continue
+        if not needs_parsing(data, lints[lint_id]):
+            # What lint_source would say, without a worker process or a second read.
+            results[number] = FileResult(filename=str(path), skipped=True)
+            continue
         pending.append(number)
 
     done = len(tasks) - len(pending)
+    if progress and done:
+        progress(done, len(tasks))
     if jobs > 1 and len(pending) >= PARALLEL_THRESHOLD:
         with ProcessPoolExecutor(
-            max_workers=jobs, initializer=_init_worker, initargs=(index,)
+            max_workers=jobs, initializer=_init_worker, initargs=(index, lints)
         ) as pool:
             chunk = max(1, len(pending) // (jobs * 8))
             work = [tasks[number] for number in pending]
@@ -269,8 +286,8 @@ def run(
                     progress(done, len(tasks))
     else:
         for number in pending:
-            path, lint, write_file = tasks[number]
-            results[number] = check_file(path, lint, write_file, index)
+            path, lint_id, write_file = tasks[number]
+            results[number] = check_file(path, lints[lint_id], write_file, index)
             done += 1
             if progress:
                 progress(done, len(tasks))
