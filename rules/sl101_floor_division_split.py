@@ -15,6 +15,7 @@ from sampler_lint.sharding import (
     is_length_of,
     tensor_split_fix,
 )
+from sampler_lint.syntax_summary import SyntaxSummary
 
 
 def ceil_split_fix(
@@ -53,6 +54,12 @@ class FloorDivisionSplit(Rule):
     severity = Severity.ERROR
     fix_applicability = Applicability.UNSAFE
     requires = (("split",), ("//",), ("{world_size}",), ("{rank}",))
+    has_syntax_filter = True
+
+    @classmethod
+    def may_match(cls, summary: SyntaxSummary) -> bool:
+        # A split call (method, function or imported under any name), indexed, sized by `//`.
+        return "split" in summary.names and {"Subscript", "FloorDiv"} <= summary.kinds
     options = (
         Option(
             "split-fix",

@@ -17,6 +17,7 @@ from sampler_lint.sharding import (
     remainder_by_multiple_of,
     tensor_split_fix,
 )
+from sampler_lint.syntax_summary import SyntaxSummary
 
 
 class UnevenChunkShard(Rule):
@@ -25,6 +26,12 @@ class UnevenChunkShard(Rule):
     severity = Severity.WARNING
     fix_applicability = Applicability.UNSAFE
     requires = (("chunk", "split"), ("{world_size}",), ("{rank}",))
+    has_syntax_filter = True
+
+    @classmethod
+    def may_match(cls, summary: SyntaxSummary) -> bool:
+        # A chunk or split call (imported under any name), indexed.
+        return bool({"chunk", "split"} & summary.names) and "Subscript" in summary.kinds
 
     def visit_Subscript(self, node: cst.Subscript) -> None:
         shard = find_shard(self.context, node, ("chunk", "split"))

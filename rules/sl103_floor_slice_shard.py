@@ -19,6 +19,7 @@ from sampler_lint.matching import (
 )
 from sampler_lint.rule import Applicability, Example, Fix, Rule, Severity
 from sampler_lint.sharding import Division, floor_division, is_length_of, modulos_in_scope
+from sampler_lint.syntax_summary import SyntaxSummary
 
 
 @dataclass
@@ -88,6 +89,14 @@ class FloorSliceShard(Rule):
     severity = Severity.WARNING
     fix_applicability = Applicability.UNSAFE
     requires = (("//",), ("{world_size}",), ("{rank}",))
+    has_syntax_filter = True
+
+    @classmethod
+    def may_match(cls, summary: SyntaxSummary) -> bool:
+        # A `//` and a bounded slice, `range` or `islice` to apply it to.
+        return "FloorDiv" in summary.kinds and (
+            "Slice" in summary.kinds or bool({"range", "islice"} & summary.names)
+        )
 
     # -- the three shapes ------------------------------------------------------------------------
     def visit_Subscript(self, node: cst.Subscript) -> None:

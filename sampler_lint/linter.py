@@ -23,6 +23,7 @@ from sampler_lint.findings import Edit, FileResult, Finding, FixInfo, Location
 from sampler_lint.fixes import apply_fixes
 from sampler_lint.index import EMPTY_INDEX, ProjectIndex
 from sampler_lint.rule import Applicability, Report, Rule
+from sampler_lint.syntax_summary import summarize
 from sampler_lint.vocabulary import Vocabulary
 
 PARSE_ERROR = "SL001"
@@ -270,8 +271,8 @@ def _rules_to_run(text: str, file_codes: frozenset[str], lint: LintOptions) -> l
 
 
 def needs_parsing(data: bytes, lint: LintOptions) -> bool:
-    """Whether :func:`lint_source` would parse ``data``: ``False`` exactly when it would return
-    an empty, skipped result (the file decodes and no rule's pre-filter matches)."""
+    """Whether :func:`lint_source` might parse ``data``: ``False`` only when it would return an
+    empty, skipped result (the file decodes and no rule's text pre-filter matches)."""
     try:
         text = decode(data)
     except (SyntaxError, UnicodeDecodeError, LookupError):
@@ -292,6 +293,10 @@ def lint_source(path: Path, data: bytes, lint: LintOptions, index: ProjectIndex 
         return result, None
     file_codes = noqa.file_level_codes(text)
     rules = _rules_to_run(text, file_codes, lint)
+    if rules and lint.use_prefilter and all(rule.has_syntax_filter for rule in rules):
+        summary = summarize(text)
+        if summary is not None:
+            rules = [rule for rule in rules if rule.may_match(summary)]
     if not rules:
         result.skipped = True
         return result, None

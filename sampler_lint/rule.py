@@ -22,6 +22,7 @@ from sampler_lint.vocabulary import Vocabulary
 
 if TYPE_CHECKING:
     from sampler_lint.context import FileContext
+    from sampler_lint.syntax_summary import SyntaxSummary
 
 
 class Severity(str, enum.Enum):
@@ -130,6 +131,16 @@ class Rule(cst.BatchableCSTVisitor):
     def collect_facts(cls, tree: ast.Module, path: str) -> dict[str, list[Any]]:
         """Facts this file contributes to the project index (see ``sampler_lint.index``)."""
         return {}
+
+    #: Whether the rule answers :meth:`may_match` (the engine parses with ``ast`` first only
+    #: when every rule left after the text pre-filter does).
+    has_syntax_filter: ClassVar[bool] = False
+
+    @classmethod
+    def may_match(cls, summary: SyntaxSummary) -> bool:
+        """Second pre-filter stage: could a file with these node kinds and names hold the
+        pattern? Must never hide a finding; set ``has_syntax_filter = True`` when overriding."""
+        return True
 
     def report(self, node: cst.CSTNode, message: str, fix: Fix | None = None) -> None:
         self.context.reports.append(Report(type(self), node, message, fix))
