@@ -7,15 +7,15 @@ Over all repositories together, alternating run by run: sampler-lint cold (``--n
 sampler-lint warm (a second run with the cache, once the cache exists), and ``ruff check --select
 ALL --no-cache``. Over one mid-sized repository (``--peers-on``, default the first): ``fixit lint``,
 ``torchfix --select ALL`` and a bare libcst parse of every file, which take minutes per thousand
-files. Prints medians, files per second, peak memory (of the largest process, from
-``resource.getrusage``) and the ratios. It downloads nothing: install the peers yourself
+files. Prints medians, files per second, peak memory (of each command's largest process, from
+``wait4``) and the ratios. It downloads nothing: install the peers yourself
 (``pip install ruff fixit torchfix``); a peer that is not installed is skipped.
 """
 
 from __future__ import annotations
 
 import argparse
-import resource
+import os
 import shutil
 import statistics
 import subprocess
@@ -29,12 +29,14 @@ def count_files(repos: list[Path]) -> int:
 
 
 def timed(command: list[str]) -> tuple[float, float]:
-    """Wall seconds and peak RSS (MiB) of the largest child so far (``ru_maxrss`` is a max)."""
+    """Wall seconds and peak RSS (MiB) of this command's largest process (``wait4``'s rusage of
+    the child: its own peak, or its largest worker's, whichever is larger)."""
     start = time.perf_counter()
-    subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, _, usage = os.wait4(process.pid, 0)
     wall = time.perf_counter() - start
-    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-    return wall, peak
+    process.returncode = 0  # reaped above
+    return wall, usage.ru_maxrss / 1024
 
 
 def bare_parse_command(repo: Path) -> list[str]:
@@ -79,7 +81,7 @@ def main() -> int:
         for name, command in commands.items():
             wall, peak = timed(command)
             times[name].append(wall)
-            peaks[name] = peak
+            peaks[name] = max(peaks.get(name, 0.0), peak)
 
     print(f"{len(repos)} repositories, {files} Python files, {args.runs} runs each (medians)")
     ruff_times = times.get("ruff --select ALL")
@@ -88,7 +90,8 @@ def main() -> int:
         median = statistics.median(values)
         ratio = f"  ratio to ruff {median / reference:.2f}" if reference else ""
         print(f"  {name:<22} {median:8.2f} s  {files / median:9.0f} files/s"
-              f"  (min {min(values):.2f}, max {max(values):.2f}){ratio}")
+              f"  (min {min(values):.2f}, max {max(values):.2f}){ratio}"
+              f"  peak {peaks[name]:.0f} MiB")
 
     peer_repo = (args.peers_on or repos[0]).resolve()
     peer_files = count_files([peer_repo])
@@ -107,7 +110,6 @@ def main() -> int:
     for name, median in results.items():
         print(f"  {name:<22} {median:8.2f} s  {peer_files / median:9.0f} files/s"
               f"  {median / ours:6.1f}x sampler-lint")
-    print(f"peak memory of the largest process: {max(peaks.values()):.0f} MiB")
     return 0
 
 
