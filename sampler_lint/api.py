@@ -46,7 +46,7 @@ def lint_code(
     fix: bool = False,
     unsafe_fixes: bool = True,
     path: str = "example.py",
-    index: ProjectIndex = EMPTY_INDEX,
+    index: ProjectIndex | None = None,
     use_prefilter: bool = True,
     want_edits: bool = False,
 ) -> CodeResult:
@@ -64,6 +64,12 @@ def lint_code(
         use_prefilter=use_prefilter,
     )
     data = code.encode("utf-8") if isinstance(code, str) else code
+    if index is None:
+        # Linting one file on its own: the project is that file.
+        from sampler_lint.runner import needs_index
+
+        text = data.decode("utf-8", "replace")
+        index = index_sources({path: text}, select) if needs_index(rules) else EMPTY_INDEX
     result, fixed = lint_source(Path(path), data, lint, index)
     fixed_text = None
     if fixed is not None:

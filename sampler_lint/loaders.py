@@ -1,0 +1,384 @@
+"""Where a DataLoader comes from: can it carry a batch sampler? (SL2xx)
+
+SL201 must tell framework code that receives its users' loaders (any of which may have been built
+with ``batch_sampler=``) from a script whose every loader is built with ``sampler=``. It follows a
+loader expression back through the project: local assignments, function returns, constructor and
+function arguments, ``self.<attr>`` set in ``__init__``. The project-wide part comes from index
+facts collected with Python's ``ast`` (:func:`collect_loader_facts`); the part inside the file
+being linted is read from the libcst tree (:func:`origins_at`). Both describe an expression in the
+same small vocabulary (:data:`Origin`), and :func:`can_carry_batch_sampler` resolves it.
+
+The answer is conservative where it must be: anything the project cannot show (a parameter of a
+function nobody in the project calls, a factory from a library, ``**kwargs``) can carry a batch
+sampler.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import os
+from collections import defaultdict
+from collections.abc import Iterable
+from pathlib import PurePath
+from typing import Any
+
+import libcst as cst
+
+from sampler_lint.context import FileContext
+from sampler_lint.imports import dotted_name
+from sampler_lint.index import ProjectIndex
+
+# An expression's provenance, as plain tuples (picklable, comparable, stable in the index):
+#   ("loader", built_with_sampler, built_with_batch_sampler)  a DataLoader(...) construction
+#   ("call", path, name)                    the result of calling `name` in the file at `path`
+#   ("param", path, owner, position, name)  a parameter of function `owner` defined at `path`
+#   ("self", path, class_name, attr)        `self.attr` inside `class_name` defined at `path`
+#   ("none",)                               `None`: no loader at all
+#   ("unknown",)
+Origin = tuple[Any, ...]
+UNKNOWN: Origin = ("unknown",)
+NONE: Origin = ("none",)
+
+# DataLoader(dataset, batch_size, shuffle, sampler, batch_sampler, ...)
+_SAMPLER_POSITION, _BATCH_SAMPLER_POSITION = 3, 4
+_MAX_DEPTH = 8
+
+FACT_RETURNS = "sl2_returns"  # (function name, path, origins returned)
+FACT_CALLS = "sl2_calls"  # (callee name, path, positional origins, keyword origins)
+FACT_SELF = "sl2_self"  # (class name, path, attr, origin)
+FACT_NAMES = "sl2_names"  # (path, names defined there, (name, module) imported there)
+# Files on a loader's way mention it somehow; a file missed here can only make SL201 flag more.
+INDEX_REQUIRES: tuple[tuple[str, ...], ...] = (
+    ("DataLoader", "loader", "Loader", "set_epoch", "sampler", "_data"),
+)
+
+
+def is_loader_constructor(name: str | None) -> bool:
+    return name is not None and name.rsplit(".", 1)[-1].endswith("DataLoader")
+
+
+def _loader_origin(keywords: Iterable[str | None], positional: int) -> Origin:
+    names = set(keywords)
+    if None in names:  # **kwargs: anything may be in there
+        return ("loader", True, True)
+    sampler = "sampler" in names or positional > _SAMPLER_POSITION
+    batch = "batch_sampler" in names or positional > _BATCH_SAMPLER_POSITION
+    return ("loader", sampler, batch)
+
+
+# ------------------------------------------------------------------------------------------------
+# The project side: facts from Python's ast
+
+
+@functools.lru_cache(maxsize=4096)
+def file_key(path: str) -> str:
+    """One spelling per file: the index walks the project from its resolved root, the linted
+    path is as the user typed it."""
+    return os.path.realpath(path)
+
+
+class _FactCollector(ast.NodeVisitor):
+    def __init__(self, path: str) -> None:
+        self.path = file_key(path)
+        self.returns: list[tuple[str, str, tuple[Origin, ...]]] = []
+        self.calls: list[tuple[str, str, tuple[Origin, ...], tuple[tuple[str, Origin], ...]]] = []
+        self.selfs: list[tuple[str, str, str, Origin]] = []
+        self.defined: set[str] = set()
+        self.imported: set[tuple[str, str]] = set()
+        self._class: list[str] = []
+        self._function: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
+        self._assigned: list[dict[str, list[ast.expr]]] = []
+
+    # scopes
+    def visit_Import(self, node: ast.Import) -> None:
+        for alias in node.names:
+            self.imported.add(("", alias.name))
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        for alias in node.names:
+            self.imported.add((alias.asname or alias.name, node.module or ""))
+            self.imported.add(("", f"{node.module or ''}.{alias.name}"))
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        self.defined.add(node.name)
+        self._class.append(node.name)
+        self.generic_visit(node)
+        self._class.pop()
+
+    def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        assigned: dict[str, list[ast.expr]] = defaultdict(list)
+        for child in ast.walk(node):
+            if isinstance(child, ast.Assign):
+                for target in child.targets:
+                    if isinstance(target, ast.Name):
+                        assigned[target.id].append(child.value)
+            elif isinstance(child, ast.AnnAssign) and child.value is not None:
+                if isinstance(child.target, ast.Name):
+                    assigned[child.target.id].append(child.value)
+        self.defined.add(node.name)
+        self._function.append(node)
+        self._assigned.append(assigned)
+        self.generic_visit(node)
+        self._assigned.pop()
+        self._function.pop()
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    # facts
+    def visit_Return(self, node: ast.Return) -> None:
+        if node.value is not None and self._function:
+            origins = tuple(self._origins(node.value))
+            self.returns.append((self._function[-1].name, self.path, origins))
+        self.generic_visit(node)
+
+    def visit_Call(self, node: ast.Call) -> None:
+        name = _ast_dotted(node.func)
+        if name is not None and not is_loader_constructor(name):
+            positional = tuple(
+                _merge(self._origins(arg)) for arg in node.args if not isinstance(arg, ast.Starred)
+            )
+            keywords = tuple(
+                (kw.arg, _merge(self._origins(kw.value))) for kw in node.keywords if kw.arg
+            )
+            if any(o != UNKNOWN for o in positional) or any(o != UNKNOWN for _, o in keywords):
+                self.calls.append((name.rsplit(".", 1)[-1], self.path, positional, keywords))
+        self.generic_visit(node)
+
+    def visit_Assign(self, node: ast.Assign) -> None:
+        if self._class and self._function:
+            for target in node.targets:
+                if (
+                    isinstance(target, ast.Attribute)
+                    and isinstance(target.value, ast.Name)
+                    and target.value.id == "self"
+                ):
+                    for origin in self._origins(node.value):
+                        self.selfs.append((self._class[-1], self.path, target.attr, origin))
+        self.generic_visit(node)
+
+    # origins
+    def _origins(self, node: ast.expr, depth: int = 0) -> list[Origin]:
+        if isinstance(node, ast.Constant) and node.value is None:
+            return [NONE]
+        if isinstance(node, ast.IfExp):
+            return self._origins(node.body, depth) + self._origins(node.orelse, depth)
+        if isinstance(node, ast.Call):
+            name = _ast_dotted(node.func)
+            if is_loader_constructor(name):
+                keywords = [kw.arg for kw in node.keywords]
+                return [_loader_origin(keywords, len(node.args))]
+            return [("call", self.path, name.rsplit(".", 1)[-1])] if name else [UNKNOWN]
+        if isinstance(node, ast.Name) and self._function:
+            function = self._function[-1]
+            position = _parameter_position(function, node.id, bool(self._class))
+            if position is not None:
+                owner = _owner(function.name, self._class)
+                return [("param", self.path, owner, position, node.id)]
+            values = self._assigned[-1].get(node.id, [])
+            if values and depth < 3:
+                return [o for value in values for o in self._origins(value, depth + 1)]
+            return [UNKNOWN]
+        if (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and node.value.id == "self"
+            and self._class
+        ):
+            return [("self", self.path, self._class[-1], node.attr)]
+        return [UNKNOWN]
+
+
+def _merge(origins: list[Origin]) -> Origin:
+    """A call-site argument with several possible origins: keep one only when they agree."""
+    unique = set(origins)
+    return origins[0] if len(unique) == 1 else UNKNOWN
+
+
+def _ast_dotted(node: ast.expr) -> str | None:
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    parts.append(node.id)
+    return ".".join(reversed(parts))
+
+
+def _owner(function: str, classes: list[str]) -> str:
+    """Whom callers name: ``__init__`` is called through its class."""
+    if function == "__init__" and classes:
+        return classes[-1]
+    return function
+
+
+def _parameter_position(
+    function: ast.FunctionDef | ast.AsyncFunctionDef, name: str, is_method: bool
+) -> int | None:
+    """The position callers pass ``name`` at (``self`` not counted), ``-1`` for keyword-only."""
+    positional = [a.arg for a in function.args.posonlyargs + function.args.args]
+    if is_method and positional and positional[0] in ("self", "cls"):
+        positional = positional[1:]
+    if name in positional:
+        return positional.index(name)
+    if name in [a.arg for a in function.args.kwonlyargs]:
+        return -1
+    return None
+
+
+def collect_loader_facts(tree: ast.Module, path: str) -> dict[str, list[Any]]:
+    collector = _FactCollector(path)
+    collector.visit(tree)
+    return {
+        FACT_RETURNS: sorted(collector.returns, key=repr),
+        FACT_CALLS: sorted(collector.calls, key=repr),
+        FACT_SELF: sorted(collector.selfs, key=repr),
+        FACT_NAMES: [(
+            collector.path, tuple(sorted(collector.defined)), tuple(sorted(collector.imported))
+        )],
+    }
+
+
+# ------------------------------------------------------------------------------------------------
+# The file side: origins of a libcst expression
+
+
+def origins_at(context: FileContext, node: cst.BaseExpression) -> list[Origin]:
+    """The origins of a loader expression at ``node`` in the file being linted."""
+    path = file_key(str(context.path))
+    function = context.enclosing_function(node)
+    klass = context.enclosing_class(node)
+    if isinstance(node, cst.Name) and node.value == "None":
+        return [NONE]
+    if isinstance(node, cst.IfExp):
+        return origins_at(context, node.body) + origins_at(context, node.orelse)
+    if isinstance(node, cst.Call):
+        name = dotted_name(node.func)
+        if is_loader_constructor(name):
+            keywords = [arg.keyword.value if arg.keyword else None for arg in node.args
+                        if arg.keyword is not None or arg.star == "**"]
+            positional = sum(1 for arg in node.args if arg.keyword is None and not arg.star)
+            return [_loader_origin(keywords, positional)]
+        return [("call", path, name.rsplit(".", 1)[-1])] if name else [UNKNOWN]
+    if isinstance(node, cst.Name) and function is not None:
+        position = _cst_parameter_position(function, node.value, klass is not None)
+        if position is not None:
+            classes = [klass.name.value] if klass is not None else []
+            owner = _owner(function.name.value, classes)
+            return [("param", path, owner, position, node.value)]
+        values = context.assignments(function).get(node.value, [])
+        if values:
+            return [o for value in values for o in origins_at(context, value)]
+        return [UNKNOWN]
+    if (
+        isinstance(node, cst.Attribute)
+        and isinstance(node.value, cst.Name)
+        and node.value.value == "self"
+        and klass is not None
+    ):
+        return [("self", path, klass.name.value, node.attr.value)]
+    return [UNKNOWN]
+
+
+def _cst_parameter_position(function: cst.FunctionDef, name: str, is_method: bool) -> int | None:
+    params = function.params
+    positional = [p.name.value for p in (*params.posonly_params, *params.params)]
+    if is_method and positional and positional[0] in ("self", "cls"):
+        positional = positional[1:]
+    if name in positional:
+        return positional.index(name)
+    if name in [p.name.value for p in params.kwonly_params]:
+        return -1
+    return None
+
+
+# ------------------------------------------------------------------------------------------------
+# Resolution
+
+
+def can_carry_batch_sampler(index: ProjectIndex, origins: Iterable[Origin]) -> bool:
+    """``False`` only when the project shows that every loader reaching these origins is built
+    with ``sampler=`` and without ``batch_sampler=``."""
+    origins = list(origins)
+    if not origins:
+        return True
+    return any(_may_carry(index, origin, 0, frozenset()) for origin in origins)
+
+
+def _may_carry(index: ProjectIndex, origin: Origin, depth: int, seen: frozenset[Origin]) -> bool:
+    if depth > _MAX_DEPTH or origin in seen:
+        return True
+    seen = seen | {origin}
+    kind = origin[0]
+    names = _names(index)
+    if kind == "none":
+        return False
+    if kind == "loader":
+        _, sampler, batch = origin
+        return bool(batch) or not sampler
+    if kind == "call":
+        _, caller, name = origin
+        returned = [
+            o for function, path, origins in index.get(FACT_RETURNS)
+            if function == name and _reaches(names, caller, path, name)
+            for o in origins
+        ]
+        return not returned or any(_may_carry(index, o, depth + 1, seen) for o in returned)
+    if kind == "param":
+        _, path, owner, position, name = origin
+        passed = []
+        for callee, caller, positional, keywords in index.get(FACT_CALLS):
+            if callee != owner or not _reaches(names, caller, path, owner):
+                continue
+            keyword = dict(keywords).get(name)
+            if keyword is not None:
+                passed.append(keyword)
+            elif 0 <= position < len(positional):
+                passed.append(positional[position])
+            else:
+                passed.append(UNKNOWN)  # passed some other way (a default, *args)
+        return not passed or any(_may_carry(index, o, depth + 1, seen) for o in passed)
+    if kind == "self":
+        _, path, klass, attr = origin
+        assigned = [
+            o for c, p, a, o in index.get(FACT_SELF) if c == klass and p == path and a == attr
+        ]
+        return not assigned or any(_may_carry(index, o, depth + 1, seen) for o in assigned)
+    return True
+
+
+_Names = dict[str, tuple[frozenset[str], frozenset[tuple[str, str]]]]
+
+
+def _names(index: ProjectIndex) -> _Names:
+    cached = index.__dict__.get("_sl2_names")
+    if cached is None:
+        cached = {
+            path: (frozenset(defined), frozenset(imported))
+            for path, defined, imported in index.get(FACT_NAMES)
+        }
+        index.__dict__["_sl2_names"] = cached
+    return cached
+
+
+def _reaches(names: _Names, caller: str, defined_at: str, name: str) -> bool:
+    """Whether ``name`` as used in the file ``caller`` can be the one defined in ``defined_at``:
+    the same file, or an import of it from a module named like that file (``from trainer import
+    Trainer`` reaches ``trainer.py``, not ``multigpu.py``). A file that defines its own ``name``
+    uses that one."""
+    if caller == defined_at:
+        return True
+    defined, imported = names.get(caller, (frozenset(), frozenset()))
+    if name in defined:
+        return False
+    stem = PurePath(defined_at).stem
+    if stem == "__init__":
+        stem = PurePath(defined_at).parent.name
+    for local, module in imported:
+        last = module.rsplit(".", 1)[-1]
+        if local == name and last == stem:
+            return True  # from <...>.stem import name
+        if not local and (last == stem or module.endswith(f".{stem}.{name}")):
+            return True  # import <...>.stem, then stem.name(...)
+    return False
