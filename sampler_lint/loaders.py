@@ -48,6 +48,7 @@ FACT_RETURNS = "sl2_returns"  # (function name, path, origins returned)
 FACT_CALLS = "sl2_calls"  # (callee name, path, positional origins, keyword origins)
 FACT_SELF = "sl2_self"  # (class name, path, attr, origin)
 FACT_NAMES = "sl2_names"  # (path, names defined there, (name, module) imported there)
+FACT_SET_EPOCH = "sl2_set_epoch"  # dotted receivers of every `.set_epoch(...)` call
 # Files on a loader's way mention it somehow; a file missed here can only make SL201 flag more.
 INDEX_REQUIRES: tuple[tuple[str, ...], ...] = (
     ("DataLoader", "loader", "Loader", "set_epoch", "sampler", "_data"),
@@ -86,6 +87,7 @@ class _FactCollector(ast.NodeVisitor):
         self.selfs: list[tuple[str, str, str, Origin]] = []
         self.defined: set[str] = set()
         self.imported: set[tuple[str, str]] = set()
+        self.set_epoch: set[str] = set()
         self._class: list[str] = []
         self._function: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
         self._assigned: list[dict[str, list[ast.expr]]] = []
@@ -134,6 +136,8 @@ class _FactCollector(ast.NodeVisitor):
 
     def visit_Call(self, node: ast.Call) -> None:
         name = _ast_dotted(node.func)
+        if isinstance(node.func, ast.Attribute) and node.func.attr == "set_epoch":
+            self.set_epoch.add(_ast_dotted(node.func.value) or "<expression>")
         if name is not None and not is_loader_constructor(name):
             positional = tuple(
                 _merge(self._origins(arg)) for arg in node.args if not isinstance(arg, ast.Starred)
@@ -237,6 +241,7 @@ def collect_loader_facts(tree: ast.Module, path: str) -> dict[str, list[Any]]:
         FACT_NAMES: [(
             collector.path, tuple(sorted(collector.defined)), tuple(sorted(collector.imported))
         )],
+        FACT_SET_EPOCH: sorted(collector.set_epoch),
     }
 
 
@@ -382,3 +387,66 @@ def _reaches(names: _Names, caller: str, defined_at: str, name: str) -> bool:
         if not local and (last == stem or module.endswith(f".{stem}.{name}")):
             return True  # import <...>.stem, then stem.name(...)
     return False
+
+
+# ------------------------------------------------------------------------------------------------
+# Samplers, loaders and epoch loops inside one function (SL202, SL203)
+
+# DistributedSampler and the third-party subclasses RULES.md counts as one.
+DISTRIBUTED_SAMPLERS = (
+    "DistributedSampler", "StatefulDistributedSampler", "DistributedSamplerWrapper",
+    "DistributedLengthGroupedSampler",
+)
+# Things that call set_epoch themselves when handed a loader.
+EPOCH_AWARE_CALLS = (
+    "fit", "validate", "test", "predict", "prepare", "setup_dataloaders", "Trainer", "train",
+    "Runner", "build_runner", "Engine",
+)
+_EVALUATION = ("val", "valid", "test", "eval", "predict", "dev")
+
+
+def is_distributed_sampler(name: str | None) -> bool:
+    return name is not None and name.rsplit(".", 1)[-1] in DISTRIBUTED_SAMPLERS
+
+
+def shuffles(call: cst.Call) -> bool:
+    """A DistributedSampler(...) whose ``shuffle`` is not literally ``False`` (torch's default
+    is ``True``; a value from configuration may be ``True``)."""
+    # DistributedSampler(dataset, num_replicas, rank, shuffle, seed, drop_last)
+    from sampler_lint.matching import get_arg
+
+    arg = get_arg(call, 3, "shuffle")
+    return not (arg is not None and isinstance(arg.value, cst.Name) and arg.value.value == "False")
+
+
+def is_evaluation_name(name: str) -> bool:
+    """``val_loader``, ``test_sampler``, ``eval_dl``: named for evaluation data."""
+    parts = name.lower().replace(".", "_").split("_")
+    return any(part in _EVALUATION or part.startswith(("val", "eval", "test")) for part in parts)
+
+
+def loader_sampler_argument(call: cst.Call) -> cst.BaseExpression | None:
+    """The ``sampler=`` of a DataLoader construction, or the sampler inside its
+    ``batch_sampler=BatchSampler(<sampler>, ...)``."""
+    from sampler_lint.matching import get_arg
+
+    arg = get_arg(call, _SAMPLER_POSITION, "sampler")
+    if arg is not None:
+        return arg.value
+    batch = get_arg(call, _BATCH_SAMPLER_POSITION, "batch_sampler")
+    if batch is not None and isinstance(batch.value, cst.Call):
+        inner = get_arg(batch.value, 0, "sampler")
+        if inner is not None:
+            return inner.value
+    return None
+
+
+def epoch_loop(context: FileContext, node: cst.CSTNode) -> cst.For | None:
+    """The innermost enclosing ``for <epoch> in ...`` whose target names an epoch."""
+    for ancestor in context.ancestors(node):
+        if isinstance(ancestor, cst.For) and isinstance(ancestor.target, cst.Name):
+            if "epoch" in ancestor.target.value.lower():
+                return ancestor
+        if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef)):
+            return None
+    return None

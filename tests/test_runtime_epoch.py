@@ -60,3 +60,32 @@ def test_a_loader_built_with_sampler_is_unchanged_by_the_fix() -> None:
     sampler = DistributedSampler(dataset, num_replicas=2, rank=0, shuffle=True, seed=0)
     plain = DataLoader(dataset, batch_size=4, sampler=sampler)
     assert _orders(result.fixed, plain) == _orders(BUGGY, plain)
+
+
+SCRIPT = """\
+from torch.utils.data import DataLoader, DistributedSampler
+
+
+def main(dataset, epochs, record):
+    sampler = DistributedSampler(dataset, num_replicas=2, rank=0, seed=0)
+    loader = DataLoader(dataset, batch_size=4, sampler=sampler)
+    for epoch in range(epochs):
+        record.append([int(i) for batch in loader for i in batch])
+"""
+
+
+def test_missing_set_epoch_repeats_the_order_and_the_fix_reshuffles() -> None:
+    assert [f.code for f in lint_code(SCRIPT, select=["SL202"]).findings] == ["SL202"]
+    fixed = lint_code(SCRIPT, select=["SL202"], fix=True).fixed
+    assert fixed is not None
+
+    def orders(source: str) -> list[list[int]]:
+        namespace: dict[str, Any] = {}
+        exec(compile(source, "<script>", "exec"), namespace)
+        record: list[list[int]] = []
+        namespace["main"](torch.arange(32), 3, record)
+        return record
+
+    before, after = orders(SCRIPT), orders(fixed)
+    assert before[0] == before[1] == before[2]
+    assert after[0] == before[0] and after[1] != after[0] and after[2] != after[1]

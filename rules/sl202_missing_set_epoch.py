@@ -1,0 +1,325 @@
+"""SL202 missing-set-epoch: a shuffling DistributedSampler whose epoch never changes."""
+
+from __future__ import annotations
+
+import ast
+from typing import Any
+
+import libcst as cst
+
+from sampler_lint.imports import dotted_name
+from sampler_lint.loaders import (
+    EPOCH_AWARE_CALLS,
+    FACT_SET_EPOCH,
+    INDEX_REQUIRES,
+    collect_loader_facts,
+    is_distributed_sampler,
+    is_evaluation_name,
+    is_loader_constructor,
+    loader_sampler_argument,
+    shuffles,
+)
+from sampler_lint.matching import scope_body_statements
+from sampler_lint.rule import Applicability, Example, Fix, Rule, Severity
+from sampler_lint.syntax_summary import SyntaxSummary
+
+
+class MissingSetEpoch(Rule):
+    code = "SL202"
+    name = "missing-set-epoch"
+    severity = Severity.WARNING
+    fix_applicability = Applicability.SAFE
+    requires = (("DistributedSampler",), ("DataLoader",))
+    index_requires = INDEX_REQUIRES
+    has_syntax_filter = True
+
+    @classmethod
+    def may_match(cls, summary: SyntaxSummary) -> bool:
+        return bool({"For", "While"} & summary.kinds)
+
+    @classmethod
+    def collect_facts(cls, tree: ast.Module, path: str) -> dict[str, list[Any]]:
+        return collect_loader_facts(tree, path)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if not is_loader_constructor(dotted_name(node.func)):
+            return
+        statement = self.context.parent(node)
+        if not (
+            isinstance(statement, cst.Assign)
+            and len(statement.targets) == 1
+            and isinstance(statement.targets[0].target, cst.Name)
+        ):
+            return
+        loader = statement.targets[0].target.value
+        sampler_expr = loader_sampler_argument(node)
+        if sampler_expr is None:
+            return
+        scope = self.context.enclosing_scope(node)
+        sampler_name, construction = self._sampler(scope, sampler_expr)
+        if construction is None or not shuffles(construction):
+            return
+        if is_evaluation_name(loader) or (sampler_name and is_evaluation_name(sampler_name)):
+            return
+        loop, passed_on, shape = self._epoch_use(scope, loader)
+        if loop is None:
+            return
+        if self._epoch_is_set(scope, loader, sampler_name, passed_on):
+            return
+        shown = sampler_name or self.context.code_for(construction)
+        if shape == "iterator":
+            where = f"`iter({loader})` is created again when exhausted"
+        else:
+            where = f"`{loader}` is iterated once per epoch"
+        message = (
+            f"shuffling DistributedSampler `{shown}` never gets `set_epoch`: {where}, but every "
+            "epoch draws the same permutation"
+        )
+        fix = None
+        if shape == "epoch" and sampler_name is not None and isinstance(loop, cst.For):
+            fix = self._fix(scope, loop, sampler_name)
+        self.report(construction, message, fix)
+
+    # -- matching ---------------------------------------------------------------------------------
+    def _sampler(
+        self, scope: cst.CSTNode, expr: cst.BaseExpression
+    ) -> tuple[str | None, cst.Call | None]:
+        """The sampler's name (when it has one) and its DistributedSampler construction."""
+        if isinstance(expr, cst.Call):
+            return (None, expr) if is_distributed_sampler(dotted_name(expr.func)) else (None, None)
+        if not isinstance(expr, cst.Name):
+            return None, None
+        values = self.context.assignments(scope).get(expr.value, [])
+        if len(values) != 1:
+            return expr.value, None
+        value = values[0]
+        if isinstance(value, cst.IfExp):  # DistributedSampler(...) if distributed else None
+            value = value.body
+        if isinstance(value, cst.Call) and is_distributed_sampler(dotted_name(value.func)):
+            return expr.value, value
+        return expr.value, None
+
+    def _epoch_use(
+        self, scope: cst.CSTNode, loader: str
+    ) -> tuple[cst.For | cst.While | None, bool, str]:
+        """The loop that goes over ``loader`` once per epoch, whether the loader is passed on to
+        a call there (the callee may set the epoch), and the shape (``epoch`` or ``iterator``)."""
+        for statement in scope_body_statements(scope):
+            if isinstance(statement, cst.For) and _is_epoch_target(statement.target):
+                uses = _uses(statement.body, loader)
+                if uses.handed_to_framework:
+                    return None, False, ""
+                if uses.iterated or uses.passed:
+                    return statement, uses.passed, "epoch"
+            if isinstance(statement, cst.While) and _recreates_iterator(statement, loader):
+                return statement, False, "iterator"
+        return None, False, ""
+
+    def _epoch_is_set(
+        self, scope: cst.CSTNode, loader: str, sampler: str | None, passed_on: bool
+    ) -> bool:
+        """Any code that may set this sampler's epoch, in this file or (for a loader handed to
+        a function) anywhere in the project; or the loader handed to something that does."""
+        for receiver in _set_epoch_receivers(scope):  # names are only this scope's
+            if receiver == sampler or receiver.split(".", 1)[0] == loader:
+                return True
+        if passed_on:
+            # The callee, anywhere in the project, may set it through its own parameter name.
+            receivers = set(self.context.index.get(FACT_SET_EPOCH))
+            receivers |= _set_epoch_receivers(self.context.module)
+            if any(r.endswith((".sampler", ".batch_sampler")) or r == "<expression>"
+                   for r in receivers):
+                return True
+        return _handed_to_framework(scope, loader)
+
+    # -- the fix ----------------------------------------------------------------------------------
+    def _fix(self, scope: cst.CSTNode, loop: cst.For, sampler: str) -> Fix | None:
+        assert isinstance(loop.target, cst.Name)
+        epoch = loop.target.value
+        if _assigns(loop.body, sampler):
+            return None  # rebound inside the loop: which sampler is meant is not clear
+        body = loop.body
+        if not isinstance(body, cst.IndentedBlock):
+            return None
+        config = self.context.module.config_for_parsing
+        added = cst.parse_module(
+            f'if hasattr({sampler}, "set_epoch"):\n    {sampler}.set_epoch({epoch})\n',
+            config=config,
+        ).body[0]
+        new_body = body.with_changes(body=[added, *body.body])
+        return Fix(
+            replacements=[(body, new_body)],
+            applicability=Applicability.SAFE,
+            message=f"Call `{sampler}.set_epoch({epoch})` at the start of each epoch",
+        )
+
+    documentation = """
+    A shuffling `DistributedSampler` whose `set_epoch` is never called.
+
+    ## What it does
+    Flags a `DistributedSampler` (or a known subclass) built with `shuffle` not literally
+    `False`, whose loader is iterated once per epoch (`for epoch in ...:` around
+    `for batch in loader` or a call taking the loader, or `iter(loader)` re-created when it is
+    exhausted inside a `while` loop), when no code sets the epoch: neither this file nor, when the
+    loader is handed to a function, the project calls `set_epoch` on that sampler or loader.
+    Evaluation loaders (named `val`, `test`, `eval`...) and loaders handed to something that calls
+    `set_epoch` itself (Lightning's `Trainer.fit` and Fabric's `setup_dataloaders`,
+    `accelerator.prepare`, a transformers `Trainer`, an mmengine `Runner`) are not flagged.
+
+    ## Why is this bad
+    `DistributedSampler` draws its permutation from `seed + epoch`. Without `set_epoch`, the epoch
+    stays 0 and every epoch visits the samples in the same order on every rank, which torch's
+    documentation warns about: training quietly loses the reshuffling it was configured for.
+
+    ## Example
+    ```python
+    sampler = DistributedSampler(dataset)
+    loader = DataLoader(dataset, batch_size=64, sampler=sampler)
+    for epoch in range(epochs):
+        for batch in loader:
+            step(batch)
+    ```
+
+    ## Use instead
+    ```python
+    sampler = DistributedSampler(dataset)
+    loader = DataLoader(dataset, batch_size=64, sampler=sampler)
+    for epoch in range(epochs):
+        if hasattr(sampler, "set_epoch"):
+            sampler.set_epoch(epoch)
+        for batch in loader:
+            step(batch)
+    ```
+
+    ## Fix safety
+    Safe: it inserts `if hasattr(s, "set_epoch"): s.set_epoch(epoch)` as the first statement of
+    the epoch loop, which changes nothing but the epoch the sampler shuffles with. Offered only
+    when the sampler is a name bound before the loop and not rebound in it, and the loop's target
+    is the epoch counter; the infinite-iterator shape and inline samplers are reported only.
+
+    ## References
+    - torch `DistributedSampler` documentation ("calling the set_epoch() method at the beginning
+      of each epoch before creating the DataLoader iterator is necessary")
+    - PyTorch's DDP examples (`train_sampler.set_epoch(epoch)`)
+    """
+
+    examples = (
+        Example(
+            "from torch.utils.data import DataLoader, DistributedSampler\n"
+            "\n"
+            "\n"
+            "def main(dataset, epochs, step):\n"
+            "    sampler = DistributedSampler(dataset)\n"
+            "    loader = DataLoader(dataset, batch_size=64, sampler=sampler)\n"
+            "    for epoch in range(epochs):\n"
+            "        for batch in loader:\n"
+            "            step(batch)\n",
+            lines=(5,),
+            fixed=(
+                "from torch.utils.data import DataLoader, DistributedSampler\n"
+                "\n"
+                "\n"
+                "def main(dataset, epochs, step):\n"
+                "    sampler = DistributedSampler(dataset)\n"
+                "    loader = DataLoader(dataset, batch_size=64, sampler=sampler)\n"
+                "    for epoch in range(epochs):\n"
+                '        if hasattr(sampler, "set_epoch"):\n'
+                "            sampler.set_epoch(epoch)\n"
+                "        for batch in loader:\n"
+                "            step(batch)\n"
+            ),
+        ),
+        Example(
+            "from torch.utils.data import DataLoader, DistributedSampler\n"
+            "\n"
+            "\n"
+            "def main(dataset, epochs, step):\n"
+            "    sampler = DistributedSampler(dataset, shuffle=False)\n"
+            "    loader = DataLoader(dataset, sampler=sampler)\n"
+            "    for epoch in range(epochs):\n"
+            "        for batch in loader:\n"
+            "            step(batch)\n"
+        ),
+    )
+
+
+class _Uses:
+    def __init__(self) -> None:
+        self.iterated = False
+        self.passed = False
+        self.handed_to_framework = False
+
+
+def _uses(body: cst.CSTNode, loader: str) -> _Uses:
+    uses = _Uses()
+
+    class _Finder(cst.CSTVisitor):
+        def visit_For(self, node: cst.For) -> None:
+            if isinstance(node.iter, cst.Name) and node.iter.value == loader:
+                uses.iterated = True
+
+        def visit_CompFor(self, node: cst.CompFor) -> None:
+            if isinstance(node.iter, cst.Name) and node.iter.value == loader:
+                uses.iterated = True
+
+        def visit_Call(self, node: cst.Call) -> None:
+            if not any(isinstance(a.value, cst.Name) and a.value.value == loader
+                       for a in node.args):
+                return
+            name = (dotted_name(node.func) or "").rsplit(".", 1)[-1]
+            if name in ("iter", "enumerate", "tqdm", "zip"):
+                uses.iterated = True
+            elif name in EPOCH_AWARE_CALLS:
+                uses.handed_to_framework = True
+            else:
+                uses.passed = True
+
+    body.visit(_Finder())
+    return uses
+
+
+def _handed_to_framework(scope: cst.CSTNode, loader: str) -> bool:
+    return _uses(scope, loader).handed_to_framework
+
+
+def _recreates_iterator(loop: cst.While, loader: str) -> bool:
+    """``while ...: try: next(it) except StopIteration: it = iter(loader)``."""
+    found = False
+
+    class _Finder(cst.CSTVisitor):
+        def visit_ExceptHandler(self, node: cst.ExceptHandler) -> bool:
+            nonlocal found
+            if node.type is not None and "StopIteration" in (dotted_name(node.type) or ""):
+                if _uses(node.body, loader).iterated:
+                    found = True
+            return True
+
+    loop.visit(_Finder())
+    return found
+
+
+def _is_epoch_target(target: cst.BaseExpression) -> bool:
+    return isinstance(target, cst.Name) and "epoch" in target.value.lower()
+
+
+def _assigns(body: cst.CSTNode, name: str) -> bool:
+    for statement in scope_body_statements(body):
+        if isinstance(statement, cst.SimpleStatementLine):
+            for small in statement.body:
+                if isinstance(small, cst.Assign) and any(
+                    dotted_name(t.target) == name for t in small.targets
+                ):
+                    return True
+    return False
+
+
+def _set_epoch_receivers(module: cst.CSTNode) -> set[str]:
+    found: set[str] = set()
+
+    class _Finder(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> None:
+            if isinstance(node.func, cst.Attribute) and node.func.attr.value == "set_epoch":
+                found.add(dotted_name(node.func.value) or "<expression>")
+
+    module.visit(_Finder())
+    return found

@@ -1,0 +1,266 @@
+"""SL203 set-epoch-after-iter: ``set_epoch`` after the epoch's iterator exists changes nothing."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from sampler_lint.imports import dotted_name
+from sampler_lint.loaders import is_loader_constructor, loader_sampler_argument
+from sampler_lint.rule import Applicability, Example, Fix, Rule, Severity
+from sampler_lint.syntax_summary import SyntaxSummary
+
+_ITERATING = ("enumerate", "tqdm", "iter")
+
+
+class SetEpochAfterIter(Rule):
+    code = "SL203"
+    name = "set-epoch-after-iter"
+    severity = Severity.WARNING
+    fix_applicability = Applicability.SAFE
+    requires = (("set_epoch",),)
+    has_syntax_filter = True
+
+    @classmethod
+    def may_match(cls, summary: SyntaxSummary) -> bool:
+        iterates = "For" in summary.kinds or bool(set(_ITERATING) & summary.names)
+        return "set_epoch" in summary.names and iterates
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if not (isinstance(func, cst.Attribute) and func.attr.value == "set_epoch"):
+            return
+        loaders = self._loaders_of(func.value)
+        if not loaders:
+            return
+        statement = self.context.enclosing_statement(node)
+        if statement is None:
+            return
+        # An enclosing `for batch in loader:`: this epoch's iterator is already running.
+        for ancestor in self.context.ancestors(node):
+            if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef)):
+                break
+            if isinstance(ancestor, cst.For) and _iterates(ancestor.iter, loaders):
+                self.report(node, self._message(ancestor.iter), None)
+                return
+        # `it = iter(loader)` earlier in the same block, consumed after the call.
+        block = self.context.parent(statement)
+        if not isinstance(block, (cst.IndentedBlock, cst.Module)):
+            return
+        body = list(block.body)
+        position = body.index(statement)
+        for earlier in reversed(body[:position]):
+            iterator = _iterator_created(earlier, loaders)
+            if iterator is None:
+                if _assigns_name_of(earlier, loaders):
+                    return  # the loader itself was rebound: a new iterator is not ours to judge
+                continue
+            after = body[position + 1:]
+            between = body[body.index(earlier) + 1:position]
+            if any(_assigns(s, iterator) for s in between) or not any(
+                _reads(s, iterator) for s in after
+            ):
+                return
+            fix = self._fix(node, statement, earlier, between)
+            self.report(node, self._message(None, iterator), fix)
+            return
+
+    def _loaders_of(self, receiver: cst.BaseExpression) -> set[str]:
+        """The loaders whose sampler ``receiver`` is: ``L.sampler``, ``L.batch_sampler``,
+        ``L.batch_sampler.sampler``, or a sampler variable passed as ``sampler=`` to a loader
+        built in this scope."""
+        name = dotted_name(receiver)
+        if name is None:
+            return set()
+        for suffix in (".batch_sampler.sampler", ".batch_sampler", ".sampler"):
+            if name.endswith(suffix):
+                return {name[: -len(suffix)]}
+        scope = self.context.enclosing_scope(receiver)
+        found = set()
+        for target, values in self.context.assignments(scope).items():
+            for value in values:
+                if isinstance(value, cst.Call) and is_loader_constructor(dotted_name(value.func)):
+                    sampler = loader_sampler_argument(value)
+                    if sampler is not None and dotted_name(sampler) == name:
+                        found.add(target)
+        return found
+
+    def _message(self, loop_iter: cst.BaseExpression | None, iterator: str | None = None) -> str:
+        if iterator is not None:
+            where = f"`{iterator}` was created before it"
+        else:
+            assert loop_iter is not None
+            loop = self.context.code_for(loop_iter)
+            where = f"the enclosing `for ... in {loop}` started before it"
+        return (
+            f"`set_epoch` comes too late: {where}, and the permutation is drawn when the iterator "
+            "is created, so this epoch keeps the previous order"
+        )
+
+    def _fix(
+        self,
+        call: cst.Call,
+        statement: cst.BaseStatement,
+        creation: cst.BaseStatement,
+        between: list[cst.BaseStatement],
+    ) -> Fix | None:
+        if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+            return None
+        if not isinstance(creation, cst.SimpleStatementLine):
+            return None
+        names = _names_in(call)
+        if any(_assigns(s, name) for s in [creation, *between] for name in names):
+            return None  # the epoch expression would read other values before the iterator
+        moved = statement.with_changes(leading_lines=creation.leading_lines)
+        kept = creation.with_changes(leading_lines=[])
+        return Fix(
+            replacements=[
+                (creation, cst.FlattenSentinel([moved, kept])),
+                (statement, cst.RemovalSentinel.REMOVE),
+            ],
+            applicability=Applicability.SAFE,
+            message="Move `set_epoch` before the iterator is created",
+        )
+
+    documentation = """
+    `set_epoch` called after the epoch's iterator over the loader was created.
+
+    ## What it does
+    Flags `set_epoch(E)` on a loader's sampler (`L.sampler`, `L.batch_sampler`, or a sampler
+    passed as `sampler=` to a loader built here) when an iterator over that loader created before
+    the call is consumed after it: the call sits inside `for batch in L:`, or `it = iter(L)` comes
+    earlier in the same block and `it` is read after the call without being created again.
+
+    ## Why is this bad
+    A `DataLoader` iterator asks its sampler for the whole epoch's order when it is created. An
+    epoch set afterwards only affects the next iterator, so this epoch repeats the previous
+    epoch's order (the first two epochs are identical).
+
+    ## Example
+    ```python
+    for epoch in range(epochs):
+        it = iter(loader)
+        loader.sampler.set_epoch(epoch)
+        for _ in range(steps):
+            step(next(it))
+    ```
+
+    ## Use instead
+    ```python
+    for epoch in range(epochs):
+        loader.sampler.set_epoch(epoch)
+        it = iter(loader)
+        for _ in range(steps):
+            step(next(it))
+    ```
+
+    ## Fix safety
+    Safe: it moves the call just before the iterator's creation, when both statements are in the
+    same block, the call is a statement of its own (unconditional there) and the names of the
+    epoch expression are not assigned in between. A call inside `for batch in L:` is reported
+    only: where the epoch should be set depends on the loop around it.
+
+    ## References
+    - torch `DistributedSampler` documentation: "calling the set_epoch() method at the beginning
+      of each epoch before creating the DataLoader iterator is necessary"
+    """
+
+    examples = (
+        Example(
+            "def train(loader, epochs, steps, step):\n"
+            "    for epoch in range(epochs):\n"
+            "        it = iter(loader)\n"
+            "        loader.sampler.set_epoch(epoch)\n"
+            "        for _ in range(steps):\n"
+            "            step(next(it))\n",
+            lines=(4,),
+            fixed=(
+                "def train(loader, epochs, steps, step):\n"
+                "    for epoch in range(epochs):\n"
+                "        loader.sampler.set_epoch(epoch)\n"
+                "        it = iter(loader)\n"
+                "        for _ in range(steps):\n"
+                "            step(next(it))\n"
+            ),
+        ),
+        Example(
+            "def train(loader, epochs, step):\n"
+            "    for epoch in range(epochs):\n"
+            "        loader.sampler.set_epoch(epoch)\n"
+            "        for batch in loader:\n"
+            "            step(batch)\n"
+        ),
+    )
+
+
+def _iterates(expr: cst.BaseExpression, loaders: set[str]) -> bool:
+    if dotted_name(expr) in loaders:
+        return True
+    if isinstance(expr, cst.Call) and expr.args:
+        called = (dotted_name(expr.func) or "").rsplit(".", 1)[-1]
+        return called in _ITERATING and dotted_name(expr.args[0].value) in loaders
+    return False
+
+
+def _iterator_created(statement: cst.BaseStatement, loaders: set[str]) -> str | None:
+    """``it = iter(L)`` -> ``"it"``."""
+    if not isinstance(statement, cst.SimpleStatementLine):
+        return None
+    for small in statement.body:
+        if (
+            isinstance(small, cst.Assign)
+            and len(small.targets) == 1
+            and isinstance(small.targets[0].target, cst.Name)
+            and isinstance(small.value, cst.Call)
+            and dotted_name(small.value.func) == "iter"
+            and small.value.args
+            and dotted_name(small.value.args[0].value) in loaders
+        ):
+            return small.targets[0].target.value
+    return None
+
+
+def _assigns_name_of(statement: cst.BaseStatement, loaders: set[str]) -> bool:
+    return any(_assigns(statement, loader) for loader in loaders)
+
+
+def _assigns(statement: cst.CSTNode, name: str) -> bool:
+    found = False
+
+    class _Finder(cst.CSTVisitor):
+        def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+            nonlocal found
+            found = found or dotted_name(node.target) == name
+
+        def visit_AugAssign(self, node: cst.AugAssign) -> None:
+            nonlocal found
+            found = found or dotted_name(node.target) == name
+
+        def visit_For(self, node: cst.For) -> None:
+            nonlocal found
+            found = found or dotted_name(node.target) == name
+
+    statement.visit(_Finder())
+    return found
+
+
+def _reads(statement: cst.CSTNode, name: str) -> bool:
+    found = False
+
+    class _Finder(cst.CSTVisitor):
+        def visit_Name(self, node: cst.Name) -> None:
+            nonlocal found
+            found = found or node.value == name
+
+    statement.visit(_Finder())
+    return found
+
+
+def _names_in(node: cst.CSTNode) -> set[str]:
+    names: set[str] = set()
+
+    class _Finder(cst.CSTVisitor):
+        def visit_Name(self, name: cst.Name) -> None:
+            names.add(name.value)
+
+    node.visit(_Finder())
+    return names
