@@ -66,9 +66,9 @@ def lint_code(
     data = code.encode("utf-8") if isinstance(code, str) else code
     if index is None:
         # Linting one file on its own: the project is that file.
-        from sampler_lint.runner import needs_index
+        from sampler_lint.runner import needs_index, source_text
 
-        text = data.decode("utf-8", "replace")
+        text = source_text(data)
         index = index_sources({path: text}, select) if needs_index(rules) else EMPTY_INDEX
     result, fixed = lint_source(Path(path), data, lint, index)
     fixed_text = None

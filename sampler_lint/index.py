@@ -93,7 +93,8 @@ EMPTY_INDEX = ProjectIndex()
 # Common facts
 
 
-def _aliases(tree: ast.Module) -> dict[str, str]:
+def import_aliases(tree: ast.Module) -> dict[str, str]:
+    """Local name -> what it was imported as (``dist`` -> ``torch.distributed``)."""
     aliases: dict[str, str] = {}
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
@@ -111,14 +112,14 @@ def _aliases(tree: ast.Module) -> dict[str, str]:
     return aliases
 
 
-def _dotted(node: ast.expr) -> str | None:
+def dotted_expression(node: ast.expr) -> str | None:
     if isinstance(node, ast.Name):
         return node.id
     if isinstance(node, ast.Attribute):
-        inner = _dotted(node.value)
+        inner = dotted_expression(node.value)
         return f"{inner}.{node.attr}" if inner else None
     if isinstance(node, ast.Subscript):  # Generic[T], Sampler[int]
-        return _dotted(node.value)
+        return dotted_expression(node.value)
     if isinstance(node, ast.Call):  # six.with_metaclass(...) and similar: unknown
         return None
     return None
@@ -136,13 +137,13 @@ COMMON_REQUIRES = ("class ", "import ")
 
 
 def collect_common_facts(tree: ast.Module, path: str) -> dict[str, list[Any]]:
-    aliases = _aliases(tree)
+    aliases = import_aliases(tree)
     classes = []
     for node in ast.walk(tree):
         if isinstance(node, ast.ClassDef):
             bases = []
             for base in node.bases:
-                dotted = _dotted(base)
+                dotted = dotted_expression(base)
                 bases.append(qualify(aliases, dotted) if dotted else "<unknown>")
             classes.append(ClassFact(node.name, path, tuple(bases), node.lineno))
     modules = sorted({m.lstrip(".") for m in aliases.values()} | {

@@ -16,7 +16,6 @@ sampler.
 from __future__ import annotations
 
 import ast
-import functools
 import os
 from collections import defaultdict
 from collections.abc import Iterable
@@ -27,7 +26,7 @@ import libcst as cst
 
 from sampler_lint.context import FileContext
 from sampler_lint.imports import dotted_name
-from sampler_lint.index import ProjectIndex
+from sampler_lint.index import ProjectIndex, dotted_expression
 
 # An expression's provenance, as plain tuples (picklable, comparable, stable in the index):
 #   ("loader", built_with_sampler, built_with_batch_sampler)  a DataLoader(...) construction
@@ -72,10 +71,10 @@ def _loader_origin(keywords: Iterable[str | None], positional: int) -> Origin:
 # The project side: facts from Python's ast
 
 
-@functools.lru_cache(maxsize=4096)
 def file_key(path: str) -> str:
     """One spelling per file: the index walks the project from its resolved root, the linted
-    path is as the user typed it."""
+    path is as the user typed it. (Not cached: a relative path means another file after a
+    change of directory.)"""
     return os.path.realpath(path)
 
 
@@ -135,9 +134,9 @@ class _FactCollector(ast.NodeVisitor):
         self.generic_visit(node)
 
     def visit_Call(self, node: ast.Call) -> None:
-        name = _ast_dotted(node.func)
+        name = dotted_expression(node.func)
         if isinstance(node.func, ast.Attribute) and node.func.attr == "set_epoch":
-            self.set_epoch.add(_ast_dotted(node.func.value) or "<expression>")
+            self.set_epoch.add(dotted_expression(node.func.value) or "<expression>")
         if name is not None and not is_loader_constructor(name):
             positional = tuple(
                 _merge(self._origins(arg)) for arg in node.args if not isinstance(arg, ast.Starred)
@@ -168,7 +167,7 @@ class _FactCollector(ast.NodeVisitor):
         if isinstance(node, ast.IfExp):
             return self._origins(node.body, depth) + self._origins(node.orelse, depth)
         if isinstance(node, ast.Call):
-            name = _ast_dotted(node.func)
+            name = dotted_expression(node.func)
             if is_loader_constructor(name):
                 keywords = [kw.arg for kw in node.keywords]
                 return [_loader_origin(keywords, len(node.args))]
@@ -197,17 +196,6 @@ def _merge(origins: list[Origin]) -> Origin:
     """A call-site argument with several possible origins: keep one only when they agree."""
     unique = set(origins)
     return origins[0] if len(unique) == 1 else UNKNOWN
-
-
-def _ast_dotted(node: ast.expr) -> str | None:
-    parts: list[str] = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if not isinstance(node, ast.Name):
-        return None
-    parts.append(node.id)
-    return ".".join(reversed(parts))
 
 
 def _owner(function: str, classes: list[str]) -> str:

@@ -17,7 +17,7 @@ from sampler_lint.config import ConfigResolver, Settings
 from sampler_lint.discovery import iter_source_files, project_root
 from sampler_lint.findings import FileResult
 from sampler_lint.index import COMMON_REQUIRES, EMPTY_INDEX, ProjectIndex, collect_common_facts
-from sampler_lint.linter import LintOptions, lint_source, needs_parsing
+from sampler_lint.linter import LintOptions, decode, lint_source, needs_parsing
 from sampler_lint.rule import Rule
 from sampler_lint.writer import WriteError, write_atomic
 
@@ -66,10 +66,19 @@ def lint_options_for(settings: Settings, path: Path, run: RunOptions) -> LintOpt
 
 def _index_file(path: Path, collectors: tuple[type[Rule], ...], common: bool) -> ProjectIndex:
     try:
-        text = path.read_text(encoding="utf-8", errors="replace")
+        data = path.read_bytes()
     except OSError:
         return ProjectIndex()
-    return index_source(text, str(path), collectors, common)
+    return index_source(source_text(data), str(path), collectors, common)
+
+
+def source_text(data: bytes) -> str:
+    """The text of a source for the index: its BOM and coding cookie honoured (Python's parser
+    rejects a stray BOM), undecodable bytes replaced rather than the file dropped."""
+    try:
+        return decode(data)
+    except (SyntaxError, UnicodeDecodeError, LookupError):
+        return data.decode("utf-8", "replace")
 
 
 def index_source(

@@ -1,0 +1,242 @@
+"""SL401 misspelled-sampler-attribute: ``self.subnum_samples`` where ``sub_num_samples`` exists."""
+
+from __future__ import annotations
+
+import ast
+from typing import Any
+
+import libcst as cst
+
+from sampler_lint.matching import expression_key
+from sampler_lint.rule import Applicability, Example, Fix, Rule, Severity
+from sampler_lint.sampler_family import (
+    INDEX_REQUIRES,
+    chain_of,
+    collect_class_facts,
+    find_class,
+    near_miss,
+)
+from sampler_lint.syntax_summary import SyntaxSummary
+
+
+class MisspelledSamplerAttribute(Rule):
+    code = "SL401"
+    name = "misspelled-sampler-attribute"
+    severity = Severity.ERROR
+    fix_applicability = Applicability.SAFE
+    requires = (("Sampler",), ("self.",))
+    index_requires = INDEX_REQUIRES
+    has_syntax_filter = True
+
+    @classmethod
+    def may_match(cls, summary: SyntaxSummary) -> bool:
+        return "ClassDef" in summary.kinds
+
+    @classmethod
+    def collect_facts(cls, tree: ast.Module, path: str) -> dict[str, list[Any]]:
+        return collect_class_facts(tree, path)
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        fact = find_class(self.context.index, node.name.value, str(self.context.path))
+        if fact is None:
+            return
+        chain = chain_of(self.context.index, fact)
+        if not chain.is_sampler or chain.opaque:
+            return
+        reads, writes = _self_attributes(node)
+        known = chain.known
+        for attr, nodes in sorted(reads.items()):
+            if attr in known or attr.startswith("__"):
+                continue
+            candidates = sorted(k for k in known if near_miss(attr, k))
+            candidates = self._prefer(candidates, nodes, node)
+            self._report(nodes, attr, candidates, "read", "is never assigned")
+        for attr, nodes in sorted(writes.items()):
+            if attr in chain.read or attr in known - set(writes) or attr.startswith("_"):
+                continue
+            candidates = sorted(k for k in chain.base_reads if near_miss(attr, k))
+            self._report(nodes, attr, candidates, "assigned", "is never read")
+
+    def _prefer(
+        self, candidates: list[str], nodes: list[cst.Attribute], klass: cst.ClassDef
+    ) -> list[str]:
+        """With several candidates, drop the ones that would make a read the remainder of a
+        quotient (``self.q % k`` where ``self.q = A // k`` in the class): RULES.md's tie-break."""
+        if len(candidates) < 2:
+            return candidates
+        quotients = _quotients(klass)
+        kept = []
+        for candidate in candidates:
+            divisors = quotients.get(candidate)
+            if divisors and any(self._modulo_by(n, divisors) for n in nodes):
+                continue
+            kept.append(candidate)
+        return kept or candidates
+
+    def _modulo_by(self, node: cst.Attribute, divisors: set[str]) -> bool:
+        parent = self.context.parent(node)
+        return (
+            isinstance(parent, cst.BinaryOperation)
+            and isinstance(parent.operator, cst.Modulo)
+            and parent.left is node
+            and expression_key(parent.right) in divisors
+        )
+
+    def _report(
+        self, nodes: list[cst.Attribute], attr: str, candidates: list[str], side: str, why: str
+    ) -> None:
+        if not candidates:
+            return
+        if len(candidates) == 1:
+            message = (
+                f"`self.{attr}` is {side} but {why}; it is one letter away from "
+                f"`self.{candidates[0]}`, which the sampler uses"
+            )
+            fix = Fix(
+                replacements=[
+                    (n.attr, n.attr.with_changes(value=candidates[0])) for n in nodes
+                ],
+                applicability=Applicability.SAFE,
+                message=f"Rename to `self.{candidates[0]}`",
+            )
+            self.report(nodes[0], message, fix)
+        else:
+            names = ", ".join(f"`self.{c}`" for c in candidates)
+            self.report(
+                nodes[0],
+                f"`self.{attr}` is {side} but {why}; it is a near miss of {names}",
+            )
+
+    documentation = """
+    A sampler attribute that is a misspelling of one the sampler really has.
+
+    ## What it does
+    In a sampler-family class (its bases reach torch's `Sampler`, `BatchSampler`,
+    `RandomSampler`, `DistributedSampler`... through any chain of classes of the project), flags
+    a read of `self.X` where `X` is assigned nowhere in the chain and is a near miss of exactly one
+    known attribute (the same letters ignoring underscores, or at most two edits for names of six
+    or more characters); and the write-side twin: `self.X` assigned, never read, a near miss of
+    an attribute a base class reads, so the override does nothing. torch's attributes are known
+    per base (`DistributedSampler`: `dataset, num_replicas, rank, epoch, num_samples, total_size,
+    shuffle, seed, drop_last`; `BatchSampler`: `sampler, batch_size, drop_last`...). A class with a
+    base the tool cannot see into (third-party, unresolved), `setattr` with a computed name,
+    `self.__dict__` or `__getattr__` is opaque and never flagged.
+
+    ## Why is this bad
+    A misspelled read raises `AttributeError` only when that line runs, which for a sub-epoch or
+    a resumption branch may be hours into training; a misspelled write silently leaves the value
+    torch uses unchanged. EfficientViT's `SAMDistributedSampler` report (issue #175) shows
+    `self.subnum_samples` where `self.sub_num_samples` was meant.
+
+    ## Example
+    ```python
+    class SubEpochSampler(DistributedSampler):
+        def set_sub_num_samples(self, k, sub_epoch):
+            self.sub_num_samples = self.num_samples // k
+            if self.subnum_samples % k > sub_epoch:
+                self.sub_num_samples += 1
+    ```
+
+    ## Use instead
+    ```python
+    class SubEpochSampler(DistributedSampler):
+        def set_sub_num_samples(self, k, sub_epoch):
+            self.sub_num_samples = self.num_samples // k
+            if self.num_samples % k > sub_epoch:
+                self.sub_num_samples += 1
+    ```
+    The rename gives `self.sub_num_samples % k`, the remainder of a quotient, which SL402 then
+    corrects: one `--fix` run ends at the form above.
+
+    ## Fix safety
+    Safe when there is exactly one candidate: the name as written cannot work (read: it was
+    never assigned; written: nothing reads it). With several candidates the one that would not
+    produce the remainder of a quotient is preferred; otherwise the candidates are listed and no
+    fix is offered.
+
+    ## References
+    - EfficientViT issue #175
+    - torch `torch/utils/data/sampler.py` and `distributed.py` (the attributes per class)
+    """
+
+    examples = (
+        Example(
+            "from torch.utils.data import DistributedSampler\n"
+            "\n"
+            "\n"
+            "class SubEpochSampler(DistributedSampler):\n"
+            "    def __len__(self):\n"
+            "        return self.num_sample\n",
+            lines=(6,),
+            fixed=(
+                "from torch.utils.data import DistributedSampler\n"
+                "\n"
+                "\n"
+                "class SubEpochSampler(DistributedSampler):\n"
+                "    def __len__(self):\n"
+                "        return self.num_samples\n"
+            ),
+        ),
+        Example(
+            "from some_library import FancySampler\n"
+            "\n"
+            "\n"
+            "class Mine(FancySampler):\n"
+            "    def __len__(self):\n"
+            "        return self.num_sample\n"
+        ),
+    )
+
+
+def _self_attributes(
+    klass: cst.ClassDef,
+) -> tuple[dict[str, list[cst.Attribute]], dict[str, list[cst.Attribute]]]:
+    """``self.X`` nodes of the class (nested classes aside), split into reads and writes."""
+    reads: dict[str, list[cst.Attribute]] = {}
+    writes: dict[str, list[cst.Attribute]] = {}
+    targets: set[int] = set()
+
+    class _Collector(cst.CSTVisitor):
+        def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+            return node is klass
+
+        def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+            targets.add(id(node.target))
+
+        def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+            targets.add(id(node.target))
+
+        def visit_Attribute(self, node: cst.Attribute) -> None:
+            if isinstance(node.value, cst.Name) and node.value.value == "self":
+                side = writes if id(node) in targets else reads
+                side.setdefault(node.attr.value, []).append(node)
+
+    klass.visit(_Collector())
+    # An attribute written somewhere and read elsewhere is fine on both sides.
+    for attr in set(reads) & set(writes):
+        reads.pop(attr)
+        writes.pop(attr)
+    return reads, writes
+
+
+def _quotients(klass: cst.ClassDef) -> dict[str, set[str]]:
+    """``self.q = A // B`` in the class -> ``{"q": {"B"}}``."""
+    found: dict[str, set[str]] = {}
+
+    class _Collector(cst.CSTVisitor):
+        def visit_Assign(self, node: cst.Assign) -> None:
+            value = node.value
+            if not (
+                isinstance(value, cst.BinaryOperation)
+                and isinstance(value.operator, cst.FloorDivide)
+            ):
+                return
+            for target in node.targets:
+                t = target.target
+                if isinstance(t, cst.Attribute) and isinstance(t.value, cst.Name):
+                    if t.value.value == "self":
+                        found.setdefault(t.attr.value, set()).add(expression_key(value.right))
+
+    klass.visit(_Collector())
+    return found
+

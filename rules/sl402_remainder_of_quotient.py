@@ -1,0 +1,203 @@
+"""SL402 remainder-of-quotient: ``q = A // B`` then ``q % B`` where ``A % B`` was meant."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
+from sampler_lint.imports import dotted_name
+from sampler_lint.matching import expression_key, is_repeatable
+from sampler_lint.rule import Applicability, Example, Fix, Rule, Severity
+from sampler_lint.syntax_summary import SyntaxSummary
+
+if TYPE_CHECKING:
+    from sampler_lint.context import FileContext
+
+
+class RemainderOfQuotient(Rule):
+    code = "SL402"
+    name = "remainder-of-quotient"
+    severity = Severity.ERROR
+    fix_applicability = Applicability.SAFE
+    requires = (("//",), ("%",))
+    has_syntax_filter = True
+
+    @classmethod
+    def may_match(cls, summary: SyntaxSummary) -> bool:
+        return {"FloorDiv", "Mod"} <= summary.kinds
+
+    def __init__(self, context: FileContext) -> None:
+        super().__init__(context)
+        # Per scope (function, or class for `self.` attributes): quotient name -> (A, B).
+        self._quotients: dict[
+            int, dict[str, tuple[cst.BaseExpression, cst.BaseExpression, cst.CSTNode]]
+        ] = {}
+
+    def _scope_for(self, name: str, node: cst.CSTNode) -> cst.CSTNode:
+        if name.startswith("self."):
+            klass = self.context.enclosing_class(node)
+            if klass is not None:
+                return klass
+        return self.context.enclosing_function(node) or self.context.module
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        value = node.value
+        is_quotient = isinstance(value, cst.BinaryOperation) and isinstance(
+            value.operator, cst.FloorDivide
+        )
+        statement = self.context.enclosing_statement(node)
+        block = self.context.parent(statement) if statement is not None else None
+        for target in node.targets:
+            name = dotted_name(target.target)
+            if name is None:
+                self._forget(target.target, node)  # `n, c, h, w = x.size()` rebinds them all
+                continue
+            quotients = self._quotients.setdefault(id(self._scope_for(name, node)), {})
+            if is_quotient and block is not None:
+                assert isinstance(value, cst.BinaryOperation)
+                quotients[name] = (value.left, value.right, block)
+            else:
+                quotients.pop(name, None)  # rebound to something else
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        name = dotted_name(node.target)
+        if name is not None and not isinstance(node.operator, cst.AddAssign):
+            # `q += 1` keeps q a quotient plus a share of the remainder; other operators don't.
+            self._quotients.get(id(self._scope_for(name, node)), {}).pop(name, None)
+
+    def visit_For(self, node: cst.For) -> None:
+        self._forget(node.target, node)
+
+    def _forget(self, target: cst.BaseExpression, node: cst.CSTNode) -> None:
+        for element in _names_in_target(target):
+            self._quotients.get(id(self._scope_for(element, node)), {}).pop(element, None)
+
+    def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
+        if not isinstance(node.operator, cst.Modulo):
+            return
+        name = dotted_name(node.left)
+        if name is None:
+            return
+        found = self._quotients.get(id(self._scope_for(name, node)), {}).get(name)
+        if found is None:
+            return
+        dividend, divisor, block = found
+        if block not in set(self.context.ancestors(node)):
+            return  # assigned in another branch: not on this path
+        if expression_key(divisor) != expression_key(node.right):
+            return  # a second, different divisor: the remainder of the quotient is meant
+        if self._inside_own_assignment(node, name):
+            return
+        a = self.context.code_for(dividend)
+        b = self.context.code_for(node.right)
+        message = (
+            f"`{name} % {b}` takes the remainder of the quotient `{name} = {a} // {b}`: the "
+            f"remainder of the dividend, `{a} % {b}`, is almost surely what is meant"
+        )
+        fix = None
+        if is_repeatable(dividend):
+            replacement = dividend
+            if isinstance(dividend, cst.BinaryOperation) and not dividend.lpar:
+                replacement = dividend.with_changes(
+                    lpar=[cst.LeftParen()], rpar=[cst.RightParen()]
+                )
+            fix = Fix(
+                replacements=[(node.left, replacement)],
+                applicability=Applicability.SAFE,
+                message=f"Use the dividend: `{a} % {b}`",
+            )
+        self.report(node, message, fix)
+
+    def _inside_own_assignment(self, node: cst.CSTNode, name: str) -> bool:
+        """``q = q % B`` right after the quotient is a deliberate two-step computation."""
+        statement = self.context.enclosing_statement(node)
+        if isinstance(statement, cst.SimpleStatementLine):
+            for small in statement.body:
+                if isinstance(small, (cst.Assign, cst.AugAssign)):
+                    targets = (
+                        [t.target for t in small.targets] if isinstance(small, cst.Assign)
+                        else [small.target]
+                    )
+                    if any(dotted_name(t) == name for t in targets):
+                        return True
+        return False
+
+    documentation = """
+    The remainder of a quotient (`q % B` after `q = A // B`) where `A % B` was meant.
+
+    ## What it does
+    Flags `q % B` when `q` (a local or a `self.` attribute) was assigned `A // B` earlier on the
+    same path in the same function (in a block that holds the modulo, so not in another branch),
+    with the same `B`, and not rebound since. A modulo by a different divisor, a modulo before the
+    quotient is assigned, and `q = q % B` are not flagged.
+
+    ## Why is this bad
+    Splitting `A` items into `B` parts gives `A // B` each and hands the `A % B` left over to the
+    first parts. Taking `(A // B) % B` instead hands out the wrong number, so a sampler's
+    `__len__` disagrees with what `__iter__` yields (10 samples over 3 sub-epochs: 3, 3, 3
+    instead of 4, 3, 3), and training loops that trust `len()` break or skip. EfficientViT's
+    `SAMDistributedSampler.set_sub_num_samples` had this bug (fixed in commit c3da447).
+
+    ## Example
+    ```python
+    self.sub_num_samples = self.num_samples // k
+    if self.sub_num_samples % k > sub_epoch:
+        self.sub_num_samples += 1
+    ```
+
+    ## Use instead
+    ```python
+    self.sub_num_samples = self.num_samples // k
+    if self.num_samples % k > sub_epoch:
+        self.sub_num_samples += 1
+    ```
+
+    ## Fix safety
+    Safe: it puts the dividend in place of the quotient, which is the only reading in which
+    the surrounding code hands out the remainder correctly. Offered when the dividend has no
+    calls (it is evaluated again).
+
+    ## References
+    - EfficientViT issue #175 and commit c3da447
+    """
+
+    examples = (
+        Example(
+            "class SubEpochSampler:\n"
+            "    def set_sub_num_samples(self, k, sub_epoch):\n"
+            "        self.sub_num_samples = self.num_samples // k\n"
+            "        if self.sub_num_samples % k > sub_epoch:\n"
+            "            self.sub_num_samples += 1\n",
+            lines=(4,),
+            fixed=(
+                "class SubEpochSampler:\n"
+                "    def set_sub_num_samples(self, k, sub_epoch):\n"
+                "        self.sub_num_samples = self.num_samples // k\n"
+                "        if self.num_samples % k > sub_epoch:\n"
+                "            self.sub_num_samples += 1\n"
+            ),
+        ),
+        Example(
+            "def split(n, k, m):\n"
+            "    per = n // k\n"
+            "    return per % m\n"
+        ),
+        Example(
+            "def digits(n, b):\n"
+            "    low = n % b\n"
+            "    n = n // b\n"
+            "    return low\n"
+        ),
+    )
+
+
+def _names_in_target(target: cst.BaseExpression) -> list[str]:
+    name = dotted_name(target)
+    if name is not None:
+        return [name]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [n for element in target.elements for n in _names_in_target(element.value)]
+    if isinstance(target, cst.StarredElement):
+        return _names_in_target(target.value)
+    return []

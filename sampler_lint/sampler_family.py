@@ -1,0 +1,222 @@
+"""Sampler-family classes and what their attributes are (SL4xx).
+
+A class is in the sampler family when its chain of bases reaches one of torch's samplers, through
+classes defined anywhere in the project (the index) and aliased imports. For each class the index
+keeps what it assigns, what it reads and whether it is opaque (``setattr`` with a computed name,
+``self.__dict__``, ``__getattr__``); torch's own attributes are known per base without importing
+torch.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from sampler_lint.index import ProjectIndex, dotted_expression, import_aliases, qualify
+from sampler_lint.loaders import file_key
+
+# RULES.md: the attributes torch's samplers set (what a subclass may read without assigning).
+TORCH_ATTRIBUTES: dict[str, frozenset[str]] = {
+    "Sampler": frozenset(),
+    "BatchSampler": frozenset({"sampler", "batch_size", "drop_last"}),
+    "SequentialSampler": frozenset({"data_source"}),
+    "RandomSampler": frozenset(
+        {"data_source", "replacement", "generator", "_num_samples", "num_samples"}
+    ),
+    "SubsetRandomSampler": frozenset({"indices", "generator"}),
+    "WeightedRandomSampler": frozenset({"weights", "num_samples", "replacement", "generator"}),
+    "DistributedSampler": frozenset({
+        "dataset", "num_replicas", "rank", "epoch", "num_samples", "total_size", "shuffle",
+        "seed", "drop_last",
+    }),
+}
+_TORCH_MODULES = ("torch.utils.data", "torch.utils.data.sampler", "torch.utils.data.distributed")
+
+FACT = "sl4_classes"
+INDEX_REQUIRES: tuple[tuple[str, ...], ...] = (("Sampler",),)
+
+
+@dataclass(frozen=True)
+class ClassAttributes:
+    name: str
+    path: str
+    bases: tuple[str, ...]  # qualified through the file's imports
+    assigned: frozenset[str]  # self.X assigned anywhere, class-body names, literal setattr
+    read: frozenset[str]  # self.X read anywhere in the class
+    opaque: bool
+
+
+def torch_sampler(qualified: str) -> str | None:
+    """``torch.utils.data.DistributedSampler`` -> ``"DistributedSampler"``."""
+    module, _, name = qualified.rpartition(".")
+    if name in TORCH_ATTRIBUTES and module in _TORCH_MODULES:
+        return name
+    return None
+
+
+# ------------------------------------------------------------------------------------------------
+# Facts
+
+
+def _is_self(node: ast.expr) -> bool:
+    return isinstance(node, ast.Name) and node.id == "self"
+
+
+def class_attributes(node: ast.ClassDef, path: str, aliases: dict[str, str]) -> ClassAttributes:
+    assigned: set[str] = set()
+    read: set[str] = set()
+    opaque = False
+    for item in node.body:  # class attributes, annotations, methods, properties
+        if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            assigned.add(item.name)
+            if item.name in ("__getattr__", "__getattribute__", "__setattr__"):
+                opaque = True
+        elif isinstance(item, ast.Assign):
+            assigned.update(t.id for t in item.targets if isinstance(t, ast.Name))
+        elif isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name):
+            assigned.add(item.target.id)
+    for child in ast.walk(node):
+        if isinstance(child, ast.Attribute) and _is_self(child.value):
+            if child.attr == "__dict__":
+                opaque = True
+            elif isinstance(child.ctx, ast.Store):
+                assigned.add(child.attr)
+            elif isinstance(child.ctx, ast.Load):
+                read.add(child.attr)
+        elif isinstance(child, ast.AugAssign):
+            target = child.target
+            if isinstance(target, ast.Attribute) and _is_self(target.value):
+                read.add(target.attr)
+        elif isinstance(child, ast.Call) and isinstance(child.func, ast.Name):
+            if child.func.id in ("setattr", "getattr") and child.args and _is_self(child.args[0]):
+                if len(child.args) > 1 and isinstance(child.args[1], ast.Constant) and isinstance(
+                    child.args[1].value, str
+                ):
+                    (assigned if child.func.id == "setattr" else read).add(child.args[1].value)
+                elif child.func.id == "setattr":
+                    opaque = True  # a computed name: anything may be set
+    bases = []
+    for base in node.bases:
+        dotted = dotted_expression(base)
+        bases.append(qualify(aliases, dotted) if dotted else "<unknown>")
+    return ClassAttributes(
+        node.name, file_key(path), tuple(bases), frozenset(assigned), frozenset(read), opaque
+    )
+
+
+def collect_class_facts(tree: ast.Module, path: str) -> dict[str, list[Any]]:
+    aliases = import_aliases(tree)
+    classes = [
+        class_attributes(node, path, aliases)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ClassDef) and node.bases
+    ]
+    return {FACT: sorted(classes, key=lambda c: (c.path, c.name))}
+
+
+# ------------------------------------------------------------------------------------------------
+# The chain of a class
+
+
+@dataclass
+class Chain:
+    """What a class can see through its bases."""
+
+    torch_bases: set[str]
+    assigned: set[str]  # by the class and its project bases
+    read: set[str]  # by the class and its project bases
+    base_reads: set[str]  # read by its bases only (torch's attributes count as read by torch)
+    opaque: bool
+
+    @property
+    def is_sampler(self) -> bool:
+        return bool(self.torch_bases)
+
+    @property
+    def known(self) -> set[str]:
+        torch = {a for base in self.torch_bases for a in TORCH_ATTRIBUTES[base]}
+        return self.assigned | torch
+
+
+def _classes(index: ProjectIndex) -> dict[str, list[ClassAttributes]]:
+    cached = index.__dict__.get("_sl4_classes")
+    if cached is None:
+        cached = {}
+        for fact in index.get(FACT):
+            cached.setdefault(fact.name, []).append(fact)
+        index.__dict__["_sl4_classes"] = cached
+    return cached
+
+
+def find_class(index: ProjectIndex, name: str, path: str) -> ClassAttributes | None:
+    key = file_key(path)
+    for fact in _classes(index).get(name, []):
+        if fact.path == key:
+            return fact
+    return None
+
+
+def chain_of(index: ProjectIndex, cls: ClassAttributes) -> Chain:
+    chain = Chain(set(), set(cls.assigned), set(cls.read), set(), cls.opaque)
+    for base in _bases(index, cls, frozenset({(cls.name, cls.path)})):
+        if isinstance(base, str):
+            if base == "builtins.object" or base == "object":
+                continue
+            torch = torch_sampler(base)
+            if torch is None:
+                chain.opaque = True  # a base the tool cannot see into
+            else:
+                chain.torch_bases.add(torch)
+                chain.base_reads |= TORCH_ATTRIBUTES[torch]
+        else:
+            chain.assigned |= base.assigned
+            chain.read |= base.read
+            chain.base_reads |= base.read
+            chain.opaque = chain.opaque or base.opaque
+    return chain
+
+
+def _bases(
+    index: ProjectIndex, cls: ClassAttributes, seen: frozenset[tuple[str, str]]
+) -> Iterator[ClassAttributes | str]:
+    """Every base up the chain: project classes, and qualified names where the project ends."""
+    for base in cls.bases:
+        simple = base.rsplit(".", 1)[-1]
+        if torch_sampler(base) is not None or base in ("object", "builtins.object"):
+            yield base
+            continue
+        candidates = [c for c in _classes(index).get(simple, []) if (c.name, c.path) not in seen]
+        if len(candidates) != 1:
+            yield base  # unknown, or ambiguous between several project classes: opaque
+            continue
+        found = candidates[0]
+        yield found
+        yield from _bases(index, found, seen | {(found.name, found.path)})
+
+
+# ------------------------------------------------------------------------------------------------
+# Near misses
+
+
+def near_miss(a: str, b: str) -> bool:
+    """RULES.md: the same letters ignoring underscores, or edit distance <= 2 for names of six
+    or more characters."""
+    if a == b:
+        return False
+    if a.replace("_", "") == b.replace("_", ""):
+        return True
+    return len(a) >= 6 and len(b) >= 6 and _distance(a, b) <= 2
+
+
+def _distance(a: str, b: str) -> int:
+    if abs(len(a) - len(b)) > 2:
+        return 3
+    previous = list(range(len(b) + 1))
+    for i, x in enumerate(a, 1):
+        current = [i]
+        for j, y in enumerate(b, 1):
+            current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (x != y)))
+        previous = current
+    return previous[-1]
