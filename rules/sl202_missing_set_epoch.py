@@ -13,6 +13,7 @@ from sampler_lint.loaders import (
     FACT_SET_EPOCH,
     INDEX_REQUIRES,
     collect_loader_facts,
+    constructed,
     is_distributed_sampler,
     is_evaluation_name,
     is_loader_constructor,
@@ -86,7 +87,7 @@ class MissingSetEpoch(Rule):
     ) -> tuple[str | None, cst.Call | None]:
         """The sampler's name (when it has one) and its DistributedSampler construction."""
         if isinstance(expr, cst.Call):
-            return (None, expr) if is_distributed_sampler(dotted_name(expr.func)) else (None, None)
+            return (None, expr) if is_distributed_sampler(constructed(expr)) else (None, None)
         if not isinstance(expr, cst.Name):
             return None, None
         values = self.context.assignments(scope).get(expr.value, [])
@@ -95,7 +96,7 @@ class MissingSetEpoch(Rule):
         value = values[0]
         if isinstance(value, cst.IfExp):  # DistributedSampler(...) if distributed else None
             value = value.body
-        if isinstance(value, cst.Call) and is_distributed_sampler(dotted_name(value.func)):
+        if isinstance(value, cst.Call) and is_distributed_sampler(constructed(value)):
             return expr.value, value
         return expr.value, None
 

@@ -393,6 +393,14 @@ EPOCH_AWARE_CALLS = (
 _EVALUATION = ("val", "valid", "test", "eval", "predict", "dev")
 
 
+def constructed(call: cst.Call) -> str | None:
+    """The dotted name of what a call constructs: ``X[T](...)`` counts as ``X(...)``."""
+    func = call.func
+    if isinstance(func, cst.Subscript):
+        func = func.value
+    return dotted_name(func)
+
+
 def is_distributed_sampler(name: str | None) -> bool:
     return name is not None and name.rsplit(".", 1)[-1] in DISTRIBUTED_SAMPLERS
 

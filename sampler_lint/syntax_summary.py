@@ -19,7 +19,8 @@ from dataclasses import dataclass
 class SyntaxSummary:
     #: Class names of every node in the tree (``"Subscript"``, ``"FloorDiv"``, ``"Slice"``...).
     kinds: frozenset[str]
-    #: The last name of every called function (``x.split(...)`` -> ``"split"``) and the original
+    #: The last name of every called function (``x.split(...)`` -> ``"split"``, ``X[T](...)`` ->
+    #: ``"X"``) and the original
     #: name of everything imported (``from itertools import islice as cut`` -> ``"islice"``), so
     #: an aliased import still counts.
     names: frozenset[str]
@@ -33,6 +34,8 @@ class SyntaxSummary:
             kinds.add(kind.__name__)
             if kind is ast.Call:
                 func = node.func  # type: ignore[attr-defined]
+                if type(func) is ast.Subscript:  # X[T](...) constructs X
+                    func = func.value
                 if type(func) is ast.Name:
                     names.add(func.id)
                 elif type(func) is ast.Attribute:

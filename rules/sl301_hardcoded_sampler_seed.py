@@ -1,0 +1,302 @@
+"""SL301 hardcoded-sampler-seed: a shuffling DistributedSampler whose seed is 0 whatever the user
+sets."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+import libcst as cst
+
+from sampler_lint.imports import dotted_name
+from sampler_lint.loaders import constructed, is_distributed_sampler, is_evaluation_name, shuffles
+from sampler_lint.matching import get_arg, has_star_args
+from sampler_lint.rule import Applicability, Example, Fix, Option, Rule, Severity
+from sampler_lint.seeds import (
+    may_be_none,
+    rank_dependent_part,
+    seed_argument,
+    visible_shared_seed,
+)
+from sampler_lint.syntax_summary import SyntaxSummary
+
+_INTEGER = (cst.Integer,)
+
+
+class HardcodedSamplerSeed(Rule):
+    code = "SL301"
+    name = "hardcoded-sampler-seed"
+    severity = Severity.WARNING
+    fix_applicability = Applicability.SAFE
+    requires = (("Sampler",),)
+    has_syntax_filter = True
+    options = (
+        Option(
+            key="strict-seed",
+            kind=bool,
+            default=False,
+            help="Also report scripts with no shared seed anywhere, and evaluation samplers.",
+        ),
+    )
+
+    @classmethod
+    def may_match(cls, summary: SyntaxSummary) -> bool:
+        return bool({n for n in summary.names if n.endswith("Sampler")})
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if not is_distributed_sampler(constructed(node)) or not shuffles(node):
+            return
+        if any(arg.star == "**" for arg in node.args):
+            return  # the seed may arrive through **kwargs
+        code = self.context.module.code
+        if "PL_GLOBAL_SEED" in code or re.search(r"setdefault\(\s*['\"]seed['\"]", code):
+            return  # Lightning's global seed, or a seed defaulted into the kwargs
+        seed = seed_argument(node)
+        if seed is not None and not isinstance(seed.value, _INTEGER):
+            return  # an explicit, non-literal seed (SL302 judges rank-dependent ones)
+        if has_star_args(node) and seed is None:
+            return
+        strict = bool(self.context.options.get("strict-seed", False))
+        if self._evaluation(node) and not strict:
+            return
+        what = "a literal seed" if seed is not None else "no seed (torch's default is 0)"
+        shared = visible_shared_seed(self.context, node)
+        if shared is not None:
+            message = (
+                f"shuffling DistributedSampler with {what} while the shared seed `{shared}` is "
+                "right here: the data order stays the same whatever seed the run is given"
+            )
+            self.report(node, message, self._pass_seed(node, seed, shared))
+            return
+        factory = self._factory(node)
+        if factory is not None:
+            message = (
+                f"sampler factory `{factory.name.value}` builds a shuffling DistributedSampler "
+                f"with {what}: its callers cannot change the data order; accept a `seed` and pass "
+                "it on"
+            )
+            self.report(node, message, self._add_parameter(factory, node, seed))
+            return
+        if strict:
+            self.report(node, f"shuffling DistributedSampler with {what} (strict-seed)")
+
+    # -- cases --------------------------------------------------------------------------------
+    def _evaluation(self, node: cst.Call) -> bool:
+        dataset = get_arg(node, 0, "dataset")
+        if dataset is not None and is_evaluation_name(dotted_name(dataset.value) or ""):
+            return True
+        parent = self.context.parent(node)
+        if isinstance(parent, cst.Assign):
+            return any(
+                is_evaluation_name(dotted_name(t.target) or "") for t in parent.targets
+            )
+        return False
+
+    def _factory(self, node: cst.Call) -> cst.FunctionDef | None:
+        """A function (not ``main``) whose sampler's dataset is one of its parameters and which
+        returns something (the sampler or a loader built from it)."""
+        function = self.context.enclosing_function(node)
+        if function is None or function.name.value == "main":
+            return None
+        dataset = get_arg(node, 0, "dataset")
+        params = function.params
+        names = {p.name.value for p in (*params.posonly_params, *params.params,
+                                        *params.kwonly_params)}
+        if dataset is None or dotted_name(dataset.value) not in names:
+            return None
+        if "return" not in self.context.code_for(function):
+            return None
+        return function
+
+    # -- fixes --------------------------------------------------------------------------------
+    def _pass_seed(self, node: cst.Call, seed: cst.Arg | None, shared: str) -> Fix | None:
+        value = cst.parse_expression(shared)
+        if rank_dependent_part(self.context, value) is not None:
+            return None
+        if seed is not None:
+            new = node.with_changes(args=[
+                a.with_changes(value=value) if a is seed else a for a in node.args
+            ])
+        else:
+            new = node.with_changes(args=_append_keyword(node.args, "seed", value))
+        # A seed that may be None (`args.seed` defaulting to None) would make the sampler fail.
+        safe = not may_be_none(self.context, node, shared)
+        return Fix(
+            replacements=[(node, new)],
+            applicability=Applicability.SAFE if safe else Applicability.UNSAFE,
+            message=f"Pass the shared seed: `seed={shared}`",
+        )
+
+    def _add_parameter(
+        self, function: cst.FunctionDef, node: cst.Call, seed: cst.Arg | None
+    ) -> Fix | None:
+        if re.search(r"\bseed\b", self.context.code_for(function)):
+            return None  # `seed` is already bound or read in the function
+        if function.params.star_kwarg is not None:
+            return None
+        seed_value = cst.Name("seed")
+        if seed is not None:
+            new_call = node.with_changes(args=[
+                a.with_changes(value=seed_value) if a is seed else a for a in node.args
+            ])
+        else:
+            new_call = node.with_changes(args=_append_keyword(node.args, "seed", seed_value))
+        param = cst.Param(
+            name=cst.Name("seed"),
+            annotation=cst.Annotation(cst.Name("int")),
+            default=cst.Integer("0"),
+        )
+        params = function.params
+        star = params.star_arg
+        if isinstance(star, cst.MaybeSentinel) or star is None:
+            star = cst.ParamStar()
+        new_params = params.with_changes(
+            star_arg=star, kwonly_params=_append(list(params.kwonly_params), param)
+        )
+        new_function = function.with_changes(params=new_params)
+        # Apply both changes in one replacement of the function.
+        replaced = new_function.visit(_Replace(node, new_call))
+        assert isinstance(replaced, cst.FunctionDef)
+        return Fix(
+            replacements=[(function, replaced)],
+            applicability=Applicability.UNSAFE,
+            message=f"Add a keyword-only `seed: int = 0` to `{function.name.value}` and pass it on",
+        )
+
+    documentation = """
+    A shuffling `DistributedSampler` whose seed is missing or a literal.
+
+    ## What it does
+    Flags a `DistributedSampler` (or a known subclass) with `shuffle` not literally `False` and a
+    seed that is missing (torch's default is 0) or an integer literal, when
+    1. a shared seed is visible at the construction (a parameter, local, global or `self.`
+       attribute named like a seed, an `args.seed`-style attribute the code reads, or the
+       argument of `torch.manual_seed` / `seed_everything` / `set_seed` in the module, and the same
+       on every rank); or
+    2. the construction is in a sampler factory: a function (not `main`) whose sampler's dataset is
+       one of its parameters and which returns something.
+    Not flagged: `shuffle=False`, evaluation samplers (named `val`, `test`, `eval`...), a seed
+    passed through `**kwargs`, `kwargs.setdefault("seed", ...)` or Lightning's `PL_GLOBAL_SEED`,
+    and scripts with no shared seed anywhere and no factory. `strict-seed = true` reports those
+    scripts and evaluation samplers too, without a fix.
+
+    ## Why is this bad
+    `DistributedSampler` shuffles with its own `seed`, not with torch's global RNG. Left at 0, the
+    data order is the same in every run whatever seed the user chooses, so runs that should
+    differ (seed sweeps, restarts with a new seed) see identical data orders. MosaicML Composer's
+    `dist.get_sampler` had this bug (issue #3723, PR #3724).
+
+    ## Example
+    ```python
+    torch.manual_seed(args.seed)
+    sampler = DistributedSampler(train_set, shuffle=True)
+    ```
+
+    ## Use instead
+    ```python
+    torch.manual_seed(args.seed)
+    sampler = DistributedSampler(train_set, shuffle=True, seed=args.seed)
+    ```
+    Reference forms: torch passes `seed=`; Lightning injects `seed=int(os.environ.get(
+    "PL_GLOBAL_SEED", 0))` into the samplers it builds; transformers uses `seed=args.seed`;
+    mmengine and detectron2 draw one seed and synchronise it across ranks
+    (`sync_random_seed()`) before passing it.
+
+    ## Fix safety
+    Case 1 is safe when the seed is a local or a parameter with a value: passing the run's seed
+    changes the order only when the user changes their seed, which is what they asked for. It
+    is unsafe when the seed may be `None` (an `args.seed`-style attribute, a parameter defaulting
+    to `None`): `DistributedSampler` needs an integer, so check the default first. Case 2 is
+    unsafe because it changes the factory's signature: it adds a keyword-only `seed: int = 0`
+    and forwards it (Composer's fix), refused when the name `seed` is already used in the
+    function. Call sites of a factory that already takes `seed` are not yet followed.
+
+    ## References
+    - MosaicML Composer issue #3723 and PR #3724
+    - torch `DistributedSampler` documentation (`seed`)
+    """
+
+    examples = (
+        Example(
+            "import torch\n"
+            "from torch.utils.data import DistributedSampler\n"
+            "\n"
+            "\n"
+            "def main(args, train_set):\n"
+            "    torch.manual_seed(args.seed)\n"
+            "    sampler = DistributedSampler(train_set, shuffle=True)\n"
+            "    return sampler\n",
+            lines=(7,),
+            fixed=(
+                "import torch\n"
+                "from torch.utils.data import DistributedSampler\n"
+                "\n"
+                "\n"
+                "def main(args, train_set):\n"
+                "    torch.manual_seed(args.seed)\n"
+                "    sampler = DistributedSampler(train_set, shuffle=True, seed=args.seed)\n"
+                "    return sampler\n"
+            ),
+        ),
+        Example(
+            "from torch.utils.data import DistributedSampler\n"
+            "\n"
+            "\n"
+            "def get_sampler(dataset, *, shuffle=True, drop_last=False):\n"
+            "    return DistributedSampler(dataset, shuffle=shuffle, drop_last=drop_last)\n",
+            lines=(5,),
+            fixed=(
+                "from torch.utils.data import DistributedSampler\n"
+                "\n"
+                "\n"
+                "def get_sampler(dataset, *, shuffle=True, drop_last=False, seed: int = 0):\n"
+                "    return DistributedSampler(dataset, shuffle=shuffle, drop_last=drop_last, "
+                "seed=seed)\n"
+            ),
+        ),
+        Example(
+            "from torch.utils.data import DistributedSampler\n"
+            "\n"
+            "\n"
+            "def main(dataset):\n"
+            "    return DistributedSampler(dataset, shuffle=False)\n"
+        ),
+    )
+
+
+class _Replace(cst.CSTTransformer):
+    def __init__(self, old: cst.CSTNode, new: cst.CSTNode) -> None:
+        super().__init__()
+        self.old, self.new = old, new
+
+    def on_leave(self, original_node: cst.CSTNode, updated_node: cst.CSTNode) -> Any:
+        return self.new if original_node is self.old else updated_node
+
+
+def _append_keyword(
+    args: Sequence[cst.Arg], keyword: str, value: cst.BaseExpression
+) -> list[cst.Arg]:
+    """``f(a, b)`` -> ``f(a, b, keyword=value)``, keeping the call's own layout."""
+    new = cst.Arg(
+        value=value,
+        keyword=cst.Name(keyword),
+        equal=cst.AssignEqual(
+            whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")
+        ),
+    )
+    appended: list[cst.Arg] = _append(list(args), new)
+    return appended
+
+
+def _append(elements: list[Any], new: Any) -> list[Any]:
+    """Append to a comma-separated list the way it is laid out: one per line with a trailing
+    comma stays so (the new element takes the closing comma, the old last one the comma
+    between elements); otherwise ``, new`` on the same line."""
+    if not elements:
+        return [new]
+    head, last = elements[:-1], elements[-1]
+    if isinstance(last.comma, cst.Comma) and head and isinstance(head[-1].comma, cst.Comma):
+        return [*head, last.with_changes(comma=head[-1].comma), new.with_changes(comma=last.comma)]
+    between = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+    return [*head, last.with_changes(comma=between), new]

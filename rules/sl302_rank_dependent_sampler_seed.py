@@ -1,0 +1,133 @@
+"""SL302 rank-dependent-sampler-seed: a partitioning sampler seeded differently on each rank."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from sampler_lint.loaders import constructed, is_distributed_sampler
+from sampler_lint.matching import get_arg
+from sampler_lint.rule import Applicability, Example, Fix, Rule, Severity
+from sampler_lint.seeds import rank_dependent_part, seed_argument, visible_shared_seed
+from sampler_lint.syntax_summary import SyntaxSummary
+
+
+class RankDependentSamplerSeed(Rule):
+    code = "SL302"
+    name = "rank-dependent-sampler-seed"
+    severity = Severity.ERROR
+    fix_applicability = Applicability.UNSAFE
+    requires = (("Sampler",), ("seed",))
+    has_syntax_filter = True
+
+    @classmethod
+    def may_match(cls, summary: SyntaxSummary) -> bool:
+        return bool({n for n in summary.names if n.endswith("Sampler")})
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if not is_distributed_sampler(constructed(node)):
+            return
+        replicas = get_arg(node, 1, "num_replicas")
+        replicas_value = replicas.value if replicas is not None else None
+        if isinstance(replicas_value, cst.Integer) and replicas_value.value == "1":
+            return  # one replica: data already sharded per rank, nothing to partition
+        arg = seed_argument(node)
+        if arg is None:
+            return
+        culprit = rank_dependent_part(self.context, arg.value)
+        if culprit is None:
+            return
+        seed = self.context.code_for(arg.value)
+        message = (
+            f"sampler seed `{seed}` differs between ranks (`{self.context.code_for(culprit)}`): "
+            "each rank shuffles into a different permutation before taking its share, so ranks "
+            "overlap and some samples are never seen"
+        )
+        self.report(arg.value, message, self._fix(arg.value))
+
+    def _fix(self, seed: cst.BaseExpression) -> Fix | None:
+        replacement: cst.BaseExpression | None = None
+        if isinstance(seed, cst.BinaryOperation) and isinstance(
+            seed.operator, (cst.Add, cst.Subtract, cst.Multiply)
+        ):
+            left = rank_dependent_part(self.context, seed.left)
+            right = rank_dependent_part(self.context, seed.right)
+            if left is None and right is not None:
+                replacement = seed.left
+            elif right is None and left is not None and not isinstance(seed.operator, cst.Subtract):
+                replacement = seed.right
+        if replacement is None:
+            shared = visible_shared_seed(self.context, seed)
+            if shared is None:
+                return None
+            replacement = cst.parse_expression(shared)
+        return Fix(
+            replacements=[(seed, replacement.with_changes(lpar=[], rpar=[]))],
+            applicability=Applicability.UNSAFE,
+            message=f"Use the shared seed `{cst.Module([]).code_for_node(replacement)}`",
+        )
+
+    documentation = """
+    A partitioning sampler whose seed differs between ranks.
+
+    ## What it does
+    Flags the `seed` of a `DistributedSampler` (or a known subclass) that differs between ranks:
+    a rank-like term (`seed + rank`, `seed * dist.get_rank()`, through one local assignment too),
+    `time.time()`, `os.getpid()`, `uuid`, or `random.*` / `np.random.*` with no rank-free
+    `seed()` call in the module. A sampler built with `num_replicas=1` (data already sharded per
+    rank) is not flagged.
+
+    ## Why is this bad
+    Every rank shuffles the whole dataset with the sampler's seed and then takes every
+    `world_size`-th index. That partition is only disjoint if all ranks draw the same
+    permutation: with per-rank seeds, ranks overlap, some samples are seen twice per epoch and
+    others never (NVlabs/LongLive issue #71, mlcommons/training PR #625).
+
+    ## Example
+    ```python
+    sampler = DistributedSampler(dataset, seed=args.seed + rank)
+    ```
+
+    ## Use instead
+    ```python
+    sampler = DistributedSampler(dataset, seed=args.seed)
+    ```
+    torch: the same `seed` on every rank (its default, 0, is the same everywhere); Lightning:
+    `PL_GLOBAL_SEED`, set once by `seed_everything`; transformers: `args.seed`; mmengine and
+    detectron2 synchronise a random seed across ranks (`sync_random_seed`) before building the
+    sampler. Seed data augmentation per rank or worker, never the partitioning sampler.
+
+    ## Fix safety
+    Unsafe: it changes which samples each rank sees (to the partition that was intended). It
+    drops the rank-dependent term where the rest is a shared seed (`seed + rank` -> `seed`),
+    else passes a visible shared seed; otherwise it reports only.
+
+    ## References
+    - torch `DistributedSampler` documentation ("seed ... should be identical across all
+      processes in the distributed group")
+    - NVlabs/LongLive issue #71; mlcommons/training PR #625
+    """
+
+    examples = (
+        Example(
+            "from torch.utils.data import DistributedSampler\n"
+            "\n"
+            "\n"
+            "def build(dataset, args, rank):\n"
+            "    return DistributedSampler(dataset, seed=args.seed + rank)\n",
+            lines=(5,),
+            fixed=(
+                "from torch.utils.data import DistributedSampler\n"
+                "\n"
+                "\n"
+                "def build(dataset, args, rank):\n"
+                "    return DistributedSampler(dataset, seed=args.seed)\n"
+            ),
+        ),
+        Example(
+            "from torch.utils.data import DistributedSampler\n"
+            "\n"
+            "\n"
+            "def build(dataset, args):\n"
+            "    return DistributedSampler(dataset, seed=args.seed)\n"
+        ),
+    )
