@@ -144,7 +144,7 @@ def _classes(index: ProjectIndex) -> dict[str, list[ClassAttributes]]:
     cached = index.__dict__.get("_sl4_classes")
     if cached is None:
         cached = {}
-        for fact in index.get(FACT):
+        for fact in dict.fromkeys(index.get(FACT)):  # several rules may collect the same facts
             cached.setdefault(fact.name, []).append(fact)
         index.__dict__["_sl4_classes"] = cached
     return cached

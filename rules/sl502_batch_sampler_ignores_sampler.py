@@ -1,0 +1,160 @@
+"""SL502 batch-sampler-ignores-sampler: a BatchSampler whose ``__iter__`` never draws from
+``self.sampler``."""
+
+from __future__ import annotations
+
+import ast
+import re
+from typing import Any
+
+import libcst as cst
+
+from sampler_lint.frameworks import uses_distributed_training
+from sampler_lint.rule import Example, Rule, Severity
+from sampler_lint.sampler_family import (
+    INDEX_REQUIRES,
+    chain_of,
+    collect_class_facts,
+    find_class,
+)
+from sampler_lint.syntax_summary import SyntaxSummary
+
+_SELF_CALL = re.compile(r"self\.(\w+)\(")
+# Reading any sampler attribute (self.sampler, self.batch_sampler, self.base_sampler...) or
+# sharding by rank means the class does not ignore what it was given.
+_DRAWS = re.compile(
+    r"self\.\w*sampler\b|super\(\)\.__iter__|\b(rank|num_replicas|world_size|get_rank)\b"
+)
+
+
+class BatchSamplerIgnoresSampler(Rule):
+    code = "SL502"
+    name = "batch-sampler-ignores-sampler"
+    severity = Severity.ERROR
+    requires = (("BatchSampler",), ("__iter__",))
+    index_requires = INDEX_REQUIRES
+    uses_index = True
+    has_syntax_filter = True
+
+    @classmethod
+    def may_match(cls, summary: SyntaxSummary) -> bool:
+        return "ClassDef" in summary.kinds
+
+    @classmethod
+    def collect_facts(cls, tree: ast.Module, path: str) -> dict[str, list[Any]]:
+        return collect_class_facts(tree, path)
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        fact = find_class(self.context.index, node.name.value, str(self.context.path))
+        if fact is None:
+            return
+        chain = chain_of(self.context.index, fact)
+        if "BatchSampler" not in chain.torch_bases:
+            return
+        methods = {
+            item.name.value: item for item in node.body.body if isinstance(item, cst.FunctionDef)
+        }
+        iterate = methods.get("__iter__")
+        if iterate is None:
+            return  # BatchSampler.__iter__ draws from self.sampler
+        if not uses_distributed_training(self.context):
+            return  # nothing is ever injected: ignoring the sampler is harmless here
+        if self._draws(iterate, methods):
+            return
+        message = (
+            f"`{node.name.value}.__iter__` never reads `self.sampler`: a DistributedSampler "
+            "injected under DDP (by Lightning, Fabric or accelerate) is ignored, so every rank "
+            "gets the same batches"
+        )
+        self.report(iterate.name, message)
+
+    def _draws(self, start: cst.FunctionDef, methods: dict[str, cst.FunctionDef]) -> bool:
+        """``__iter__`` or a method it calls (``self.helper()``, transitively) reads a sampler,
+        delegates to ``super().__iter__()`` or shards by rank."""
+        seen: set[str] = set()
+        pending = [start]
+        while pending:
+            method = pending.pop()
+            if method.name.value in seen:
+                continue
+            seen.add(method.name.value)
+            code = self.context.code_for(method.body)
+            if _DRAWS.search(code):
+                return True
+            pending.extend(methods[n] for n in _SELF_CALL.findall(code) if n in methods)
+        return False
+
+    documentation = """
+    A `BatchSampler` subclass whose `__iter__` never draws from `self.sampler`.
+
+    ## What it does
+    Flags a class deriving from torch's `BatchSampler` (through any chain of project classes)
+    that defines `__iter__` without reading `self.sampler`, directly or through a method it
+    calls, in a project that trains distributed (it imports `torch.distributed`, Lightning,
+    Fabric, accelerate or DeepSpeed). Not flagged: batch samplers that read any sampler attribute
+    (wrappers delegating to an inner batch sampler), call `super().__iter__()`, or shard
+    themselves (they read `rank`, `num_replicas` or `world_size`).
+
+    ## Why is this bad
+    Lightning, Fabric and accelerate make a loader distributed by re-creating its batch sampler
+    with a `DistributedSampler` as `sampler`. A batch sampler that builds its batches from
+    something else (its own index list, a dataset attribute) ignores that sampler: nothing
+    fails, and every rank trains on the same batches, which is one GPU's worth of data N times.
+
+    ## Example
+    ```python
+    class BucketBatchSampler(BatchSampler):
+        def __iter__(self):
+            for bucket in self.buckets:
+                yield bucket
+    ```
+
+    ## Use instead
+    ```python
+    class BucketBatchSampler(BatchSampler):
+        def __iter__(self):
+            batch = []
+            for index in self.sampler:
+                batch.append(index)
+                if len(batch) == self.batch_size:
+                    yield batch
+                    batch = []
+            if batch and not self.drop_last:
+                yield batch
+    ```
+    Or shard the indices by rank yourself and turn the injection off
+    (`Trainer(use_distributed_sampler=False)`).
+
+    ## Fix safety
+    No fix: how the batches should be drawn from the sampler depends on what the class does.
+
+    ## References
+    - Lightning issue #19371; Lightning `_dataloader_init_kwargs_resolve_sampler`
+    - torch `BatchSampler.__iter__`
+    """
+
+    examples = (
+        Example(
+            "import torch.distributed as dist\n"
+            "from torch.utils.data import BatchSampler\n"
+            "\n"
+            "\n"
+            "class Buckets(BatchSampler):\n"
+            "    def __iter__(self):\n"
+            "        yield from self.buckets\n",
+            lines=(6,),
+        ),
+        Example(
+            "import torch.distributed as dist\n"
+            "from torch.utils.data import BatchSampler\n"
+            "\n"
+            "\n"
+            "class Buckets(BatchSampler):\n"
+            "    def __iter__(self):\n"
+            "        return self._batches()\n"
+            "\n"
+            "    def _batches(self):\n"
+            "        for index in self.sampler:\n"
+            "            yield [index]\n"
+        ),
+    )

@@ -1,0 +1,75 @@
+"""What a project trains with (SL5xx): Lightning, Fabric, accelerate, plain DDP, and whether a
+Lightning ``Trainer`` / Fabric turns sampler injection off.
+
+Answers combine the file being linted (its imports) and the project index (the modules every
+file imports, and the facts of :func:`collect_framework_facts`)."""
+
+from __future__ import annotations
+
+import ast
+from typing import Any
+
+from sampler_lint.context import FileContext
+from sampler_lint.index import dotted_expression
+
+LIGHTNING = ("lightning", "pytorch_lightning", "lightning_fabric", "lightning.fabric")
+DISTRIBUTED = (*LIGHTNING, "torch.distributed", "accelerate", "deepspeed", "torch.nn.parallel")
+# Trainer(use_distributed_sampler=False) (2.x) / Trainer(replace_sampler_ddp=False) (1.x), and
+# Fabric(...).setup_dataloaders(..., use_distributed_sampler=False).
+_INJECTION_SWITCHES = ("use_distributed_sampler", "replace_sampler_ddp")
+
+FACT_INJECTION_OFF = "sl5_injection_off"  # paths whose code turns injection off
+FACT_BATCH_SAMPLERS = "sl5_batch_samplers"  # class names passed as batch_sampler=
+INDEX_REQUIRES: tuple[tuple[str, ...], ...] = (
+    ("batch_sampler", "use_distributed_sampler", "replace_sampler_ddp"),
+)
+
+
+def _uses(context: FileContext, prefixes: tuple[str, ...]) -> bool:
+    if context.imports.imports_any(prefixes):
+        return True
+    return context.index.uses_module(*prefixes)
+
+
+def uses_lightning(context: FileContext) -> bool:
+    return _uses(context, LIGHTNING)
+
+
+def uses_distributed_training(context: FileContext) -> bool:
+    return _uses(context, DISTRIBUTED)
+
+
+def injection_disabled(context: FileContext) -> bool:
+    return bool(context.index.get(FACT_INJECTION_OFF))
+
+
+def batch_sampler_classes(context: FileContext) -> set[str]:
+    return set(context.index.get(FACT_BATCH_SAMPLERS))
+
+
+def collect_framework_facts(tree: ast.Module, path: str) -> dict[str, list[Any]]:
+    off: list[str] = []
+    passed: set[str] = set()
+    assigned: dict[str, str] = {}  # name -> class constructed, anywhere in the file
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
+            called = dotted_expression(node.value.func)
+            for target in node.targets:
+                if isinstance(target, ast.Name) and called:
+                    assigned[target.id] = called.rsplit(".", 1)[-1]
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        for keyword in node.keywords:
+            if keyword.arg in _INJECTION_SWITCHES and isinstance(keyword.value, ast.Constant):
+                if keyword.value.value is False:
+                    off.append(path)
+            if keyword.arg == "batch_sampler":
+                value = keyword.value
+                if isinstance(value, ast.Call):
+                    called = dotted_expression(value.func)
+                    if called:
+                        passed.add(called.rsplit(".", 1)[-1])
+                elif isinstance(value, ast.Name) and value.id in assigned:
+                    passed.add(assigned[value.id])
+    return {FACT_INJECTION_OFF: sorted(set(off)), FACT_BATCH_SAMPLERS: sorted(passed)}
