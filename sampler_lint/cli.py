@@ -89,10 +89,14 @@ def main() -> None:
 @click.option(
     "--output-format",
     type=click.Choice(sorted(REPORTERS)),
-    default="full",
-    show_default=True,
+    multiple=True,
+    help="Output format (default: full). Repeat it, each with its own --output-file, to write "
+    "several formats in one run; a format without a file goes to standard output.",
 )
-@click.option("--output-file", "-o", type=click.Path(path_type=Path), help="Write output here.")
+@click.option(
+    "--output-file", "-o", type=click.Path(path_type=Path), multiple=True,
+    help="Write the output of the matching --output-format here.",
+)
 @click.option("--statistics", is_flag=True, help="Show counts per rule instead of findings.")
 @click.option("--show-fixes", is_flag=True, help="List the fixes applied, per rule.")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when findings remain.")
@@ -103,6 +107,12 @@ def main() -> None:
 @click.option("--cache-dir", type=click.Path(path_type=Path), help="Where the cache lives.")
 @click.option("--jobs", "-j", type=click.IntRange(min=0), default=0, help="Processes (0: cores).")
 @click.option("--stdin-filename", type=click.Path(path_type=Path), help="Name for source on stdin.")
+@click.option("--baseline", type=click.Path(path_type=Path),
+              help="Report only findings this baseline file does not hold.")
+@click.option("--write-baseline", type=click.Path(path_type=Path),
+              help="Write the current findings to this baseline file and exit 0.")
+@click.option("--since", metavar="REV",
+              help="Report only findings on lines added or changed since this git revision.")
 @click.option("--no-prefilter", is_flag=True, hidden=True, help="Parse every file (for tests).")
 def check(paths: tuple[Path, ...], **params: Any) -> None:
     """Lint PATHS (default: the current directory); `-` reads standard input."""
@@ -115,12 +125,12 @@ def check(paths: tuple[Path, ...], **params: Any) -> None:
         )
     except ConfigError as error:
         _fail(str(error))
-    fmt = params["output_format"]
+    outputs = _output_plan(params["output_format"], params["output_file"])
     options = RunOptions(
         fix=params["fix"],
         unsafe_fixes=True if params["unsafe_fixes"] else None,
         diff=params["diff"],
-        want_edits=fmt in NEEDS_EDITS,
+        want_edits=any(fmt in NEEDS_EDITS for fmt, _ in outputs),
         jobs=params["jobs"],
         force_exclude=params["force_exclude"],
         use_prefilter=not params["no_prefilter"],
@@ -142,6 +152,7 @@ def check(paths: tuple[Path, ...], **params: Any) -> None:
     findings: list[Finding] = sorted(
         (f for r in result.results for f in r.findings), key=Finding.sort_key
     )
+    findings = _adoption_filters(findings, params, targets)
     errors = [e for r in result.results for e in r.errors]
     internal = any(r.internal_error for r in result.results)
     fixed = sum(r.fixed for r in result.results)
@@ -168,13 +179,60 @@ def check(paths: tuple[Path, ...], **params: Any) -> None:
         if diffs:
             click.echo(f"Would fix {sum(r.fixed for r in result.results)} error(s).", err=True)
         sys.exit(EXIT_ERROR if internal else (EXIT_FINDINGS if diffs else EXIT_OK))
-    _emit(findings, context, fmt, params["output_file"])
+    for fmt, output in outputs:
+        _emit(findings, context, fmt, output)
     if internal:
         sys.exit(EXIT_ERROR)
     status = EXIT_FINDINGS if findings and not params["exit_zero"] else EXIT_OK
     if params["exit_non_zero_on_fix"] and fixed:
         status = EXIT_FINDINGS
     sys.exit(status)
+
+
+def _adoption_filters(
+    findings: list[Finding], params: dict[str, Any], targets: list[Path]
+) -> list[Finding]:
+    """--write-baseline (writes and exits), --baseline and --since."""
+    from sampler_lint.baseline import (
+        BaselineError,
+        changed_lines,
+        only_changed,
+        without_baseline,
+        write_baseline,
+    )
+
+    try:
+        if params["write_baseline"] is not None:
+            write_baseline(params["write_baseline"], findings)
+            click.echo(
+                f"Wrote {len(findings)} finding(s) to the baseline {params['write_baseline']}.",
+                err=True,
+            )
+            sys.exit(EXIT_OK)
+        if params["baseline"] is not None:
+            findings = without_baseline(params["baseline"], findings)
+        if params["since"] is not None:
+            findings = only_changed(findings, changed_lines(params["since"], targets[0]))
+    except BaselineError as error:
+        _fail(str(error))
+    return findings
+
+
+def _output_plan(
+    formats: Sequence[str], files: Sequence[Path]
+) -> list[tuple[str, Path | None]]:
+    """Pair each ``--output-format`` with the ``--output-file`` in the same position; formats
+    beyond the files go to standard output, and only one may."""
+    formats = list(formats) or ["full"]
+    if len(files) > len(formats):
+        _fail("more --output-file than --output-format: pair each file with a format")
+    plan: list[tuple[str, Path | None]] = [
+        (fmt, files[i] if i < len(files) else None) for i, fmt in enumerate(formats)
+    ]
+    if sum(1 for _, output in plan if output is None) > 1:
+        _fail("only one --output-format can go to standard output: give the others an "
+              "--output-file")
+    return plan
 
 
 def _emit(findings: list[Finding], context: ReportContext, fmt: str, output: Path | None) -> None:
@@ -230,7 +288,8 @@ def _check_stdin(resolver: ConfigResolver, options: RunOptions, params: dict[str
         if result.findings:
             click.echo(text, nl=False, err=True)
     else:
-        _emit(result.findings, context, params["output_format"], params["output_file"])
+        for fmt, output in _output_plan(params["output_format"], params["output_file"]):
+            _emit(result.findings, context, fmt, output)
     code = EXIT_FINDINGS if result.findings and not params["exit_zero"] else EXIT_OK
     sys.exit(code)
 

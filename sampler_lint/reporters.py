@@ -173,11 +173,17 @@ def json_format(findings: Sequence[Finding], context: ReportContext, color: bool
 
 Reporter = Callable[[Sequence[Finding], ReportContext, bool], str]
 
+from sampler_lint import formats  # noqa: E402  (the CI formats build on the helpers above)
+
 REPORTERS: dict[str, Reporter] = {
     "full": full,
     "concise": concise,
     "json": json_format,
+    "github": formats.github,
+    "sarif": formats.sarif,
+    "junit": formats.junit,
+    "gitlab": formats.gitlab,
 }
 
 # Formats whose output includes each fix's edits, so the engine must compute them.
-NEEDS_EDITS = {"json"}
+NEEDS_EDITS = {"json", "sarif"}

@@ -1,0 +1,144 @@
+"""The CI gate: annotation and report formats, several outputs in one run, the baseline and
+--since, each checked as a CI system or a user would meet them."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from sampler_lint.cli import main
+
+from .conftest import ROOT
+
+BUGGY = "def f(x, world_size, rank):\n    return x.split(x.size(0) // world_size)[rank]\n"
+CHUNK = "def g(x, world_size, rank):\n    return x.chunk(world_size)[rank]\n"
+SCHEMA = ROOT.parent / "shared" / "schemas" / "sarif-schema-2.1.0.json"
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(main, ["check", "--no-cache", "--jobs", "1", *args])
+    return result.exit_code, result.stdout, result.stderr
+
+
+@pytest.fixture
+def repo(project: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    (project / "train.py").write_text(BUGGY)
+    monkeypatch.chdir(project)
+    return project
+
+
+def test_github_annotations_are_escaped(repo: Path) -> None:
+    (repo / "we,ird:name%.py").write_text(BUGGY)
+    code, out, _ = run("--output-format", "github", "we,ird:name%.py")
+    assert code == 1
+    assert out.startswith(
+        "::error file=we%2Cird%3Aname%25.py,line=2,col=12,endLine=2,endColumn=50,"
+        "title=sampler-lint (SL101)::SL101 floor-sized split"
+    )
+    assert out.count("\n") == 1
+
+
+def test_sarif_is_valid_and_carries_rules_and_fixes(repo: Path) -> None:
+    jsonschema = pytest.importorskip("jsonschema")
+    if not SCHEMA.is_file():
+        pytest.skip("the SARIF schema is not beside the checkout")
+    code, out, _ = run("--output-format", "sarif", "--unsafe-fixes", ".")
+    assert code == 1
+    document = json.loads(out)
+    jsonschema.validate(document, json.loads(SCHEMA.read_text(encoding="utf-8")))
+    run_ = document["runs"][0]
+    rules = {rule["id"]: rule for rule in run_["tool"]["driver"]["rules"]}
+    assert rules["SL101"]["helpUri"].endswith("#sl101") and rules["SL101"]["help"]["text"]
+    (result,) = run_["results"]
+    assert result["ruleId"] == "SL101"
+    assert result["locations"][0]["physicalLocation"]["region"]["startLine"] == 2
+    replacement = result["fixes"][0]["artifactChanges"][0]["replacements"][0]
+    assert replacement["insertedContent"]["text"] == "tensor_split("
+
+
+def test_junit_is_valid_xml_with_one_case_per_finding(repo: Path) -> None:
+    (repo / "more.py").write_text(BUGGY + CHUNK)
+    _, out, _ = run("--output-format", "junit", ".")
+    root = ET.fromstring(out)
+    cases = root.findall(".//testcase")
+    assert len(cases) == 3 and all(case.find("failure") is not None for case in cases)
+
+
+def test_gitlab_fingerprints_survive_moved_lines(repo: Path) -> None:
+    _, before, _ = run("--output-format", "gitlab", ".")
+    (repo / "train.py").write_text("import os\n\n\n" + BUGGY)
+    _, after, _ = run("--output-format", "gitlab", ".")
+    first, second = json.loads(before)[0], json.loads(after)[0]
+    assert first["fingerprint"] == second["fingerprint"]
+    assert first["location"]["lines"]["begin"] == 2 and second["location"]["lines"]["begin"] == 5
+
+
+def test_several_formats_in_one_run(repo: Path) -> None:
+    code, out, _ = run("--output-format", "concise", "--output-format", "sarif",
+                       "--output-format", "junit", "--output-file", "-.unused", ".")
+    assert code == 2  # files pair with formats by position: the first format got the file
+    code, out, _ = run("--output-format", "sarif", "--output-file", "report.sarif",
+                       "--output-format", "concise", ".")
+    assert code == 1
+    assert out.startswith("train.py:2:12: SL101")
+    assert json.loads((repo / "report.sarif").read_text())["version"] == "2.1.0"
+    code, _, err = run("--output-format", "sarif", "--output-format", "concise", ".")
+    assert code == 2 and "only one --output-format can go to standard output" in err
+
+
+def test_baseline_keeps_old_findings_quiet_and_new_ones_loud(repo: Path) -> None:
+    assert run("--write-baseline", "baseline.json", ".")[0] == 0
+    assert run("--baseline", "baseline.json", ".")[0] == 0
+    # An unrelated edit above the finding moves it: still in the baseline.
+    (repo / "train.py").write_text("import os\n\n\n" + BUGGY)
+    assert run("--baseline", "baseline.json", ".")[0] == 0
+    # A new finding is reported, the old one is not.
+    (repo / "train.py").write_text("import os\n\n\n" + BUGGY + "\n\n" + CHUNK)
+    code, out, _ = run("--baseline", "baseline.json", "--output-format", "concise", ".")
+    assert code == 1 and "SL102" in out and "SL101" not in out
+
+
+def test_baseline_entry_disappears_when_the_finding_is_fixed(repo: Path) -> None:
+    run("--write-baseline", "baseline.json", ".")
+    assert len(json.loads((repo / "baseline.json").read_text())["findings"]) == 1
+    assert run("--fix", "--unsafe-fixes", ".")[0] == 0
+    assert run("--baseline", "baseline.json", ".")[0] == 0
+    assert run("--write-baseline", "baseline.json", ".")[0] == 0
+    assert json.loads((repo / "baseline.json").read_text())["findings"] == []
+
+
+def test_a_broken_baseline_is_a_clear_error(repo: Path) -> None:
+    (repo / "baseline.json").write_text("{not json")
+    code, _, err = run("--baseline", "baseline.json", ".")
+    assert code == 2 and "is not a sampler-lint baseline" in err
+
+
+def _git(repo: Path, *args: str) -> None:
+    subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True)
+
+
+def test_since_reports_only_changed_lines(repo: Path) -> None:
+    _git(repo, "init", "-q")
+    _git(repo, "-c", "user.email=t@t", "-c", "user.name=t", "add", ".")
+    _git(repo, "-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", "base")
+    assert run("--since", "HEAD", ".")[0] == 0  # the old finding is not on a changed line
+    (repo / "train.py").write_text(BUGGY + "\n\n" + CHUNK)
+    (repo / "new.py").write_text(BUGGY)  # untracked: every line is new
+    code, out, _ = run("--since", "HEAD", "--output-format", "concise", ".")
+    assert code == 1
+    assert sorted(line.split(": ")[1].split()[0] + " " + line.split(":")[0]
+                  for line in out.splitlines() if ": SL" in line) == ["SL101 new.py",
+                                                                     "SL102 train.py"]
+
+
+def test_since_outside_git_or_with_a_bad_revision(repo: Path) -> None:
+    code, _, err = run("--since", "HEAD", ".")
+    assert code == 2 and "needs a git repository" in err
+    _git(repo, "init", "-q")
+    code, _, err = run("--since", "no-such-rev", ".")
+    assert code == 2 and "unknown git revision 'no-such-rev'" in err
