@@ -111,11 +111,15 @@ def main() -> None:
               help="Report only findings this baseline file does not hold.")
 @click.option("--write-baseline", type=click.Path(path_type=Path),
               help="Write the current findings to this baseline file and exit 0.")
+@click.option("--add-noqa", is_flag=True,
+              help="Add `# noqa: CODE` to the line of every current finding.")
 @click.option("--since", metavar="REV",
               help="Report only findings on lines added or changed since this git revision.")
 @click.option("--no-prefilter", is_flag=True, hidden=True, help="Parse every file (for tests).")
 def check(paths: tuple[Path, ...], **params: Any) -> None:
     """Lint PATHS (default: the current directory); `-` reads standard input."""
+    if params["add_noqa"] and (params["fix"] or params["diff"]):
+        _fail("--add-noqa cannot be combined with --fix or --diff")
     if params["isolated"] and params["config_file"]:
         _fail("--config and --isolated cannot be used together")
     try:
@@ -153,6 +157,14 @@ def check(paths: tuple[Path, ...], **params: Any) -> None:
         (f for r in result.results for f in r.findings), key=Finding.sort_key
     )
     findings = _adoption_filters(findings, params, targets)
+    if params["add_noqa"]:
+        from sampler_lint.add_noqa import add_noqa
+
+        added, problems = add_noqa(findings)
+        for problem in problems:
+            click.echo(f"sampler-lint: warning: {problem}", err=True)
+        click.echo(f"Added {added} noqa directive(s).", err=True)
+        sys.exit(EXIT_ERROR if problems else EXIT_OK)
     errors = [e for r in result.results for e in r.errors]
     internal = any(r.internal_error for r in result.results)
     fixed = sum(r.fixed for r in result.results)

@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 ALL = "*"
 _CODES = r"[A-Za-z]+[0-9]+(?:[\s,]+[A-Za-z]+[0-9]+)*"
 _LINE = re.compile(rf"#\s*noqa(?::\s*(?P<codes>{_CODES}))?", re.IGNORECASE)
+#: A line directive, ``# noqa`` or ``# noqa: CODES`` (group ``codes``).
+LINE_DIRECTIVE = _LINE
 _FILE = re.compile(rf"#\s*sampler-lint\s*:\s*noqa(?::\s*(?P<codes>{_CODES}))?", re.IGNORECASE)
 
 

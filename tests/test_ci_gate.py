@@ -142,3 +142,18 @@ def test_since_outside_git_or_with_a_bad_revision(repo: Path) -> None:
     _git(repo, "init", "-q")
     code, _, err = run("--since", "no-such-rev", ".")
     assert code == 2 and "unknown git revision 'no-such-rev'" in err
+
+
+def test_add_noqa_is_idempotent_and_keeps_existing_codes(repo: Path) -> None:
+    (repo / "more.py").write_text(
+        BUGGY.replace("[rank]\n", "[rank]  # noqa: E501\n") + CHUNK + "x = 1  # a comment\n"
+    )
+    code, _, err = run("--add-noqa", ".")
+    assert code == 0 and "Added 3 noqa directive(s)." in err
+    text = (repo / "more.py").read_text()
+    assert "[rank]  # noqa: E501, SL101\n" in text
+    assert "x.chunk(world_size)[rank]  # noqa: SL102\n" in text
+    assert (repo / "train.py").read_text().endswith("[rank]  # noqa: SL101\n")
+    assert run(".")[0] == 0  # everything is suppressed now
+    assert run("--add-noqa", ".")[2].strip().endswith("Added 0 noqa directive(s).")
+    assert (repo / "more.py").read_text() == text

@@ -1,0 +1,99 @@
+"""``--add-noqa``: suppress every current finding in place, to adopt the tool on a legacy
+repository (like Ruff's). Idempotent, and keeps the codes an existing ``# noqa`` already lists.
+
+The directive goes at the end of the first line of the finding; a line that already carries a
+``# noqa: CODES`` gets the code added to its list. The edited file must still tokenize, compile
+and carry the directive where it was meant, or it is left untouched."""
+
+from __future__ import annotations
+
+import io
+import re
+import tokenize
+import warnings
+from collections import defaultdict
+from collections.abc import Sequence
+from pathlib import Path
+
+from sampler_lint import noqa
+from sampler_lint.findings import Finding
+from sampler_lint.linter import decode
+from sampler_lint.writer import WriteError, write_atomic
+
+_NOQA = noqa.LINE_DIRECTIVE
+
+
+def add_noqa(findings: Sequence[Finding]) -> tuple[int, list[str]]:
+    """Add the directives; return how many lines changed and the problems met."""
+    by_file: dict[str, dict[int, set[str]]] = defaultdict(lambda: defaultdict(set))
+    for f in findings:
+        if f.code == "SL001":
+            continue  # a file that does not parse cannot be annotated safely
+        by_file[f.filename][f.location.line].add(f.code)
+    changed, problems = 0, []
+    for filename, lines in sorted(by_file.items()):
+        path = Path(filename)
+        try:
+            data = path.read_bytes()
+            encoding_text = decode(data)
+        except (OSError, SyntaxError, UnicodeDecodeError, LookupError) as error:
+            problems.append(f"{filename}: cannot add noqa: {error}")
+            continue
+        new_text, count = _annotate(encoding_text, lines)
+        if count == 0:
+            continue
+        if not _still_valid(new_text, lines):
+            problems.append(f"{filename}: adding noqa would break the file; left unchanged")
+            continue
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+        bom = data.startswith(b"\xef\xbb\xbf")
+        body = new_text.encode("utf-8" if encoding == "utf-8-sig" else encoding)
+        new_data = (b"\xef\xbb\xbf" if bom and not body.startswith(b"\xef\xbb\xbf") else b"") + body
+        try:
+            write_atomic(path, data, new_data)
+        except WriteError as error:
+            problems.append(str(error))
+            continue
+        changed += count
+    return changed, problems
+
+
+def _annotate(text: str, wanted: dict[int, set[str]]) -> tuple[str, int]:
+    lines = text.splitlines(keepends=True)
+    count = 0
+    for number, codes in sorted(wanted.items()):
+        if not 0 < number <= len(lines):
+            continue
+        line = lines[number - 1]
+        body = line.rstrip("\r\n")
+        ending = line[len(body):]
+        match = _NOQA.search(body)
+        if match and match.group("codes") is None:
+            continue  # a bare `# noqa` already suppresses everything on the line
+        if match:
+            present = {c.upper() for c in re.split(r"[\s,]+", match.group("codes")) if c}
+            missing = sorted(codes - present)
+            if not missing:
+                continue
+            start, end = match.span("codes")
+            body = body[:start] + ", ".join([match.group("codes"), *missing]) + body[end:]
+        else:
+            body = body.rstrip() + "  # noqa: " + ", ".join(sorted(codes))
+        lines[number - 1] = body + ending
+        count += 1
+    return "".join(lines), count
+
+
+def _still_valid(text: str, wanted: dict[int, set[str]]) -> bool:
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            compile(text, "<add-noqa>", "exec", dont_inherit=True)
+    except (SyntaxError, ValueError):
+        return False
+    suppressions = noqa.parse(text)
+    return all(
+        line in suppressions.lines
+        and (noqa.ALL in suppressions.lines[line] or codes <= suppressions.lines[line])
+        for line, codes in wanted.items()
+    )
