@@ -27,6 +27,7 @@ from sampler_lint.syntax_summary import summarize
 from sampler_lint.vocabulary import Vocabulary
 
 PARSE_ERROR = "SL001"
+UNUSED_NOQA = "SL002"
 MAX_FIX_ROUNDS = 10
 
 
@@ -284,13 +285,26 @@ def lint_source(path: Path, data: bytes, lint: LintOptions, index: ProjectIndex 
                 display_name: str | None = None) -> tuple[FileResult, bytes | None]:
     """Lint (and with ``lint.fix``, fix) one source. Returns the result and the fixed bytes, or
     ``None`` when the source is to be left as it is."""
+    result, fixed, used, current = _lint_with_rules(path, data, lint, index, display_name)
+    if current is not None and any(rule.code == UNUSED_NOQA for rule in lint.rules):
+        fixed = _unused_noqa(result, data if fixed is None else fixed, current, used, lint, fixed)
+    return result, fixed
+
+
+_Linted = tuple[FileResult, "bytes | None", set[tuple[int, str]], "str | None"]
+
+
+def _lint_with_rules(path: Path, data: bytes, lint: LintOptions, index: ProjectIndex,
+                     display_name: str | None) -> _Linted:
+    """Everything but SL002; also returns the (line, code) noqa pairs that suppressed something
+    and the final text (``None`` when the file could not be decoded or parsed)."""
     name = display_name or str(path)
     result = FileResult(filename=name)
     try:
         text = decode(data)
     except (SyntaxError, UnicodeDecodeError, LookupError) as error:
         result.findings.append(_parse_error(name, f"cannot decode file: {error}"))
-        return result, None
+        return result, None, set(), None
     file_codes = noqa.file_level_codes(text)
     rules = _rules_to_run(text, file_codes, lint)
     if rules and lint.use_prefilter and all(rule.has_syntax_filter for rule in rules):
@@ -299,19 +313,19 @@ def lint_source(path: Path, data: bytes, lint: LintOptions, index: ProjectIndex 
             rules = [rule for rule in rules if rule.may_match(summary)]
     if not rules:
         result.skipped = True
-        return result, None
+        return result, None, set(), text
     parsed = parse(name, data)
     if isinstance(parsed, Finding):
         if PARSE_ERROR in {r.code for r in lint.rules} and not (
             noqa.ALL in file_codes or PARSE_ERROR in file_codes
         ):
             result.findings.append(parsed)
-        return result, None
+        return result, None, set(), None
     try:
         outcome = _lint_module(path, parsed, rules, lint, index)
     except RecursionError:
         result.findings.append(_parse_error(name, "file is nested too deeply to analyse"))
-        return result, None
+        return result, None, set(), None
 
     fixed_bytes: bytes | None = None
     if lint.fix:
@@ -337,7 +351,67 @@ def lint_source(path: Path, data: bytes, lint: LintOptions, index: ProjectIndex 
                 tofile=name,
             )
         )
-    return result, fixed_bytes
+    return result, fixed_bytes, outcome.suppressions.used, outcome.module.code
+
+
+def _unused_noqa(
+    result: FileResult, current: bytes, text: str, used: set[tuple[int, str]],
+    lint: LintOptions, fixed: bytes | None,
+) -> bytes | None:
+    """SL002: report (or, fixing, remove) the ``# noqa`` codes of enabled rules that suppressed
+    nothing. Returns the fixed bytes, as they now are."""
+    if "noqa" not in text.lower():
+        return fixed
+    from sampler_lint.registry import rules_by_code
+
+    known = set(rules_by_code())
+    enabled = {rule.code for rule in lint.rules}
+    suppressions = noqa.parse(text)
+    if suppressions.file_suppresses(UNUSED_NOQA):
+        return fixed
+    unused: dict[int, set[str]] = {}
+    for line, codes in sorted(suppressions.lines.items()):
+        if noqa.ALL in codes:
+            continue
+        for code in sorted(codes):
+            if code in known and code != UNUSED_NOQA and (line, code) not in used:
+                unused.setdefault(line, set()).add(code)
+    if not unused:
+        return fixed
+    if lint.fix:
+        candidate = noqa.remove_codes(current, unused)
+        if candidate != current and _compiles(decode(candidate)):
+            result.fixed += sum(len(codes) for codes in unused.values())
+            result.fixed_codes[UNUSED_NOQA] = (
+                result.fixed_codes.get(UNUSED_NOQA, 0) + sum(len(c) for c in unused.values())
+            )
+            return candidate
+    lines = text.splitlines()
+    rule = rules_for_noqa()
+    for line, unused_codes in sorted(unused.items()):
+        source = lines[line - 1] if line <= len(lines) else ""
+        match = noqa.LINE_DIRECTIVE.search(source)
+        column = (match.start() if match else 0) + 1
+        fix = FixInfo("safe", "Remove the unused noqa code", None)
+        for code in sorted(unused_codes):
+            result.findings.append(Finding(
+                code=UNUSED_NOQA, name=rule, severity="warning",
+                message=f"`# noqa: {code}` suppresses nothing here"
+                + ("" if code in enabled else f" ({code} is not enabled)"),
+                filename=result.filename,
+                location=Location(line, column),
+                end_location=Location(line, len(source) + 1),
+                fix=fix, source_line=source,
+            ))
+    result.findings.sort(key=Finding.sort_key)
+    return fixed
+
+
+def rules_for_noqa() -> str:
+    from sampler_lint.registry import rules_by_code
+
+    rule = rules_by_code().get(UNUSED_NOQA)
+    return rule.name if rule else "unused-noqa"
 
 
 def _fix_loop(

@@ -31,6 +31,8 @@ def _codes(text: str | None) -> frozenset[str]:
 class Suppressions:
     lines: dict[int, frozenset[str]] = field(default_factory=dict)
     file_codes: frozenset[str] = frozenset()
+    #: (line, code) pairs that suppressed a finding (``*`` for a bare ``# noqa``).
+    used: set[tuple[int, str]] = field(default_factory=set)
 
     def file_suppresses(self, code: str) -> bool:
         return ALL in self.file_codes or code in self.file_codes
@@ -41,6 +43,7 @@ class Suppressions:
         for line in range(first_line, last_line + 1):
             codes = self.lines.get(line)
             if codes is not None and (ALL in codes or code in codes):
+                self.used.add((line, code if code in codes else ALL))
                 return True
         return False
 
@@ -88,3 +91,34 @@ def file_level_codes(text: str) -> frozenset[str]:
     if "sampler-lint" not in text:
         return frozenset()
     return parse(text).file_codes
+
+
+_DIRECTIVE_BYTES = re.compile(
+    rb"\s*#\s*noqa(?::\s*(?P<codes>[A-Za-z]+[0-9]+(?:[\s,]+[A-Za-z]+[0-9]+)*))?",
+    re.IGNORECASE,
+)
+
+
+def remove_codes(data: bytes, unused: dict[int, set[str]]) -> bytes:
+    """``data`` with the given codes taken out of the ``# noqa`` on each line, and the directive
+    removed when no code is left. Works on the bytes, so encoding, BOM and line endings stay."""
+    lines = data.split(b"\n")
+    for number, codes in unused.items():
+        if not 0 < number <= len(lines):
+            continue
+        line = lines[number - 1]
+        match = _DIRECTIVE_BYTES.search(line)
+        if match is None or match.group("codes") is None:
+            continue
+        listed = [c for c in re.split(rb"[\s,]+", match.group("codes")) if c]
+        kept = [c for c in listed if c.decode("ascii", "replace").upper() not in codes]
+        ending = b"\r" if line.endswith(b"\r") else b""
+        if kept:
+            start, end = match.span("codes")
+            line = line[:start] + b", ".join(kept) + line[end:]
+        else:
+            line = line[: match.start()] + line[match.end():].rstrip(b"\r") + ending
+            if line.rstrip(b"\r").endswith(b" ") and not line.strip():
+                line = ending
+        lines[number - 1] = line
+    return b"\n".join(lines)

@@ -157,3 +157,23 @@ def test_add_noqa_is_idempotent_and_keeps_existing_codes(repo: Path) -> None:
     assert run(".")[0] == 0  # everything is suppressed now
     assert run("--add-noqa", ".")[2].strip().endswith("Added 0 noqa directive(s).")
     assert (repo / "more.py").read_text() == text
+
+
+def test_unused_noqa_is_reported_and_fixed_keeping_other_codes(repo: Path) -> None:
+    (repo / "train.py").write_text(
+        BUGGY.replace("[rank]\n", "[rank]  # noqa: SL101\n")  # used: stays
+        + "y = 2  # noqa: SL101, E501\n"  # SL101 unused, E501 belongs to another tool
+        + "z = 3  # keep me  # noqa: SL203\n"
+        + "w = 4  # noqa\n"  # bare: left alone
+    )
+    code, out, _ = run("--output-format", "concise", ".")
+    assert code == 1
+    flagged = [line for line in out.splitlines() if ": SL" in line]
+    assert [line.split(":")[1] for line in flagged] == ["3", "4"]
+    assert all(" SL002 " in line for line in flagged)
+    assert run("--fix", ".")[0] == 0
+    text = (repo / "train.py").read_text()
+    assert "[rank]  # noqa: SL101\n" in text
+    assert "y = 2  # noqa: E501\n" in text
+    assert "z = 3  # keep me\n" in text
+    assert "w = 4  # noqa\n" in text
