@@ -3,6 +3,8 @@ sections a user looks for."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from sampler_lint.docs import render_rule, rules_markdown
@@ -34,3 +36,42 @@ def test_readme_lists_every_rule() -> None:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     for rule in all_rules():
         assert f"| {rule.code} | {rule.name} |" in readme, f"README lacks {rule.code}"
+
+
+def test_every_option_the_ci_guide_uses_exists() -> None:
+    import re
+
+    from click.testing import CliRunner
+
+    from sampler_lint.cli import main
+
+    help_text = CliRunner().invoke(main, ["check", "--help"]).output
+    guide = (ROOT / "docs" / "ci.md").read_text(encoding="utf-8")
+    used = set(re.findall(r"(--[a-z][a-z-]+)", guide))
+    assert used, "the guide names no options"
+    missing = sorted(option for option in used if option not in help_text)
+    assert not missing, f"docs/ci.md uses options `check` does not have: {missing}"
+
+
+def test_pre_commit_hooks_run_their_entries(tmp_path: Path) -> None:
+    import shlex
+    import subprocess
+    import sys
+
+    hooks = (ROOT / ".pre-commit-hooks.yaml").read_text(encoding="utf-8")
+    entries = [line.split(":", 1)[1].strip() for line in hooks.splitlines()
+               if line.strip().startswith("entry:")]
+    assert len(entries) == 2
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'x'\n")
+    target = tmp_path / "train.py"
+    for entry in entries:
+        target.write_text("def f(x, world_size, rank):\n    return x.chunk(world_size)[rank]\n")
+        argv = shlex.split(entry)
+        assert argv[0] == "sampler-lint"
+        process = subprocess.run(
+            [sys.executable, "-m", "sampler_lint", *argv[1:], "--no-cache", str(target)],
+            cwd=tmp_path, capture_output=True, text=True, check=False,
+        )
+        # pre-commit fails the commit on exit 1: the finding remains (its fix is unsafe).
+        assert process.returncode == 1, process.stderr
+        assert "SL102" in process.stdout
