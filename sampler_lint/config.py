@@ -183,6 +183,7 @@ def _option_specs() -> dict[str, tuple[type, tuple[str, ...], Any]]:
     specs: dict[str, tuple[type, tuple[str, ...], Any]] = {
         key: (list, (), []) for key in ENGINE_OPTION_KEYS
     }
+    specs["notebooks"] = (bool, (), True)  # lint `.ipynb` files cell by cell
     for rule in registry.all_rules():
         for option in rule.options:
             specs[option.key] = (option.kind, option.choices, option.default)

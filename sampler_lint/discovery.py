@@ -129,7 +129,8 @@ def _walk(
         except OSError:
             continue
         if not is_dir and not entry.name.endswith(SOURCE_SUFFIXES):
-            continue
+            if not (entry.name.endswith(".ipynb") and settings.options.get("notebooks", True)):
+                continue
         # ``absolute`` is resolved and directory links are never followed, so this is the
         # entry's real path unless the entry itself is a link.
         entry_path = absolute / entry.name

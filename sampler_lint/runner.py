@@ -191,6 +191,17 @@ def check_file(
         reason = error.strerror or type(error).__name__
         result.findings.append(_parse_error(name, f"cannot read file: {reason}"))
         return result
+    if path.suffix == ".ipynb":
+        from sampler_lint.notebook import check_notebook
+
+        try:
+            return check_notebook(path, data, lint, index or _WORKER_INDEX, write)
+        except Exception as error:  # a bug must not take the whole run down
+            result = FileResult(filename=name, internal_error=True)
+            result.errors.append(
+                f"{name}: internal error, please report it: {type(error).__name__}: {error}"
+            )
+            return result
     try:
         result, fixed = lint_source(path, data, lint, index or _WORKER_INDEX)
     except Exception as error:  # a bug in a rule must not take the whole run down
@@ -271,7 +282,7 @@ def run(
             if hit is not None:
                 results[number] = hit
                 continue
-        if not needs_parsing(data, lints[lint_id]):
+        if path.suffix != ".ipynb" and not needs_parsing(data, lints[lint_id]):
             # What lint_source would say, without a worker process or a second read.
             results[number] = FileResult(filename=str(path), skipped=True)
             continue
