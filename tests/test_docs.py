@@ -75,3 +75,42 @@ def test_pre_commit_hooks_run_their_entries(tmp_path: Path) -> None:
         # pre-commit fails the commit on exit 1: the finding remains (its fix is unsafe).
         assert process.returncode == 1, process.stderr
         assert "SL102" in process.stdout
+
+
+def _yaml_blocks(markdown: str) -> list[str]:
+    import re
+
+    return re.findall(r"```yaml\n(.*?)```", markdown, re.DOTALL)
+
+
+def test_readme_ci_snippets_parse_and_run_the_right_commands() -> None:
+    import shlex
+
+    yaml = __import__("pytest").importorskip("yaml")
+    from click.testing import CliRunner
+
+    from sampler_lint.cli import main
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("## Use in CI"):]
+    blocks = [yaml.safe_load(block) for block in _yaml_blocks(section)]
+    workflow, gitlab, pre_commit = blocks[:3]
+    steps = workflow["jobs"]["lint"]["steps"]
+    commands = [step["run"] for step in steps if "run" in step and "sampler-lint" in step["run"]]
+    assert any("--output-format github" in c and "--output-format sarif" in c
+               and "--baseline" in c for c in commands)
+    assert any(step.get("uses", "").startswith("github/codeql-action/upload-sarif")
+               for step in steps)
+    assert gitlab["sampler-lint"]["artifacts"]["reports"]["codequality"] == "gl-code-quality.json"
+    hooks = {hook["id"] for repo in pre_commit["repos"] for hook in repo["hooks"]}
+    defined = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text(encoding="utf-8"))
+    assert hooks <= {hook["id"] for hook in defined}
+    # Every sampler-lint command in the snippets is accepted by the CLI as written.
+    for command in [*commands, *gitlab["sampler-lint"]["script"]]:
+        if not command.startswith("sampler-lint"):
+            continue
+        argv = shlex.split(command)[1:]
+        result = CliRunner().invoke(main, [*argv, "--help"])
+        assert result.exit_code == 0, (command, result.output)
+        for option in (a for a in argv if a.startswith("--")):
+            assert option in result.output, (command, option)
