@@ -114,3 +114,22 @@ def test_readme_ci_snippets_parse_and_run_the_right_commands() -> None:
         assert result.exit_code == 0, (command, result.output)
         for option in (a for a in argv if a.startswith("--")):
             assert option in result.output, (command, option)
+
+
+def test_the_readme_demo_shows_the_sl101_finding_with_a_code_frame(
+    monkeypatch: "pytest.MonkeyPatch",
+) -> None:
+    """The first README command lints examples/ with this repository's own configuration."""
+    from click.testing import CliRunner
+
+    from sampler_lint.cli import main
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    demo = readme.split("<!-- demo-command -->", 1)[1].split("```bash\n", 1)[1].split("\n")[0]
+    check = demo[demo.index("check"):].split()
+    monkeypatch.chdir(ROOT)
+    result = CliRunner().invoke(main, [*check, "--no-cache"])
+    assert result.exit_code == 0  # --exit-zero: the demo command itself succeeds
+    assert "examples/train_ddp.py:17:17: SL101" in result.stdout
+    assert "train_idx = train_idx.split(train_idx.size(0) // world_size)[rank]" in result.stdout
+    assert "^^^" in result.stdout
