@@ -117,7 +117,7 @@ def test_readme_ci_snippets_parse_and_run_the_right_commands() -> None:
 
 
 def test_the_readme_demo_shows_the_sl101_finding_with_a_code_frame(
-    monkeypatch: "pytest.MonkeyPatch",
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """The first README command lints examples/ with this repository's own configuration."""
     from click.testing import CliRunner
