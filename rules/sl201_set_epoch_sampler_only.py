@@ -150,6 +150,9 @@ class SetEpochSamplerOnly(Rule):
         guard = self.context.parent(parent)
         if not isinstance(guard, cst.If) or guard.body is not parent:
             return None
+        outer = self.context.parent(guard)
+        if isinstance(outer, cst.If) and outer.orelse is guard:
+            return None  # an `elif`: code cannot go before it; insert inside its body instead
         test = _compact(self.context.code_for(guard.test))
         if f"{loader_name}.sampler" not in test:
             return None

@@ -336,7 +336,10 @@ def _lint_with_rules(path: Path, data: bytes, lint: LintOptions, index: ProjectI
     for item in outcome.active:
         edits = None
         if lint.want_edits and item.report.fix is not None:
-            fixed_module = apply_fixes(outcome.module, [item.report.fix])
+            try:
+                fixed_module = apply_fixes(outcome.module, [item.report.fix])
+            except Exception:  # a rule built a tree libcst refuses: no edits, never a crash
+                fixed_module = None
             if fixed_module is not None:
                 edits = (_text_edit(outcome.module.code, fixed_module.code),)
         result.findings.append(_to_finding(item, name, lines, edits))
