@@ -49,7 +49,7 @@ class HardcodedSamplerSeed(Rule):
             return
         if any(arg.star == "**" for arg in node.args):
             return  # the seed may arrive through **kwargs
-        code = self.context.module.code
+        code = self.context.source
         if "PL_GLOBAL_SEED" in code or re.search(r"setdefault\(\s*['\"]seed['\"]", code):
             return  # Lightning's global seed, or a seed defaulted into the kwargs
         seed = seed_argument(node)

@@ -50,9 +50,7 @@ class BatchSamplerNotInjectable(Rule):
 
     @classmethod
     def collect_facts(cls, tree: ast.Module, path: str) -> dict[str, list[Any]]:
-        facts = collect_framework_facts(tree, path)
-        facts.update(collect_class_facts(tree, path))
-        return facts
+        return {**collect_framework_facts(tree, path), **collect_class_facts(tree, path)}
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         fact = find_class(self.context.index, node.name.value, str(self.context.path))

@@ -114,5 +114,13 @@ class FileContext:
         """``dist.get_rank`` -> ``torch.distributed.get_rank`` through the file's imports."""
         return self.imports.qualify(node)
 
+    @property
+    def source(self) -> str:
+        """The whole file's code (regenerated from the tree once, on first use)."""
+        cached = self.__dict__.get("_source")
+        if cached is None:
+            cached = self.__dict__["_source"] = self.module.code
+        return cached
+
     def code_for(self, node: cst.CSTNode) -> str:
         return self.module.code_for_node(node)

@@ -354,7 +354,8 @@ def _lint_with_rules(path: Path, data: bytes, lint: LintOptions, index: ProjectI
                 tofile=name,
             )
         )
-    return result, fixed_bytes, outcome.suppressions.used, outcome.module.code
+    current = text if fixed_bytes is None else outcome.module.code
+    return result, fixed_bytes, outcome.suppressions.used, current
 
 
 def _unused_noqa(

@@ -89,7 +89,7 @@ class _FactCollector(ast.NodeVisitor):
         self.set_epoch: set[str] = set()
         self._class: list[str] = []
         self._function: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
-        self._assigned: list[dict[str, list[ast.expr]]] = []
+        self._assigned: list[dict[str, list[ast.expr]] | None] = []
 
     # scopes
     def visit_Import(self, node: ast.Import) -> None:
@@ -108,21 +108,27 @@ class _FactCollector(ast.NodeVisitor):
         self._class.pop()
 
     def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
-        assigned: dict[str, list[ast.expr]] = defaultdict(list)
-        for child in ast.walk(node):
-            if isinstance(child, ast.Assign):
-                for target in child.targets:
-                    if isinstance(target, ast.Name):
-                        assigned[target.id].append(child.value)
-            elif isinstance(child, ast.AnnAssign) and child.value is not None:
-                if isinstance(child.target, ast.Name):
-                    assigned[child.target.id].append(child.value)
         self.defined.add(node.name)
         self._function.append(node)
-        self._assigned.append(assigned)
+        self._assigned.append(None)  # built on first use: most functions never need it
         self.generic_visit(node)
         self._assigned.pop()
         self._function.pop()
+
+    def _assignments(self) -> dict[str, list[ast.expr]]:
+        table = self._assigned[-1]
+        if table is None:
+            table = defaultdict(list)
+            for child in ast.walk(self._function[-1]):
+                if isinstance(child, ast.Assign):
+                    for target in child.targets:
+                        if isinstance(target, ast.Name):
+                            table[target.id].append(child.value)
+                elif isinstance(child, ast.AnnAssign) and child.value is not None:
+                    if isinstance(child.target, ast.Name):
+                        table[child.target.id].append(child.value)
+            self._assigned[-1] = table
+        return table
 
     visit_AsyncFunctionDef = visit_FunctionDef
 
@@ -178,7 +184,7 @@ class _FactCollector(ast.NodeVisitor):
             if position is not None:
                 owner = _owner(function.name, self._class)
                 return [("param", self.path, owner, position, node.id)]
-            values = self._assigned[-1].get(node.id, [])
+            values = self._assignments().get(node.id, [])
             if values and depth < 3:
                 return [o for value in values for o in self._origins(value, depth + 1)]
             return [UNKNOWN]
@@ -220,9 +226,14 @@ def _parameter_position(
 
 
 def collect_loader_facts(tree: ast.Module, path: str) -> dict[str, list[Any]]:
+    """The SL2xx facts of one file; several rules ask for them, so they are computed once per
+    tree (the engine adds one result object once)."""
+    cached: dict[str, list[Any]] | None = getattr(tree, "_sampler_lint_loader_facts", None)
+    if cached is not None:
+        return cached
     collector = _FactCollector(path)
     collector.visit(tree)
-    return {
+    facts: dict[str, list[Any]] = {
         FACT_RETURNS: sorted(collector.returns, key=repr),
         FACT_CALLS: sorted(collector.calls, key=repr),
         FACT_SELF: sorted(collector.selfs, key=repr),
@@ -231,6 +242,8 @@ def collect_loader_facts(tree: ast.Module, path: str) -> dict[str, list[Any]]:
         )],
         FACT_SET_EPOCH: sorted(collector.set_epoch),
     }
+    tree._sampler_lint_loader_facts = facts  # type: ignore[attr-defined]
+    return facts
 
 
 # ------------------------------------------------------------------------------------------------

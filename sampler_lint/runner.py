@@ -97,8 +97,13 @@ def index_source(
     if want_common:
         for kind, values in collect_common_facts(tree, path).items():
             index.add(kind, values)
+    added: set[int] = set()
     for rule in wanted:
-        for kind, values in rule.collect_facts(tree, path).items():
+        facts = rule.collect_facts(tree, path)
+        if id(facts) in added:
+            continue  # the same facts, shared by several rules: added once
+        added.add(id(facts))
+        for kind, values in facts.items():
             index.add(kind, values)
     return index
 

@@ -14,7 +14,13 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from sampler_lint.index import ProjectIndex, dotted_expression, import_aliases, qualify
+from sampler_lint.index import (
+    ProjectIndex,
+    dotted_expression,
+    import_aliases,
+    qualify,
+    statements,
+)
 from sampler_lint.loaders import file_key
 
 # RULES.md: the attributes torch's samplers set (what a subclass may read without assigning).
@@ -43,8 +49,10 @@ class ClassAttributes:
     name: str
     path: str
     bases: tuple[str, ...]  # qualified through the file's imports
-    assigned: frozenset[str]  # self.X assigned anywhere, class-body names, literal setattr
-    read: frozenset[str]  # self.X read anywhere in the class
+    # Sorted tuples, not sets: the index is pickled and hashed for the cache, and a set's order
+    # changes from one process to the next.
+    assigned: tuple[str, ...]  # self.X assigned anywhere, class-body names, literal setattr
+    read: tuple[str, ...]  # self.X read anywhere in the class
     opaque: bool
 
 
@@ -102,18 +110,25 @@ def class_attributes(node: ast.ClassDef, path: str, aliases: dict[str, str]) -> 
         dotted = dotted_expression(base)
         bases.append(qualify(aliases, dotted) if dotted else "<unknown>")
     return ClassAttributes(
-        node.name, file_key(path), tuple(bases), frozenset(assigned), frozenset(read), opaque
+        node.name, file_key(path), tuple(bases), tuple(sorted(assigned)), tuple(sorted(read)),
+        opaque
     )
 
 
 def collect_class_facts(tree: ast.Module, path: str) -> dict[str, list[Any]]:
+    """The SL4xx/SL5xx class facts of one file, computed once per tree (several rules ask)."""
+    cached: dict[str, list[Any]] | None = getattr(tree, "_sampler_lint_class_facts", None)
+    if cached is not None:
+        return cached
     aliases = import_aliases(tree)
     classes = [
         class_attributes(node, path, aliases)
-        for node in ast.walk(tree)
+        for node in statements(tree)
         if isinstance(node, ast.ClassDef) and node.bases
     ]
-    return {FACT: sorted(classes, key=lambda c: (c.path, c.name))}
+    facts: dict[str, list[Any]] = {FACT: sorted(classes, key=lambda c: (c.path, c.name))}
+    tree._sampler_lint_class_facts = facts  # type: ignore[attr-defined]
+    return facts
 
 
 # ------------------------------------------------------------------------------------------------
@@ -171,9 +186,9 @@ def chain_of(index: ProjectIndex, cls: ClassAttributes) -> Chain:
                 chain.torch_bases.add(torch)
                 chain.base_reads |= TORCH_ATTRIBUTES[torch]
         else:
-            chain.assigned |= base.assigned
-            chain.read |= base.read
-            chain.base_reads |= base.read
+            chain.assigned.update(base.assigned)
+            chain.read.update(base.read)
+            chain.base_reads.update(base.read)
             chain.opaque = chain.opaque or base.opaque
     return chain
 

@@ -66,7 +66,7 @@ def _seeded_module(context: FileContext, called: str) -> bool:
     """``random.seed(args.seed)`` earlier in the module makes ``random.*`` the same on every
     rank (when the seed itself is)."""
     module = called.rsplit(".", 1)[0]
-    code = context.module.code
+    code = context.source
     return f"{module.rsplit('.', 1)[-1]}.seed(" in code
 
 
