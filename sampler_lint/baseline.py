@@ -32,8 +32,8 @@ def _key_file(filename: str, base: Path) -> str:
 def write_baseline(path: Path, findings: Sequence[Finding]) -> None:
     base = path.resolve().parent
     entries = [
-        {"file": _key_file(f.filename, base), "code": f.code, "fingerprint": print_,
-         "line": f.location.line}
+        {"file": _key_file(f.path, base), "code": f.code, "fingerprint": print_,
+         "line": f.file_location.line}
         for f, print_ in zip(findings, fingerprints(findings), strict=True)
     ]
     document = {"tool": "sampler-lint", "version": FORMAT_VERSION, "findings": entries}
@@ -59,7 +59,7 @@ def without_baseline(path: Path, findings: Sequence[Finding]) -> list[Finding]:
     base = path.resolve().parent
     kept = []
     for f, print_ in zip(findings, fingerprints(findings), strict=True):
-        key = (_key_file(f.filename, base), f.code, print_)
+        key = (_key_file(f.path, base), f.code, print_)
         if known[key] > 0:
             known[key] -= 1
         else:
@@ -123,12 +123,11 @@ def changed_lines(revision: str, start: Path) -> dict[str, set[int] | None]:
 def only_changed(findings: Sequence[Finding], changed: dict[str, set[int] | None]) -> list[Finding]:
     kept = []
     for f in findings:
-        key = os.path.realpath(f.filename)
+        key = os.path.realpath(f.path)
         if key not in changed:
             continue
         lines = changed[key]
-        if lines is None or any(
-            line in lines for line in range(f.location.line, f.end_location.line + 1)
-        ):
+        first, last = f.file_location.line, f.file_end_location.line
+        if lines is None or any(line in lines for line in range(first, last + 1)):
             kept.append(f)
     return kept

@@ -12,6 +12,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 from xml.sax.saxutils import escape as xml_escape
 from xml.sax.saxutils import quoteattr
 
@@ -29,7 +30,7 @@ def fingerprints(findings: Iterable[Finding]) -> list[str]:
     out = []
     for finding in findings:
         code = " ".join(finding.source_line.split())
-        key = (Path(finding.filename).as_posix(), finding.code, code)
+        key = (Path(finding.path).as_posix(), finding.code, code)
         seen[key] += 1
         text = "\0".join([*key, str(seen[key])])
         out.append(hashlib.sha256(text.encode("utf-8")).hexdigest()[:32])
@@ -46,19 +47,28 @@ def _escape_property(text: str) -> str:
     return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
+def _message(f: Finding) -> str:
+    """The message, led by the cell and line for a finding in a notebook (whose location in the
+    file is a place in its JSON)."""
+    if f.notebook is None:
+        return f.message
+    return f"cell {f.notebook.cell}, line {f.location.line}: {f.message}"
+
+
 def github(findings: Sequence[Finding], context: Any, color: bool) -> str:
     lines = []
     for f in findings:
         level = "error" if f.severity == "error" else "warning"
+        start, end = f.file_location, f.file_end_location
         properties = ",".join([
-            f"file={_escape_property(f.filename)}",
-            f"line={f.location.line}",
-            f"col={f.location.column}",
-            f"endLine={f.end_location.line}",
-            f"endColumn={f.end_location.column}",
+            f"file={_escape_property(Path(f.path).as_posix())}",
+            f"line={start.line}",
+            f"col={start.column}",
+            f"endLine={end.line}",
+            f"endColumn={end.column}",
             f"title={_escape_property(f'sampler-lint ({f.code})')}",
         ])
-        lines.append(f"::{level} {properties}::{_escape_data(f'{f.code} {f.message}')}")
+        lines.append(f"::{level} {properties}::{_escape_data(f'{f.code} {_message(f)}')}")
     return "".join(line + "\n" for line in lines)
 
 
@@ -91,34 +101,41 @@ def _plain(documentation: str) -> str:
 
 
 def _uri(filename: str) -> str:
-    return Path(filename).as_posix()
+    """A relative URI reference for a path: ``/`` separators, other reserved characters and
+    spaces percent-encoded (a ``:`` in the first segment would read as a scheme)."""
+    return quote(Path(filename).as_posix(), safe="/")
 
 
 def sarif(findings: Sequence[Finding], context: Any, color: bool) -> str:
     rules, index = _rules_metadata()
     results = []
     for f, print_ in zip(findings, fingerprints(findings), strict=True):
+        start, end = f.file_location, f.file_end_location
         location = {
             "physicalLocation": {
-                "artifactLocation": {"uri": _uri(f.filename)},
+                "artifactLocation": {"uri": _uri(f.path)},
                 "region": {
-                    "startLine": f.location.line,
-                    "startColumn": f.location.column,
-                    "endLine": f.end_location.line,
-                    "endColumn": f.end_location.column,
+                    "startLine": start.line,
+                    "startColumn": start.column,
+                    "endLine": end.line,
+                    "endColumn": end.column,
                 },
             }
         }
         result: dict[str, Any] = {
             "ruleId": f.code,
             "level": "error" if f.severity == "error" else "warning",
-            "message": {"text": f.message},
+            "message": {"text": _message(f)},
             "locations": [location],
             "partialFingerprints": {"samplerLint/v1": print_},
         }
+        if f.notebook is not None:
+            result["properties"] = {"cell": f.notebook.cell, "cellLine": f.location.line,
+                                    "cellColumn": f.location.column}
         if f.code in index:
             result["ruleIndex"] = index[f.code]
-        if f.fix is not None and f.fix.edits:
+        # A notebook's edits are in the cell's coordinates, not the JSON file's: not offered.
+        if f.fix is not None and f.fix.edits and f.notebook is None:
             result["fixes"] = [{
                 "description": {"text": f"{f.fix.message} ({f.fix.applicability})"},
                 "artifactChanges": [{
@@ -192,13 +209,13 @@ def junit(findings: Sequence[Finding], context: Any, color: bool) -> str:
 def gitlab(findings: Sequence[Finding], context: Any, color: bool) -> str:
     report = [
         {
-            "description": f"{f.code} {f.message}",
+            "description": f"{f.code} {_message(f)}",
             "check_name": f.code,
             "fingerprint": print_,
             "severity": "major" if f.severity == "error" else "minor",
             "location": {
-                "path": _uri(f.filename),
-                "lines": {"begin": f.location.line, "end": f.end_location.line},
+                "path": Path(f.path).as_posix(),
+                "lines": {"begin": f.file_location.line, "end": f.file_end_location.line},
             },
         }
         for f, print_ in zip(findings, fingerprints(findings), strict=True)
