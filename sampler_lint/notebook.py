@@ -203,13 +203,30 @@ def _lines(text: str) -> list[str]:
 def check_notebook(
     path: Path, data: bytes, lint: LintOptions, index: ProjectIndex, write: bool
 ) -> FileResult:
-    name = str(path)
+    """Lint (and fix) the notebook at ``path`` whose bytes are ``data``; write it when told."""
+    result, new_data = lint_notebook(path, data, lint, index)
+    if new_data is not None and write:
+        try:
+            write_atomic(path, data, new_data)
+            result.wrote = True
+        except WriteError as error:
+            result.errors.append(str(error))
+            result.fixed, result.fixed_codes = 0, {}
+    return result
+
+
+def lint_notebook(
+    path: Path, data: bytes, lint: LintOptions, index: ProjectIndex, display_name: str = ""
+) -> tuple[FileResult, bytes | None]:
+    """The findings of each code cell, and with ``lint.fix`` the fixed notebook's bytes (``None``
+    when nothing changed)."""
+    name = display_name or str(path)
     result = FileResult(filename=name)
     try:
         notebook = _Notebook(data)
     except (UnicodeDecodeError, ValueError, KeyError, TypeError, RecursionError) as error:
         result.findings.append(_parse_error(name, f"cannot read notebook: {error}"))
-        return result
+        return result, None
     new_texts: dict[int, str] = {}
     found: list[tuple[int, list[Finding]]] = []
     for cell in notebook.cells:
@@ -237,14 +254,18 @@ def check_notebook(
         result.fixed += cell_result.fixed
         for code_, count in cell_result.fixed_codes.items():
             result.fixed_codes[code_] = result.fixed_codes.get(code_, 0) + count
-    if new_texts and write:
-        written = _write(path, data, notebook, new_texts, result)
-        if written is not None:
-            notebook = _Notebook(written)  # what remains is located in the file as written
+    new_data = None
+    if new_texts:
+        try:
+            new_data = notebook.rewritten(new_texts).encode("utf-8")
+            notebook = _Notebook(new_data)  # what remains is located in the fixed notebook
+        except SpanError as error:
+            result.errors.append(f"{name}: fixes not applied: {error}")
+            result.fixed, result.fixed_codes = 0, {}
     cells = {cell.number: cell for cell in notebook.cells}
     for number, findings in found:
         result.findings.extend(notebook.located(f, cells[number], name) for f in findings)
-    return result
+    return result, new_data
 
 
 def rewrite_cells(data: bytes, change: Callable[[int, str], str | None]) -> bytes | None:
@@ -264,22 +285,3 @@ def rewrite_cells(data: bytes, change: Callable[[int, str], str | None]) -> byte
     if not new_texts:
         return None
     return notebook.rewritten(new_texts).encode("utf-8")
-
-
-def _write(
-    path: Path, data: bytes, notebook: _Notebook, new_texts: dict[int, str], result: FileResult
-) -> bytes | None:
-    """Write the fixed cells; the new bytes, or ``None`` (and why, in ``result``) when not."""
-    try:
-        new_data = notebook.rewritten(new_texts).encode("utf-8")
-    except SpanError as error:
-        result.errors.append(f"{path}: fixes not written: {error}")
-    else:
-        try:
-            write_atomic(path, data, new_data)
-            result.wrote = True
-            return new_data
-        except WriteError as error:
-            result.errors.append(str(error))
-    result.fixed, result.fixed_codes = 0, {}
-    return None
