@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -22,15 +23,21 @@ from sampler_lint.findings import DOCS_URL, Finding
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 
 
+def code_fingerprint(finding: Finding) -> str:
+    """The rule and the flagged code (whitespace-normalised), hashed: what a finding is, wherever
+    it sits and however its file is named on the command line."""
+    code = " ".join(finding.source_line.split())
+    return hashlib.sha256(f"{finding.code}\0{code}".encode()).hexdigest()[:32]
+
+
 def fingerprints(findings: Iterable[Finding]) -> list[str]:
-    """A stable identity per finding: file, rule and the flagged code (whitespace-normalised),
-    numbered when the same code is flagged twice in a file; never the line number, so unrelated
-    edits above a finding keep it."""
-    seen: Counter[tuple[str, str, str]] = Counter()
+    """A stable, unique identity per finding for code-quality reports: file, rule and the
+    flagged code, numbered when the same code is flagged twice in a file; never the line number,
+    so unrelated edits above a finding keep it."""
+    seen: Counter[tuple[str, str]] = Counter()
     out = []
     for finding in findings:
-        code = " ".join(finding.source_line.split())
-        key = (Path(finding.path).as_posix(), finding.code, code)
+        key = (Path(finding.path).as_posix(), code_fingerprint(finding))
         seen[key] += 1
         text = "\0".join([*key, str(seen[key])])
         out.append(hashlib.sha256(text.encode("utf-8")).hexdigest()[:32])
@@ -101,9 +108,13 @@ def _plain(documentation: str) -> str:
 
 
 def _uri(filename: str) -> str:
-    """A relative URI reference for a path: ``/`` separators, other reserved characters and
-    spaces percent-encoded (a ``:`` in the first segment would read as a scheme)."""
-    return quote(Path(filename).as_posix(), safe="/")
+    """A URI for a path: relative paths (as linted from the repository root) stay relative, with
+    ``/`` separators and other reserved characters percent-encoded (a ``:`` in the first segment
+    would read as a scheme); absolute paths become ``file://`` URIs."""
+    path = Path(filename)
+    if path.is_absolute():
+        return path.as_uri()
+    return quote(path.as_posix(), safe="/")
 
 
 def sarif(findings: Sequence[Finding], context: Any, color: bool) -> str:
@@ -170,6 +181,15 @@ def sarif(findings: Sequence[Finding], context: Any, color: bool) -> str:
 
 # -- JUnit -----------------------------------------------------------------------------------------
 
+_NOT_XML = re.compile("[^\t\n\r\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+def _xml_text(text: str) -> str:
+    """``text`` without the characters XML 1.0 cannot carry (a stray control character in a file
+    name or a flagged line would make the whole report unreadable)."""
+    return _NOT_XML.sub("\ufffd", text)
+
+
 def junit(findings: Sequence[Finding], context: Any, color: bool) -> str:
     by_file: dict[str, list[Finding]] = {}
     for f in findings:
@@ -201,7 +221,7 @@ def junit(findings: Sequence[Finding], context: Any, color: bool) -> str:
         out.append('    <testcase name="no findings" classname="sampler-lint"/>')
         out.append("  </testsuite>")
     out.append("</testsuites>")
-    return "\n".join(out) + "\n"
+    return _xml_text("\n".join(out) + "\n")
 
 
 # -- GitLab ----------------------------------------------------------------------------------------
