@@ -62,11 +62,19 @@ def mask(text: str) -> tuple[str, list[str]] | None:
         return None
     lines = text.split("\n")
     magics: list[str] = []
-    for i, line in enumerate(lines):
-        if _IPYTHON_LINE.match(line) and _at_statement_start(lines[:i]):
-            indent = line[: len(line) - len(line.lstrip())]
-            lines[i] = f"{indent}pass  # sampler-lint-magic-{len(magics)}"
-            magics.append(line)
+    i = 0
+    while i < len(lines):
+        if _IPYTHON_LINE.match(lines[i]) and _at_statement_start(lines[:i]):
+            indent = lines[i][: len(lines[i]) - len(lines[i].lstrip())]
+            # IPython joins backslash-continued lines before it reads a magic or shell escape
+            # (`!pip install \` over several lines): the continuation lines are masked too.
+            while True:
+                magics.append(lines[i])
+                lines[i] = f"{indent}pass  # sampler-lint-magic-{len(magics) - 1}"
+                if not magics[-1].endswith("\\") or i + 1 >= len(lines):
+                    break
+                i += 1
+        i += 1
     return "\n".join(lines), magics
 
 

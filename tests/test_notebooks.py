@@ -83,6 +83,8 @@ def test_ipython_lines_are_masked_only_where_a_statement_starts(nb: Path) -> Non
         "\"\"\"\n",
         "z = f(y)  # why?\n",  # a comment ending in '?', not help syntax
         "np.mean?\n",
+        "!pip install \\\n",  # a shell escape continued over lines
+        "    -r requirements.txt\n",
         "def shard(idx, world_size, rank):\n",
         "    return idx.chunk(world_size)[rank]\n",
     ]
@@ -94,11 +96,11 @@ def test_ipython_lines_are_masked_only_where_a_statement_starts(nb: Path) -> Non
 
     masked = mask("".join(source))
     assert masked is not None
-    assert masked[1] == ["np.mean?"]
+    assert masked[1] == ["np.mean?", "!pip install \\", "    -r requirements.txt"]
     code, out, _ = run("--output-format", "concise", ".")
     assert code == 1
     assert [line.split(": ")[0:2] for line in out.splitlines() if ": SL" in line] == [
-        ["demo.ipynb:cell 1:9:12", "SL102 chunk of `idx` across `world_size` ranks yields "
+        ["demo.ipynb:cell 1:11:12", "SL102 chunk of `idx` across `world_size` ranks yields "
          "fewer than `world_size` chunks when the length is small (about n < world_size * "
          "(world_size - 1))"]
     ]
