@@ -10,7 +10,8 @@ from json.decoder import scanstring  # type: ignore[attr-defined]  # not in type
 
 _WHITESPACE = re.compile(r"[ \t\n\r]*")
 _NUMBER = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][-+]?\d+)?")
-_LITERALS = ("true", "false", "null")
+# Python's json reads and writes the last three too (a notebook output may hold them).
+_LITERALS = ("true", "false", "null", "NaN", "Infinity", "-Infinity")
 
 
 class SpanError(ValueError):

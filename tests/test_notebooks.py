@@ -63,7 +63,9 @@ def test_a_notebook_in_another_layout_keeps_every_other_byte(nb: Path) -> None:
     # Two-space indent, unsorted keys, escaped non-ASCII and CRLF: not how nbformat writes.
     cells = json.loads(json.dumps(CELLS))
     cells[2]["source"].insert(0, "# r\u00e9partition des donn\u00e9es\n")
-    notebook = {"nbformat": 4, "nbformat_minor": 5, "cells": cells, "metadata": {}}
+    # Python's json writes NaN, which nbformat's schema does not allow but notebooks hold.
+    notebook = {"nbformat": 4, "nbformat_minor": 5, "cells": cells,
+                "metadata": {"best_loss": float("nan")}}
     before = json.dumps(notebook, indent=2).replace("\n", "\r\n").encode()
     assert b"\\u00e9" in before
     nb.write_bytes(before)
