@@ -100,10 +100,23 @@ def _add_noqa_notebook(path: Path, cells: dict[int, dict[int, set[str]]]) -> tup
     return count, ""
 
 
+def placements(text: str, wanted: dict[int, set[str]]) -> dict[int, set[str]]:
+    """The line each directive goes on: the finding's first line, or, where that line ends in a
+    backslash continuation (a comment cannot follow it), the next line of the statement that does
+    not (any physical line of the statement suppresses the finding)."""
+    lines = text.splitlines(keepends=True)
+    placed: dict[int, set[str]] = defaultdict(set)
+    for number, codes in wanted.items():
+        while 0 < number < len(lines) and lines[number - 1].rstrip("\r\n").endswith("\\"):
+            number += 1
+        placed[number] |= codes
+    return dict(placed)
+
+
 def _annotate(text: str, wanted: dict[int, set[str]]) -> tuple[str, int]:
     lines = text.splitlines(keepends=True)
     count = 0
-    for number, codes in sorted(wanted.items()):
+    for number, codes in sorted(placements(text, wanted).items()):
         if not 0 < number <= len(lines):
             continue
         line = lines[number - 1]
@@ -127,6 +140,7 @@ def _annotate(text: str, wanted: dict[int, set[str]]) -> tuple[str, int]:
 
 
 def _still_valid(text: str, wanted: dict[int, set[str]]) -> bool:
+    wanted = placements(text, wanted)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")

@@ -227,3 +227,15 @@ def test_reports_stay_well_formed_for_unusual_paths(repo: Path) -> None:
     uris = [r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
             for r in json.loads(out)["runs"][0]["results"]]
     assert sorted(uris) == sorted(["a%26b%20%3Cc%3E.py", (repo / "train.py").as_uri()])
+
+
+def test_add_noqa_after_a_backslash_continuation(repo: Path) -> None:
+    (repo / "train.py").write_text(
+        "def f(x, world_size, rank):\n"
+        "    return x.split(x.size(0) // \\\n"
+        "                   world_size)[rank]\n"
+    )
+    code, _, err = run("--add-noqa", ".")
+    assert (code, err.strip()) == (0, "Added 1 noqa directive(s).")
+    assert (repo / "train.py").read_text().endswith("world_size)[rank]  # noqa: SL101\n")
+    assert run(".")[0] == 0
