@@ -124,7 +124,7 @@ def _annotate(text: str, wanted: dict[int, set[str]]) -> tuple[str, int]:
         ending = line[len(body):]
         match = _NOQA.search(body)
         if match and match.group("codes") is None:
-            continue  # a bare `# noqa` already suppresses everything on the line
+            continue  # a bare directive (no codes) already suppresses everything
         if match:
             present = {c.upper() for c in re.split(r"[\s,]+", match.group("codes")) if c}
             missing = sorted(codes - present)
