@@ -26,11 +26,21 @@ _NOQA = noqa.LINE_DIRECTIVE
 def add_noqa(findings: Sequence[Finding]) -> tuple[int, list[str]]:
     """Add the directives; return how many lines changed and the problems met."""
     by_file: dict[str, dict[int, set[str]]] = defaultdict(lambda: defaultdict(set))
+    by_cell: dict[str, dict[int, dict[int, set[str]]]] = defaultdict(
+        lambda: defaultdict(lambda: defaultdict(set))
+    )
     for f in findings:
         if f.code == "SL001":
             continue  # a file that does not parse cannot be annotated safely
-        by_file[f.filename][f.location.line].add(f.code)
+        if f.notebook is not None:
+            by_cell[f.path][f.notebook.cell][f.location.line].add(f.code)
+        else:
+            by_file[f.filename][f.location.line].add(f.code)
     changed, problems = 0, []
+    for filename, cells in sorted(by_cell.items()):
+        count, problem = _add_noqa_notebook(Path(filename), cells)
+        changed += count
+        problems.extend([problem] if problem else [])
     for filename, lines in sorted(by_file.items()):
         path = Path(filename)
         try:
@@ -58,10 +68,55 @@ def add_noqa(findings: Sequence[Finding]) -> tuple[int, list[str]]:
     return changed, problems
 
 
+def _add_noqa_notebook(path: Path, cells: dict[int, dict[int, set[str]]]) -> tuple[int, str]:
+    """Annotate the cells of one notebook; lines changed, and a problem (or "")."""
+    from sampler_lint.json_spans import SpanError
+    from sampler_lint.notebook import rewrite_cells
+
+    count = 0
+
+    def change(number: int, text: str) -> str | None:
+        nonlocal count
+        wanted = cells.get(number)
+        if not wanted:
+            return None
+        new_text, added = _annotate(text, wanted)
+        if added and not _still_valid(new_text, wanted):
+            raise SpanError(f"adding noqa would break cell {number}")
+        count += added
+        return new_text
+
+    try:
+        data = path.read_bytes()
+        new_data = rewrite_cells(data, change)
+    except (OSError, ValueError) as error:  # SpanError and JSON errors are ValueErrors
+        return 0, f"{path}: cannot add noqa: {error}; left unchanged"
+    if new_data is None:
+        return 0, ""
+    try:
+        write_atomic(path, data, new_data)
+    except WriteError as error:
+        return 0, str(error)
+    return count, ""
+
+
+def placements(text: str, wanted: dict[int, set[str]]) -> dict[int, set[str]]:
+    """The line each directive goes on: the finding's first line, or, where that line ends in a
+    backslash continuation (a comment cannot follow it), the next line of the statement that does
+    not (any physical line of the statement suppresses the finding)."""
+    lines = text.splitlines(keepends=True)
+    placed: dict[int, set[str]] = defaultdict(set)
+    for number, codes in wanted.items():
+        while 0 < number < len(lines) and lines[number - 1].rstrip("\r\n").endswith("\\"):
+            number += 1
+        placed[number] |= codes
+    return dict(placed)
+
+
 def _annotate(text: str, wanted: dict[int, set[str]]) -> tuple[str, int]:
     lines = text.splitlines(keepends=True)
     count = 0
-    for number, codes in sorted(wanted.items()):
+    for number, codes in sorted(placements(text, wanted).items()):
         if not 0 < number <= len(lines):
             continue
         line = lines[number - 1]
@@ -69,7 +124,7 @@ def _annotate(text: str, wanted: dict[int, set[str]]) -> tuple[str, int]:
         ending = line[len(body):]
         match = _NOQA.search(body)
         if match and match.group("codes") is None:
-            continue  # a bare `# noqa` already suppresses everything on the line
+            continue  # a bare directive (no codes) already suppresses everything
         if match:
             present = {c.upper() for c in re.split(r"[\s,]+", match.group("codes")) if c}
             missing = sorted(codes - present)
@@ -85,6 +140,7 @@ def _annotate(text: str, wanted: dict[int, set[str]]) -> tuple[str, int]:
 
 
 def _still_valid(text: str, wanted: dict[int, set[str]]) -> bool:
+    wanted = placements(text, wanted)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")

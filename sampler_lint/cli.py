@@ -18,7 +18,7 @@ from sampler_lint.config import ConfigError, ConfigResolver, RawSettings
 from sampler_lint.docs import render_rule, rule_table
 from sampler_lint.findings import Finding
 from sampler_lint.reporters import NEEDS_EDITS, REPORTERS, ReportContext
-from sampler_lint.runner import RunOptions, lint_options_for, run
+from sampler_lint.runner import RunOptions, lint_options_for, run, stdin_index
 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -275,12 +275,20 @@ def _check_stdin(resolver: ConfigResolver, options: RunOptions, params: dict[str
     name: Path = params["stdin_filename"] or Path("-")
     data = sys.stdin.buffer.read()
     settings = resolver.for_path(name if name != Path("-") else Path("."))
-    if params["force_exclude"] and settings.is_excluded(name):
+    # The source is linted as the file it names: that file's configuration, per-file-ignores and
+    # excludes apply (an excluded name is passed through untouched, with nothing reported).
+    if name != Path("-") and settings.is_excluded(name):
         if options.fix:
             sys.stdout.buffer.write(data)
         sys.exit(EXIT_OK)
     lint = lint_options_for(settings, name, options)
-    result, fixed = lint_source(name, data, lint, display_name=str(name))
+    index = stdin_index(name, data, resolver, lint, options)
+    if name.suffix == ".ipynb" and settings.options.get("notebooks", True):
+        from sampler_lint.notebook import lint_notebook
+
+        result, fixed = lint_notebook(name, data, lint, index, display_name=str(name))
+    else:
+        result, fixed = lint_source(name, data, lint, index, display_name=str(name))
     unsafe = options.unsafe_fixes if options.unsafe_fixes is not None else settings.unsafe_fixes
     context = ReportContext(
         unsafe_fixes=bool(unsafe), fixing=options.fix, show_fixes=False,

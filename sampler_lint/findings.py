@@ -30,6 +30,18 @@ class FixInfo:
 
 
 @dataclass(frozen=True)
+class NotebookPlace:
+    """Where a finding in a notebook cell sits in the ``.ipynb`` file itself: the formats and
+    filters that address files (github, sarif, gitlab, the baseline, ``--since``) use this, while
+    people read ``path.ipynb:cell N`` with the line inside the cell."""
+
+    path: str
+    cell: int
+    location: Location  # line and column in the notebook's JSON text
+    end_location: Location
+
+
+@dataclass(frozen=True)
 class Finding:
     code: str
     name: str
@@ -40,13 +52,28 @@ class Finding:
     end_location: Location
     fix: FixInfo | None = None
     source_line: str = ""
+    notebook: NotebookPlace | None = None
+
+    @property
+    def path(self) -> str:
+        """The file the finding is in (``filename`` names the cell for a notebook)."""
+        return self.notebook.path if self.notebook is not None else self.filename
+
+    @property
+    def file_location(self) -> Location:
+        return self.notebook.location if self.notebook is not None else self.location
+
+    @property
+    def file_end_location(self) -> Location:
+        return self.notebook.end_location if self.notebook is not None else self.end_location
 
     @property
     def url(self) -> str:
         return DOCS_URL.format(code=self.code.lower())
 
-    def sort_key(self) -> tuple[str, int, int, str]:
-        return (self.filename, self.location.line, self.location.column, self.code)
+    def sort_key(self) -> tuple[str, int, int, int, str]:
+        cell = self.notebook.cell if self.notebook is not None else 0  # cell 10 after cell 9
+        return (self.path, cell, self.location.line, self.location.column, self.code)
 
 
 @dataclass

@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 from xml.sax.saxutils import escape as xml_escape
 from xml.sax.saxutils import quoteattr
 
@@ -21,15 +23,21 @@ from sampler_lint.findings import DOCS_URL, Finding
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 
 
+def code_fingerprint(finding: Finding) -> str:
+    """The rule and the flagged code (whitespace-normalised), hashed: what a finding is, wherever
+    it sits and however its file is named on the command line."""
+    code = " ".join(finding.source_line.split())
+    return hashlib.sha256(f"{finding.code}\0{code}".encode()).hexdigest()[:32]
+
+
 def fingerprints(findings: Iterable[Finding]) -> list[str]:
-    """A stable identity per finding: file, rule and the flagged code (whitespace-normalised),
-    numbered when the same code is flagged twice in a file; never the line number, so unrelated
-    edits above a finding keep it."""
-    seen: Counter[tuple[str, str, str]] = Counter()
+    """A stable, unique identity per finding for code-quality reports: file, rule and the
+    flagged code, numbered when the same code is flagged twice in a file; never the line number,
+    so unrelated edits above a finding keep it."""
+    seen: Counter[tuple[str, str]] = Counter()
     out = []
     for finding in findings:
-        code = " ".join(finding.source_line.split())
-        key = (Path(finding.filename).as_posix(), finding.code, code)
+        key = (Path(finding.path).as_posix(), code_fingerprint(finding))
         seen[key] += 1
         text = "\0".join([*key, str(seen[key])])
         out.append(hashlib.sha256(text.encode("utf-8")).hexdigest()[:32])
@@ -46,19 +54,28 @@ def _escape_property(text: str) -> str:
     return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
+def _message(f: Finding) -> str:
+    """The message, led by the cell and line for a finding in a notebook (whose location in the
+    file is a place in its JSON)."""
+    if f.notebook is None:
+        return f.message
+    return f"cell {f.notebook.cell}, line {f.location.line}: {f.message}"
+
+
 def github(findings: Sequence[Finding], context: Any, color: bool) -> str:
     lines = []
     for f in findings:
         level = "error" if f.severity == "error" else "warning"
+        start, end = f.file_location, f.file_end_location
         properties = ",".join([
-            f"file={_escape_property(f.filename)}",
-            f"line={f.location.line}",
-            f"col={f.location.column}",
-            f"endLine={f.end_location.line}",
-            f"endColumn={f.end_location.column}",
+            f"file={_escape_property(Path(f.path).as_posix())}",
+            f"line={start.line}",
+            f"col={start.column}",
+            f"endLine={end.line}",
+            f"endColumn={end.column}",
             f"title={_escape_property(f'sampler-lint ({f.code})')}",
         ])
-        lines.append(f"::{level} {properties}::{_escape_data(f'{f.code} {f.message}')}")
+        lines.append(f"::{level} {properties}::{_escape_data(f'{f.code} {_message(f)}')}")
     return "".join(line + "\n" for line in lines)
 
 
@@ -91,34 +108,45 @@ def _plain(documentation: str) -> str:
 
 
 def _uri(filename: str) -> str:
-    return Path(filename).as_posix()
+    """A URI for a path: relative paths (as linted from the repository root) stay relative, with
+    ``/`` separators and other reserved characters percent-encoded (a ``:`` in the first segment
+    would read as a scheme); absolute paths become ``file://`` URIs."""
+    path = Path(filename)
+    if path.is_absolute():
+        return path.as_uri()
+    return quote(path.as_posix(), safe="/")
 
 
 def sarif(findings: Sequence[Finding], context: Any, color: bool) -> str:
     rules, index = _rules_metadata()
     results = []
     for f, print_ in zip(findings, fingerprints(findings), strict=True):
+        start, end = f.file_location, f.file_end_location
         location = {
             "physicalLocation": {
-                "artifactLocation": {"uri": _uri(f.filename)},
+                "artifactLocation": {"uri": _uri(f.path)},
                 "region": {
-                    "startLine": f.location.line,
-                    "startColumn": f.location.column,
-                    "endLine": f.end_location.line,
-                    "endColumn": f.end_location.column,
+                    "startLine": start.line,
+                    "startColumn": start.column,
+                    "endLine": end.line,
+                    "endColumn": end.column,
                 },
             }
         }
         result: dict[str, Any] = {
             "ruleId": f.code,
             "level": "error" if f.severity == "error" else "warning",
-            "message": {"text": f.message},
+            "message": {"text": _message(f)},
             "locations": [location],
             "partialFingerprints": {"samplerLint/v1": print_},
         }
+        if f.notebook is not None:
+            result["properties"] = {"cell": f.notebook.cell, "cellLine": f.location.line,
+                                    "cellColumn": f.location.column}
         if f.code in index:
             result["ruleIndex"] = index[f.code]
-        if f.fix is not None and f.fix.edits:
+        # A notebook's edits are in the cell's coordinates, not the JSON file's: not offered.
+        if f.fix is not None and f.fix.edits and f.notebook is None:
             result["fixes"] = [{
                 "description": {"text": f"{f.fix.message} ({f.fix.applicability})"},
                 "artifactChanges": [{
@@ -153,6 +181,15 @@ def sarif(findings: Sequence[Finding], context: Any, color: bool) -> str:
 
 # -- JUnit -----------------------------------------------------------------------------------------
 
+_NOT_XML = re.compile("[^\t\n\r\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+def _xml_text(text: str) -> str:
+    """``text`` without the characters XML 1.0 cannot carry (a stray control character in a file
+    name or a flagged line would make the whole report unreadable)."""
+    return _NOT_XML.sub("\ufffd", text)
+
+
 def junit(findings: Sequence[Finding], context: Any, color: bool) -> str:
     by_file: dict[str, list[Finding]] = {}
     for f in findings:
@@ -184,7 +221,7 @@ def junit(findings: Sequence[Finding], context: Any, color: bool) -> str:
         out.append('    <testcase name="no findings" classname="sampler-lint"/>')
         out.append("  </testsuite>")
     out.append("</testsuites>")
-    return "\n".join(out) + "\n"
+    return _xml_text("\n".join(out) + "\n")
 
 
 # -- GitLab ----------------------------------------------------------------------------------------
@@ -192,13 +229,13 @@ def junit(findings: Sequence[Finding], context: Any, color: bool) -> str:
 def gitlab(findings: Sequence[Finding], context: Any, color: bool) -> str:
     report = [
         {
-            "description": f"{f.code} {f.message}",
+            "description": f"{f.code} {_message(f)}",
             "check_name": f.code,
             "fingerprint": print_,
             "severity": "major" if f.severity == "error" else "minor",
             "location": {
-                "path": _uri(f.filename),
-                "lines": {"begin": f.location.line, "end": f.end_location.line},
+                "path": Path(f.path).as_posix(),
+                "lines": {"begin": f.file_location.line, "end": f.file_end_location.line},
             },
         }
         for f, print_ in zip(findings, fingerprints(findings), strict=True)

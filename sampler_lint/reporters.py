@@ -159,7 +159,9 @@ def finding_to_json(f: Finding) -> dict[str, object]:
         "name": f.name,
         "severity": f.severity,
         "message": f.message,
-        "filename": f.filename,
+        # Like Ruff's: a notebook finding names the notebook and its cell; rows are in the cell.
+        "filename": f.path,
+        "cell": f.notebook.cell if f.notebook is not None else None,
         "location": _location(f.location),
         "end_location": _location(f.end_location),
         "fix": fix,

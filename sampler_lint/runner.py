@@ -231,6 +231,49 @@ def _check_task(task: tuple[Path, int, bool]) -> FileResult:
     return check_file(path, _WORKER_LINTS[lint_id], write)
 
 
+def project_index(
+    paths: list[Path],
+    resolver: ConfigResolver,
+    rules: Iterable[type[Rule]],
+    cache: Cache | None,
+    jobs: int,
+) -> ProjectIndex:
+    """The facts of the whole project around ``paths`` (its root: the nearest ``pyproject.toml``
+    or git root), when any of ``rules`` reads them."""
+    rules = list(rules)
+    if not needs_index(rules):
+        return EMPTY_INDEX
+    project_files = list(iter_source_files([project_root(paths)], resolver))
+    return build_index(project_files, rules, cache, jobs)
+
+
+def stdin_index(
+    name: Path, data: bytes, resolver: ConfigResolver, lint: LintOptions, options: RunOptions
+) -> ProjectIndex:
+    """The project index for ``data`` read from standard input as ``name``: the project on disk
+    around it, with ``data`` standing in for the file of that name (an editor's unsaved buffer),
+    so stdin sees the same cross-file facts as a run over the saved file."""
+    rules = tuple(lint.rules)
+    if not needs_index(rules):
+        return EMPTY_INDEX
+    cache_dir = options.cache_dir or project_root([name]) / DIRECTORY
+    cache = Cache(cache_dir, "index") if options.use_cache else None
+    itself = name.resolve()
+    files = [
+        path for path in iter_source_files([project_root([name])], resolver)
+        if path.resolve() != itself
+    ]
+    index = build_index(files, rules, cache, options.jobs or os.cpu_count() or 1)
+    if cache is not None:
+        cache.save()
+    merged = ProjectIndex()
+    merged.merge(index)
+    collectors = tuple(rule for rule in rules if rule.index_requires)
+    common = any(rule.uses_index for rule in rules)
+    merged.merge(index_source(source_text(data), str(name), collectors, common))
+    return merged
+
+
 def run(
     paths: list[Path],
     resolver: ConfigResolver,
@@ -262,11 +305,7 @@ def run(
     result_cache = Cache(cache_dir, "results") if caching else None
 
     jobs = options.jobs or os.cpu_count() or 1
-    index = EMPTY_INDEX
-    if needs_index(all_enabled):
-        root = project_root(paths)
-        project_files = list(iter_source_files([root], resolver))
-        index = build_index(project_files, all_enabled, index_cache, jobs)
+    index = project_index(paths, resolver, all_enabled, index_cache, jobs)
     index_digest = digest(pickle.dumps(dict(index.facts))) if index.facts else ""
     lint_keys = [
         digest(_lint_key(lint), index_digest if needs_index(lint.rules) else "") for lint in lints

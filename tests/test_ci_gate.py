@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -17,11 +18,18 @@ from .conftest import ROOT
 
 BUGGY = "def f(x, world_size, rank):\n    return x.split(x.size(0) // world_size)[rank]\n"
 CHUNK = "def g(x, world_size, rank):\n    return x.chunk(world_size)[rank]\n"
-SCHEMA = ROOT.parent / "shared" / "schemas" / "sarif-schema-2.1.0.json"
+# The OASIS SARIF 2.1.0 schema (errata01), oasis-tcs/sarif-spec at e0583813, shipped as test data.
+SCHEMA = ROOT / "tests" / "data" / "sarif-schema-2.1.0.json"
 
 
-def run(*args: str) -> tuple[int, str, str]:
-    result = CliRunner().invoke(main, ["check", "--no-cache", "--jobs", "1", *args])
+def run(*args: str, cwd: Path | None = None) -> tuple[int, str, str]:
+    previous = Path.cwd()
+    if cwd is not None:
+        os.chdir(cwd)
+    try:
+        result = CliRunner().invoke(main, ["check", "--no-cache", "--jobs", "1", *args])
+    finally:
+        os.chdir(previous)
     return result.exit_code, result.stdout, result.stderr
 
 
@@ -45,8 +53,6 @@ def test_github_annotations_are_escaped(repo: Path) -> None:
 
 def test_sarif_is_valid_and_carries_rules_and_fixes(repo: Path) -> None:
     jsonschema = pytest.importorskip("jsonschema")
-    if not SCHEMA.is_file():
-        pytest.skip("the SARIF schema is not beside the checkout")
     code, out, _ = run("--output-format", "sarif", "--unsafe-fixes", ".")
     assert code == 1
     document = json.loads(out)
@@ -177,3 +183,59 @@ def test_unused_noqa_is_reported_and_fixed_keeping_other_codes(repo: Path) -> No
     assert "y = 2  # noqa: E501\n" in text
     assert "z = 3  # keep me\n" in text
     assert "w = 4  # noqa\n" in text
+
+
+def test_baseline_matches_however_the_paths_are_spelled(repo: Path) -> None:
+    (repo / "pkg").mkdir()
+    (repo / "pkg" / "twice.py").write_text(BUGGY + BUGGY.replace("def f", "def g"))
+    assert run("--write-baseline", "baseline.json", ".")[0] == 0
+    # From another directory, with another spelling of the same files: still known.
+    assert run("--baseline", "baseline.json", str(repo / "pkg"), "train.py")[0] == 0
+    assert run("--baseline", "../baseline.json", ".", cwd=repo / "pkg")[0] == 0
+    # The same code flagged twice: fixing one keeps the other known; a third copy is new.
+    (repo / "pkg" / "twice.py").write_text(BUGGY)
+    assert run("--baseline", "baseline.json", ".")[0] == 0
+    (repo / "pkg" / "twice.py").write_text(BUGGY + BUGGY.replace("def f", "def g") +
+                                           BUGGY.replace("def f", "def h"))
+    code, out, _ = run("--baseline", "baseline.json", "--output-format", "concise", ".")
+    assert code == 1
+    assert [line.split(": ")[0] for line in out.splitlines() if ": SL" in line] == [
+        "pkg/twice.py:6:12"
+    ]
+
+
+def test_since_handles_unusual_file_names(repo: Path) -> None:
+    _git(repo, "init", "-q")
+    (repo / "données d'essai.py").write_text("x = 1\n")
+    _git(repo, "add", ".")
+    _git(repo, "-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", "base")
+    (repo / "données d'essai.py").write_text("x = 1\n" + CHUNK)
+    (repo / "new\tfile.py").write_text(BUGGY)
+    code, out, _ = run("--since", "HEAD", "--output-format", "concise", ".")
+    assert code == 1
+    assert sorted(line.split(": ")[0] for line in out.splitlines() if ": SL" in line) == [
+        "données d'essai.py:3:12", "new\tfile.py:2:12"
+    ]
+
+
+def test_reports_stay_well_formed_for_unusual_paths(repo: Path) -> None:
+    (repo / "a&b <c>.py").write_text(BUGGY)
+    _, out, _ = run("--output-format", "junit", "a&b <c>.py")
+    (case,) = ET.fromstring(out).findall(".//testcase")
+    assert case.get("file") == "a&b <c>.py"
+    _, out, _ = run("--output-format", "sarif", "a&b <c>.py", str(repo / "train.py"))
+    uris = [r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+            for r in json.loads(out)["runs"][0]["results"]]
+    assert sorted(uris) == sorted(["a%26b%20%3Cc%3E.py", (repo / "train.py").as_uri()])
+
+
+def test_add_noqa_after_a_backslash_continuation(repo: Path) -> None:
+    (repo / "train.py").write_text(
+        "def f(x, world_size, rank):\n"
+        "    return x.split(x.size(0) // \\\n"
+        "                   world_size)[rank]\n"
+    )
+    code, _, err = run("--add-noqa", ".")
+    assert (code, err.strip()) == (0, "Added 1 noqa directive(s).")
+    assert (repo / "train.py").read_text().endswith("world_size)[rank]  # noqa: SL101\n")
+    assert run(".")[0] == 0

@@ -125,3 +125,24 @@ def test_line_endings_survive_fixes(code: str, newline: str) -> None:
     result = lint_code(source.encode(), select=["ALL"], fix=True, unsafe_fixes=True)
     if result.fixed is not None and newline == "\r\n":
         assert "\n" not in result.fixed.replace("\r\n", "")
+
+
+@COMMON
+@given(hypothesmith.from_grammar())
+def test_notebook_masking_leaves_python_alone(code: str) -> None:
+    """IPython syntax is never Python at the start of a statement, so a valid program put in a
+    notebook cell is linted exactly as written: nothing is masked."""
+    from sampler_lint.notebook import mask
+
+    masked = mask(code)
+    assert masked == (code, []) or code.lstrip().startswith("%%")
+
+
+@COMMON
+@given(st.text(alphabet=st.sampled_from(list("%!?ab =(\\\n\"' #:"))))
+def test_notebook_masking_round_trips(text: str) -> None:
+    from sampler_lint.notebook import mask, unmask
+
+    masked = mask(text)
+    if masked is not None:
+        assert unmask(*masked) == text
