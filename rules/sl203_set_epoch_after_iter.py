@@ -131,9 +131,13 @@ class SetEpochAfterIter(Rule):
     earlier in the same block and `it` is read after the call without being created again.
 
     ## Why is this bad
-    A `DataLoader` iterator asks its sampler for the whole epoch's order when it is created. An
-    epoch set afterwards only affects the next iterator, so this epoch repeats the previous
-    epoch's order (the first two epochs are identical).
+    A `DataLoader` iterator asks its sampler for the whole epoch's order when it is created
+    (with worker processes it prefetches batches right away; without automatic batching it
+    takes the sampler's iterator right away), and in any case by its first batch. An epoch set
+    afterwards only affects the next iterator, so this epoch repeats the previous epoch's order
+    (the first two epochs are identical). A single-process loader with a batch sampler happens
+    to draw the order only at the first batch, so the call "works" there until `num_workers`
+    is raised.
 
     ## Example
     ```python
