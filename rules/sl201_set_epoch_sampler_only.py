@@ -288,8 +288,12 @@ class SetEpochSamplerOnly(Rule):
     works), under the original guard's predicate with `L.sampler` replaced (or
     `hasattr(_sampler, "set_epoch")` with no guard). Safe when the guard is reused or absent;
     unsafe when the guard calls something other than `isinstance` / `hasattr` / `getattr`. Offered
-    only when `L` is a name or attribute chain and `E` has no calls (it would be evaluated twice);
-    the alias shape is reported without a fix.
+    only when `L` is a name or attribute chain and `E` has no calls (it would be evaluated twice).
+    A guard that is an `elif` becomes `else:` holding the inserted code and then `if <guard>:`
+    (inside the `elif` body the code would run only when the test on `L.sampler` passes, which
+    is what fails with a batch sampler). The alias shape (`s = L.sampler`) is fixed only when the
+    alias serves nothing but its guard and `set_epoch`. No fix where another test of `L.sampler`
+    (an enclosing `if`, an earlier `if not ...: return`) decides whether the inserted code runs.
 
     ## References
     - MosaicML Composer issue #3123 and PR #3124

@@ -31,6 +31,7 @@ from sampler_lint.index import ProjectIndex, dotted_expression
 # An expression's provenance, as plain tuples (picklable, comparable, stable in the index):
 #   ("loader", built_with_sampler, built_with_batch_sampler)  a DataLoader(...) construction
 #   ("call", path, name)                    the result of calling `name` in the file at `path`
+#   ("method", path, name)                  the result of `self.name(...)`: any override counts
 #   ("param", path, owner, position, name)  a parameter of function `owner` defined at `path`
 #   ("self", path, class_name, attr)        `self.attr` inside `class_name` defined at `path`
 #   ("none",)                               `None`: no loader at all
@@ -132,6 +133,16 @@ class _FactCollector(ast.NodeVisitor):
 
     visit_AsyncFunctionDef = visit_FunctionDef
 
+    def _names_loader_class(self, func: ast.expr) -> bool:
+        """``loader_class(...)`` after ``loader_class = torch.utils.data.DataLoader`` (or a
+        DataLoader subclass) in this function: a loader construction."""
+        if not (isinstance(func, ast.Name) and self._function):
+            return False
+        values = self._assignments().get(func.id, [])
+        return bool(values) and all(
+            is_loader_constructor(dotted_expression(v)) for v in _alternatives(values)
+        )
+
     # facts
     def visit_Return(self, node: ast.Return) -> None:
         if node.value is not None and self._function:
@@ -174,10 +185,13 @@ class _FactCollector(ast.NodeVisitor):
             return self._origins(node.body, depth) + self._origins(node.orelse, depth)
         if isinstance(node, ast.Call):
             name = dotted_expression(node.func)
-            if is_loader_constructor(name):
+            if is_loader_constructor(name) or self._names_loader_class(node.func):
                 keywords = [kw.arg for kw in node.keywords]
                 return [_loader_origin(keywords, len(node.args))]
-            return [("call", self.path, name.rsplit(".", 1)[-1])] if name else [UNKNOWN]
+            if name is None:
+                return [UNKNOWN]
+            kind = "method" if name.split(".")[0] in ("self", "cls") and "." in name else "call"
+            return [(kind, self.path, name.rsplit(".", 1)[-1])]
         if isinstance(node, ast.Name) and self._function:
             function = self._function[-1]
             position = _parameter_position(function, node.id, bool(self._class))
@@ -196,6 +210,17 @@ class _FactCollector(ast.NodeVisitor):
         ):
             return [("self", self.path, self._class[-1], node.attr)]
         return [UNKNOWN]
+
+
+def _alternatives(values: list[ast.expr]) -> list[ast.expr]:
+    """Values with conditional expressions opened: ``A if c else B`` is ``A`` or ``B``."""
+    opened: list[ast.expr] = []
+    for value in values:
+        if isinstance(value, ast.IfExp):
+            opened.extend(_alternatives([value.body, value.orelse]))
+        else:
+            opened.append(value)
+    return opened
 
 
 def _merge(origins: list[Origin]) -> Origin:
@@ -261,12 +286,15 @@ def origins_at(context: FileContext, node: cst.BaseExpression) -> list[Origin]:
         return origins_at(context, node.body) + origins_at(context, node.orelse)
     if isinstance(node, cst.Call):
         name = dotted_name(node.func)
-        if is_loader_constructor(name):
+        if is_loader_constructor(name) or _names_loader_class(context, node.func, function):
             keywords = [arg.keyword.value if arg.keyword else None for arg in node.args
                         if arg.keyword is not None or arg.star == "**"]
             positional = sum(1 for arg in node.args if arg.keyword is None and not arg.star)
             return [_loader_origin(keywords, positional)]
-        return [("call", path, name.rsplit(".", 1)[-1])] if name else [UNKNOWN]
+        if name is None:
+            return [UNKNOWN]
+        kind = "method" if name.split(".")[0] in ("self", "cls") and "." in name else "call"
+        return [(kind, path, name.rsplit(".", 1)[-1])]
     if isinstance(node, cst.Name) and function is not None:
         position = _cst_parameter_position(function, node.value, klass is not None)
         if position is not None:
@@ -287,6 +315,23 @@ def origins_at(context: FileContext, node: cst.BaseExpression) -> list[Origin]:
     return [UNKNOWN]
 
 
+def _names_loader_class(
+    context: FileContext, func: cst.BaseExpression, function: cst.FunctionDef | None
+) -> bool:
+    """``loader_class(...)`` after ``loader_class = DataLoader`` in this function."""
+    if not (isinstance(func, cst.Name) and function is not None):
+        return False
+    values = list(context.assignments(function).get(func.value, []))
+    opened: list[cst.BaseExpression] = []
+    while values:
+        value = values.pop()
+        if isinstance(value, cst.IfExp):
+            values.extend([value.body, value.orelse])
+        else:
+            opened.append(value)
+    return bool(opened) and all(is_loader_constructor(dotted_name(v)) for v in opened)
+
+
 def _cst_parameter_position(function: cst.FunctionDef, name: str, is_method: bool) -> int | None:
     params = function.params
     positional = [p.name.value for p in (*params.posonly_params, *params.params)]
@@ -305,7 +350,7 @@ def _cst_parameter_position(function: cst.FunctionDef, name: str, is_method: boo
 
 def can_carry_batch_sampler(index: ProjectIndex, origins: Iterable[Origin]) -> bool:
     """``False`` only when the project shows that every loader reaching these origins is built
-    with ``sampler=`` and without ``batch_sampler=``."""
+    without ``batch_sampler=`` (and without ``**kwargs`` that could hold one)."""
     origins = list(origins)
     if not origins:
         return True
@@ -321,8 +366,11 @@ def _may_carry(index: ProjectIndex, origin: Origin, depth: int, seen: frozenset[
     if kind == "none":
         return False
     if kind == "loader":
-        _, sampler, batch = origin
-        return bool(batch) or not sampler
+        # Built without `batch_sampler=`, a loader's batch sampler is torch's default one drawing
+        # from `loader.sampler` (the one passed as `sampler=`, or the default Random/Sequential
+        # sampler that never shuffles by epoch): `set_epoch` on `loader.sampler` is all it needs.
+        _, _, batch = origin
+        return bool(batch)
     if kind == "call":
         _, caller, name = origin
         returned = [
@@ -330,6 +378,12 @@ def _may_carry(index: ProjectIndex, origin: Origin, depth: int, seen: frozenset[
             if function == name and _reaches(names, caller, path, name)
             for o in origins
         ]
+        return not returned or any(_may_carry(index, o, depth + 1, seen) for o in returned)
+    if kind == "method":
+        # A subclass anywhere in the project may override it: every function of that name.
+        _, _, name = origin
+        returned = [o for function, _, origins in index.get(FACT_RETURNS) if function == name
+                    for o in origins]
         return not returned or any(_may_carry(index, o, depth + 1, seen) for o in returned)
     if kind == "param":
         _, path, owner, position, name = origin
@@ -385,8 +439,31 @@ def _reaches(names: _Names, caller: str, defined_at: str, name: str) -> bool:
         last = module.rsplit(".", 1)[-1]
         if local == name and last == stem:
             return True  # from <...>.stem import name
+        if local == name and module and _reexported(names, module, name, stem, 0):
+            return True  # from package import name, the package's __init__ importing it
         if not local and (last == stem or module.endswith(f".{stem}.{name}")):
             return True  # import <...>.stem, then stem.name(...)
+    return False
+
+
+def _reexported(names: _Names, module: str, name: str, stem: str, depth: int) -> bool:
+    """Whether the package ``module`` (its ``__init__.py`` in the project) imports ``name``
+    from a module named ``stem``, directly or through another package (``from timm.data import
+    create_loader``, ``timm/data/__init__.py`` holding ``from .loader import create_loader``)."""
+    if depth > 3:
+        return False
+    parts = module.split(".")
+    for path, (_, imported) in names.items():
+        file = PurePath(path)
+        if file.name != "__init__.py" or list(file.parent.parts[-len(parts):]) != parts:
+            continue
+        for local, inner in imported:
+            if local != name or not inner:
+                continue
+            if inner.rsplit(".", 1)[-1] == stem:
+                return True
+            if _reexported(names, inner, name, stem, depth + 1):
+                return True
     return False
 
 
