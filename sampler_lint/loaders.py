@@ -527,12 +527,26 @@ def loader_sampler_argument(call: cst.Call) -> cst.BaseExpression | None:
     return None
 
 
-def epoch_loop(context: FileContext, node: cst.CSTNode) -> cst.For | None:
-    """The innermost enclosing ``for <epoch> in ...`` whose target names an epoch."""
-    for ancestor in context.ancestors(node):
-        if isinstance(ancestor, cst.For) and isinstance(ancestor.target, cst.Name):
-            if "epoch" in ancestor.target.value.lower():
-                return ancestor
-        if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef)):
-            return None
-    return None
+def is_epoch_loop(loop: cst.For) -> bool:
+    """``for <counter> in ...`` over epochs: the counter names an epoch (``epoch``,
+    ``cur_epoch``), or it is a plain name ranging over something that mentions epochs
+    (``for i in range(args.start_epoch, args.epochs)``, ``for ep in trange(num_epochs)``)."""
+    if not isinstance(loop.target, cst.Name):
+        return False
+    if "epoch" in loop.target.value.lower():
+        return True
+    iterable = loop.iter
+    if not isinstance(iterable, cst.Call):
+        return False
+    name = (dotted_name(iterable.func) or "").rsplit(".", 1)[-1]
+    if name not in ("range", "trange", "tqdm"):
+        return False
+    mentioned: list[str] = []
+
+    class _Names(cst.CSTVisitor):
+        def visit_Name(self, node: cst.Name) -> None:
+            mentioned.append(node.value)
+
+    for arg in iterable.args:
+        arg.value.visit(_Names())
+    return any("epoch" in n.lower() for n in mentioned)
