@@ -155,3 +155,55 @@ def test_an_override_of_the_factory_method_in_another_file_counts(project: Path)
         "        return DataLoader(dataset, batch_sampler=self.buckets(dataset))\n"
     )
     assert _codes(project, ".") == [("provider.py", 18)]
+
+
+def test_a_same_named_method_of_an_unrelated_class_does_not_count(project: Path) -> None:
+    # torchtune's recipes: each class has its own _setup_data; another recipe's batch sampler
+    # says nothing about this one.
+    (project / "provider.py").write_text(PROVIDER)
+    (project / "other_recipe.py").write_text(
+        "from torch.utils.data import DataLoader\n\n\n"
+        "class OtherRecipe:\n"
+        "    def build_dataloader(self, dataset):\n"
+        "        return DataLoader(dataset, batch_sampler=self.buckets(dataset))\n"
+    )
+    assert _codes(project, ".") == []
+
+
+FACTORY = '''\
+from torch.utils.data import BatchSampler, DataLoader, DistributedSampler
+
+
+def build_loader(dataset):
+    sampler = DistributedSampler(dataset)
+    return dataset, DataLoader(dataset, {arguments}), None
+'''
+
+UNPACKING = '''\
+from data import build_loader
+
+
+def main(dataset, epochs):
+    dataset_train, data_loader_train, mixup = build_loader(dataset)
+    for epoch in range(epochs):
+        data_loader_train.sampler.set_epoch(epoch)
+'''
+
+
+@pytest.mark.parametrize(
+    ("arguments", "expected"),
+    [("batch_size=8, sampler=sampler", []),
+     ("batch_sampler=BatchSampler(sampler, 8, False)", [("train.py", 7)])],
+)
+def test_loaders_returned_in_a_tuple_are_followed(
+    project: Path, arguments: str, expected: list[tuple[str, int]]
+) -> None:
+    # Swin Transformer, YOLOv5, MLPerf: `a, loader, b = build_loader(...)`.
+    (project / "data.py").write_text(FACTORY.format(arguments=arguments))
+    (project / "train.py").write_text(UNPACKING)
+    assert _codes(project, ".") == expected
+    (project / "train.py").write_text(UNPACKING.replace(
+        "dataset_train, data_loader_train, mixup = build_loader(dataset)",
+        "data_loader_train = build_loader(dataset)[1]",
+    ))
+    assert _codes(project, ".") == expected
