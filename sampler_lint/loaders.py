@@ -34,6 +34,8 @@ from sampler_lint.matching import scope_body_statements
 #   ("call", path, name)                    the result of calling `name` in the file at `path`
 #   ("method", path, class_name, name)      the result of `self.name(...)` inside `class_name`:
 #                                           its definition in that class, a base or a subclass
+#   ("objmethod", path, receiver, name)     `x.name(...)` with `x`'s origin `receiver`: when `x` is
+#                                           an instance of a project class, that class's method
 #   ("tuple", (origin, ...))                a tuple of values (`return loader, dataset`)
 #   ("item", origin, i)                     element i of a value (`a, b = f()`, `f()[1]`)
 #   ("param", path, owner, position, name)  a parameter of function `owner` defined at `path`
@@ -214,6 +216,14 @@ class _FactCollector(ast.NodeVisitor):
                 return [UNKNOWN]
             if name.count(".") == 1 and name.split(".")[0] in ("self", "cls") and self._class:
                 return [("method", self.path, self._class[-1], name.rsplit(".", 1)[-1])]
+            if (
+                isinstance(node.func, ast.Attribute)
+                and isinstance(node.func.value, ast.Name)
+                and depth < 3
+            ):
+                receiver = _merge(self._origins(node.func.value, depth + 1))
+                if receiver[0] == "call":
+                    return [("objmethod", self.path, receiver, node.func.attr)]
             return [("call", self.path, name.rsplit(".", 1)[-1])]
         if isinstance(node, ast.Tuple):
             return [("tuple", tuple(_merge(self._origins(e, depth)) for e in node.elts))]
@@ -328,6 +338,11 @@ def origins_at(context: FileContext, node: cst.BaseExpression) -> list[Origin]:
             return [UNKNOWN]
         if name.count(".") == 1 and name.split(".")[0] in ("self", "cls") and klass is not None:
             return [("method", path, klass.name.value, name.rsplit(".", 1)[-1])]
+        func = node.func
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
+            receiver = _merge(origins_at(context, func.value))
+            if receiver[0] == "call":
+                return [("objmethod", path, receiver, func.attr.value)]
         return [("call", path, name.rsplit(".", 1)[-1])]
     if isinstance(node, cst.Tuple):
         return [("tuple", tuple(_merge(origins_at(context, e.value)) for e in node.elements))]
@@ -435,7 +450,7 @@ def _may_carry(index: ProjectIndex, origin: Origin, depth: int, seen: frozenset[
         # sampler that never shuffles by epoch): `set_epoch` on `loader.sampler` is all it needs.
         _, _, batch = origin
         return bool(batch)
-    if kind in ("call", "method"):
+    if kind in ("call", "method", "objmethod"):
         returned = _returned(index, origin)
         return not returned or any(_may_carry(index, o, depth + 1, seen) for o in returned)
     if kind == "tuple":
@@ -478,7 +493,7 @@ def _item_may_carry(
         if not 0 <= position < len(elements):
             return True
         return _may_carry(index, elements[position], depth + 1, seen)
-    if value[0] in ("call", "method"):
+    if value[0] in ("call", "method", "objmethod"):
         returned = _returned(index, value)
         return not returned or any(
             _item_may_carry(index, r, position, depth + 1, seen) for r in returned
@@ -505,6 +520,18 @@ def _returned(index: ProjectIndex, origin: Origin) -> list[Origin]:
                     for o in origins
                 ]
         return found
+    if origin[0] == "objmethod":
+        _, caller, receiver, name = origin
+        _, receiver_path, klass = receiver
+        homes = _resolve_class(index, klass, receiver_path)
+        if not homes:  # not an instance of a project class: a function of that name, as before
+            return _returned(index, ("call", caller, name))
+        family = set().union(*(_class_family(index, klass, home) for home in homes))
+        return [
+            o for function, path, origins, owner in index.get(FACT_RETURNS)
+            if function == name and (owner, path) in family
+            for o in origins
+        ]
     _, caller, klass, name = origin
     family = _class_family(index, klass, caller)
     return [
@@ -512,6 +539,19 @@ def _returned(index: ProjectIndex, origin: Origin) -> list[Origin]:
         if function == name and (owner, path) in family
         for o in origins
     ]
+
+
+def _resolve_class(index: ProjectIndex, name: str, used_in: str) -> list[str]:
+    """The files defining the project class ``name`` as seen from ``used_in``."""
+    cache: dict[tuple[str, str], list[str]] = index.__dict__.setdefault("_sl2_resolved", {})
+    if (name, used_in) not in cache:
+        names = _names(index)
+        files = [where for klass, where, _ in index.get(FACT_CLASSES) if klass == name]
+        if used_in in files:
+            cache[(name, used_in)] = [used_in]
+        else:
+            cache[(name, used_in)] = [w for w in files if _reaches(names, used_in, w, name)]
+    return cache[(name, used_in)]
 
 
 def _class_family(index: ProjectIndex, klass: str, path: str) -> set[tuple[str, str]]:
@@ -523,17 +563,16 @@ def _class_family(index: ProjectIndex, klass: str, path: str) -> set[tuple[str, 
     cache = index.__dict__.setdefault("_sl2_families", {})
     if (klass, path) in cache:
         return cache[(klass, path)]
-    names = _names(index)
     classes: list[tuple[str, str, tuple[str, ...]]] = index.get(FACT_CLASSES)
     by_name: dict[str, list[tuple[str, tuple[str, ...]]]] = defaultdict(list)
+    children: dict[str, list[tuple[str, str]]] = defaultdict(list)
     for name, where, parents in classes:
         by_name[name].append((where, parents))
+        for parent in parents:
+            children[parent].append((name, where))
 
     def resolve(name: str, used_in: str) -> list[str]:
-        files = [where for where, _ in by_name.get(name, [])]
-        if used_in in files:
-            return [used_in]
-        return [where for where in files if _reaches(names, used_in, where, name)]
+        return _resolve_class(index, name, used_in)
 
     start = (klass, path)
     up = {start}
@@ -552,8 +591,8 @@ def _class_family(index: ProjectIndex, klass: str, path: str) -> set[tuple[str, 
     stack = [start]
     while stack:
         name, where = stack.pop()
-        for child, child_path, parents in classes:
-            if name in parents and where in resolve(name, child_path):
+        for child, child_path in children.get(name, []):
+            if where in resolve(name, child_path):
                 if (child, child_path) not in down:
                     down.add((child, child_path))
                     stack.append((child, child_path))

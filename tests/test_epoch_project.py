@@ -207,3 +207,24 @@ def test_loaders_returned_in_a_tuple_are_followed(
         "data_loader_train = build_loader(dataset)[1]",
     ))
     assert _codes(project, ".") == expected
+
+
+def test_a_method_of_an_instance_of_a_project_class_is_followed(project: Path) -> None:
+    # MLPerf GNMT: `train_data = LazyParallelDataset(...)`, then `train_data.get_loader(...)`,
+    # defined on its base class.
+    (project / "dataset.py").write_text(
+        "from torch.utils.data import DataLoader, Dataset, DistributedSampler\n\n\n"
+        "class TextDataset(Dataset):\n"
+        "    def get_loader(self, batch_size):\n"
+        "        return DataLoader(self, batch_size=batch_size, sampler=DistributedSampler(self))\n"
+        "\n\nclass LazyParallelDataset(TextDataset):\n    pass\n"
+    )
+    (project / "train.py").write_text(
+        "from dataset import LazyParallelDataset\n\n\n"
+        "def main(epochs):\n"
+        "    train_data = LazyParallelDataset()\n"
+        "    train_loader = train_data.get_loader(batch_size=8)\n"
+        "    for epoch in range(epochs):\n"
+        "        train_loader.sampler.set_epoch(epoch)\n"
+    )
+    assert _codes(project, ".") == []
