@@ -246,10 +246,14 @@ class SetEpochSamplerOnly(Rule):
     ## What it does
     Flags `L.sampler.set_epoch(E)` (also through `s = L.sampler; s.set_epoch(E)`, and under an
     `isinstance(L.sampler, ...)` guard) in code that never looks at `L.batch_sampler`, unless the
-    project shows that every loader reaching `L` is built with `sampler=` and without
-    `batch_sampler=`. It follows loaders through local assignments, function returns, constructor
-    and function arguments and `self.<attr>` set in `__init__`, across the files of the project.
-    Code that receives loaders from outside the project (a library's public method, a hook, a loop
+    project shows that every loader reaching `L` is built without `batch_sampler=` (and without
+    `**kwargs` that could hold one): with `sampler=`, as in the PyTorch DDP tutorials, or with
+    neither, when torch's default batch sampler draws from `L.sampler` itself. Loaders are
+    followed through local assignments (tuple unpacking included), function returns (tuples
+    included), constructor and function arguments, `self.<attr>`, `self.method()` (its
+    definitions in the class, its bases and subclasses), methods of instances of project
+    classes, import aliases and package re-exports, across the files of the project. Code that
+    receives loaders from outside the project (a library's public method, a hook, a loop
     wrapper) cannot show that, and is flagged.
 
     ## Why is this bad
@@ -276,10 +280,38 @@ class SetEpochSamplerOnly(Rule):
         if isinstance(dataloader.sampler, DistributedSampler):
             dataloader.sampler.set_epoch(epoch)
     ```
-    The reference forms do the same: Composer (after PR #3124) calls `set_epoch` on the batch
-    sampler first, then on the sampler; Lightning 2.x (`_set_sampler_epoch`) on
-    `dataloader.sampler` and `dataloader.batch_sampler.sampler`, each when it has `set_epoch`;
-    accelerate's prepared loaders forward `set_epoch` to whichever of them shuffles.
+    The reference forms reach the same objects. Composer after PR #3124 looks at the batch
+    sampler first, then the sampler:
+    ```python
+    def _get_distributed_sampler(dataloader):
+        if isinstance(dataloader.batch_sampler, DistributedSampler):
+            return dataloader.batch_sampler
+        if isinstance(dataloader.sampler, DistributedSampler):
+            return dataloader.sampler
+        return None
+    ```
+    Lightning 2.x (`lightning.fabric.utilities.data._set_sampler_epoch`) calls `set_epoch` once
+    on each distinct object among `dataloader.sampler` and `dataloader.batch_sampler.sampler`:
+    ```python
+    objects = {}
+    if (sampler := getattr(dataloader, "sampler", None)) is not None:
+        objects[id(sampler)] = sampler
+    if (batch_sampler := getattr(dataloader, "batch_sampler", None)) is not None and (
+        sampler := getattr(batch_sampler, "sampler", None)
+    ) is not None:
+        objects[id(sampler)] = sampler
+    for obj in objects.values():
+        if callable(set_epoch := getattr(obj, "set_epoch", None)):
+            set_epoch(epoch)
+    ```
+    accelerate's prepared loaders (`DataLoaderShard.set_epoch`) forward it to the batch sampler
+    and to the sampler inside it:
+    ```python
+    if hasattr(self.batch_sampler, "set_epoch"):
+        self.batch_sampler.set_epoch(epoch)
+    if hasattr(self.batch_sampler, "sampler") and hasattr(self.batch_sampler.sampler, "set_epoch"):
+        self.batch_sampler.sampler.set_epoch(epoch)
+    ```
 
     ## Fix safety
     The fix is additive: the original call and its guard stay. Inserted just before them, the
