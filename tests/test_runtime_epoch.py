@@ -212,3 +212,41 @@ def test_set_epoch_after_the_iterator_lags_one_epoch_and_the_fix_does_not(worker
     assert before[0] == before[1]  # epoch 1 still drew epoch 0's permutation
     assert after[0] != after[1] and after[1] != after[2]
     assert before[1:] == after[:-1]  # the late call only shifted every order by one epoch
+
+
+INFINITE = """\
+from torch.utils.data import DataLoader, DistributedSampler
+
+
+def main(dataset, steps, record):
+    sampler = DistributedSampler(dataset, num_replicas=2, rank=0, seed=0)
+    loader = DataLoader(dataset, batch_size=4, sampler=sampler)
+    it = iter(loader)
+    epoch = 0
+    while steps:
+        try:
+            batch = next(it)
+        except StopIteration:
+            epoch += 1
+            it = iter(loader)
+            batch = next(it)
+        record.extend(int(i) for i in batch)
+        steps -= 1
+"""
+
+
+def test_the_infinite_iterator_repeats_its_pass_and_the_fix_reshuffles() -> None:
+    assert [f.code for f in lint_code(INFINITE, select=["SL202"]).findings] == ["SL202"]
+    fixed = lint_code(INFINITE, select=["SL202"], fix=True).fixed
+    assert fixed is not None and "sampler.set_epoch(epoch)" in fixed
+
+    def passes(source: str) -> list[list[int]]:
+        namespace: dict[str, Any] = {}
+        exec(compile(source, "<infinite>", "exec"), namespace)
+        record: list[int] = []
+        namespace["main"](torch.arange(32), 12, record)  # 3 passes of 4 batches of 4
+        return [record[i:i + 16] for i in range(0, 48, 16)]
+
+    before, after = passes(INFINITE), passes(fixed)
+    assert before[0] == before[1] == before[2]
+    assert after[0] == before[0] and after[1] != after[0] and after[2] != after[1]
