@@ -15,6 +15,7 @@ from sampler_lint.loaders import (
     collect_loader_facts,
     origins_at,
 )
+from sampler_lint.matching import scope_body_statements
 from sampler_lint.rule import Applicability, Example, Fix, Rule, Severity
 from sampler_lint.syntax_summary import SyntaxSummary
 
@@ -44,12 +45,13 @@ class SetEpochSamplerOnly(Rule):
         if not (isinstance(func, cst.Attribute) and func.attr.value == "set_epoch"):
             return
         receiver = func.value
-        alias = False
+        alias: str | None = None
         if isinstance(receiver, cst.Name):
             assigned = self._sampler_alias(receiver)
             if assigned is None:
                 return
-            receiver, alias = assigned, True
+            alias = receiver.value
+            receiver = assigned
         if not (isinstance(receiver, cst.Attribute) and receiver.attr.value == "sampler"):
             return
         loader = receiver.value
@@ -70,7 +72,9 @@ class SetEpochSamplerOnly(Rule):
             "keeps torch's default sampler there, so the sampler that shuffles never learns the "
             "epoch and every epoch repeats one order"
         )
-        fix = None if alias else self._fix(node, loader, loader_name)
+        fix = None
+        if loader_name is not None and (alias is None or self._alias_serves_only(node, alias)):
+            fix = self._fix(node, loader_name, alias)
         self.report(node, message, fix)
 
     def _sampler_alias(self, name: cst.Name) -> cst.Attribute | None:
@@ -86,11 +90,30 @@ class SetEpochSamplerOnly(Rule):
             return None
         return samplers[0]
 
+    def _alias_serves_only(self, call: cst.Call, alias: str) -> bool:
+        """Whether the alias is read nowhere but as the receiver of ``set_epoch`` and in the
+        tests of ``if`` statements (its guards): then the fix leaves its other uses alone."""
+        scope = self.context.enclosing_function(call) or self.context.module
+        tests = [s.test for s in scope_body_statements(scope) if isinstance(s, cst.If)]
+        allowed = {id(n) for test in tests for n in _names(test, alias)}
+        for name in _names(scope, alias):
+            parent = self.context.parent(name)
+            if id(name) in allowed:
+                continue
+            if isinstance(parent, cst.AssignTarget):
+                continue  # `s = ...`
+            if (
+                isinstance(parent, cst.Attribute)
+                and parent.value is name
+                and parent.attr.value == "set_epoch"
+            ):
+                continue
+            return False
+        return True
+
     # -- the fix ----------------------------------------------------------------------------------
-    def _fix(
-        self, call: cst.Call, loader: cst.BaseExpression, loader_name: str | None
-    ) -> Fix | None:
-        if loader_name is None or len(call.args) != 1 or call.args[0].keyword is not None:
+    def _fix(self, call: cst.Call, loader_name: str, alias: str | None) -> Fix | None:
+        if len(call.args) != 1 or call.args[0].keyword is not None:
             return None
         epoch = call.args[0].value
         if _has_call(epoch):
@@ -100,20 +123,20 @@ class SetEpochSamplerOnly(Rule):
             return None
         scope = self.context.enclosing_function(call) or self.context.module
         scope_code = self.context.code_for(scope)
-        names = ("_sampler", "_batch_sampler")
-        if any(re.search(rf"\b{name}\b", scope_code) for name in names):
+        if any(re.search(rf"\b{name}\b", scope_code) for name in ("_sampler", "_batch_sampler")):
             return None
+        readers = [f"{loader_name}.sampler", *([alias] if alias else [])]
         target: cst.SimpleStatementLine | cst.If = statement
         predicate = 'hasattr(_sampler, "set_epoch")'
         applicability = Applicability.SAFE
-        guard = self._sampler_guard(statement, loader_name)
+        guard = self._sampler_guard(statement, readers)
         if guard is not None:
             target = guard
             try:  # one line, whatever the guard's layout: it goes one block deeper
                 test = ast.unparse(ast.parse(self.context.code_for(guard.test), mode="eval"))
             except SyntaxError:
                 return None
-            predicate = _replace_sampler(test, loader_name)
+            predicate = _replace_readers(test, loader_name, alias)
             if isinstance(guard.test, (cst.IfExp, cst.Lambda, cst.NamedExpr)) or (
                 isinstance(guard.test, cst.BooleanOperation)
                 and isinstance(guard.test.operator, cst.Or)
@@ -121,6 +144,10 @@ class SetEpochSamplerOnly(Rule):
                 predicate = f"({predicate})"  # it is followed by `and ...`
             if _has_impure_call(guard.test):
                 applicability = Applicability.UNSAFE
+        if self._sampler_decided_elsewhere(target, readers):
+            return None  # inserted after a test of `L.sampler` it would not run when it matters
+        if alias is not None and not self._alias_bound_before(target, alias, loader_name):
+            return None
         epoch_code = self.context.code_for(epoch)
         code = (
             f'_batch_sampler = getattr({loader_name}, "batch_sampler", None)\n'
@@ -133,30 +160,85 @@ class SetEpochSamplerOnly(Rule):
             added = list(cst.parse_module(code, config=config).body)
         except cst.ParserSyntaxError:
             return None
-        leading = target.leading_lines
-        first = added[0].with_changes(leading_lines=leading)
+        message = "Also pass the epoch to `batch_sampler` and `batch_sampler.sampler`"
+        if isinstance(target, cst.If) and self._is_elif(target):
+            # Code cannot precede an `elif`, and inside its body it would run only when the
+            # test on `L.sampler` passes, which is exactly what fails with a batch sampler:
+            # `elif G: ...` becomes `else:` holding the inserted code, then `if G: ...`.
+            block = cst.IndentedBlock(body=[*added, target.with_changes(leading_lines=[])])
+            otherwise = cst.Else(body=block, leading_lines=target.leading_lines)
+            return Fix(replacements=[(target, otherwise)], applicability=applicability,
+                       message=message)
+        first = added[0].with_changes(leading_lines=target.leading_lines)
         moved = target.with_changes(leading_lines=[])
         return Fix(
             replacements=[(target, cst.FlattenSentinel([first, *added[1:], moved]))],
             applicability=applicability,
-            message="Also pass the epoch to `batch_sampler` and `batch_sampler.sampler`",
+            message=message,
         )
 
-    def _sampler_guard(self, statement: cst.CSTNode, loader_name: str) -> cst.If | None:
-        """The ``if`` right around the call whose test reads ``<loader>.sampler``."""
+    def _is_elif(self, node: cst.If) -> bool:
+        outer = self.context.parent(node)
+        return isinstance(outer, cst.If) and outer.orelse is node
+
+    def _sampler_guard(self, statement: cst.CSTNode, readers: list[str]) -> cst.If | None:
+        """The ``if`` right around the call whose test reads ``<loader>.sampler`` (or the
+        alias)."""
         parent = self.context.parent(statement)
         if not isinstance(parent, cst.IndentedBlock):
             return None
         guard = self.context.parent(parent)
         if not isinstance(guard, cst.If) or guard.body is not parent:
             return None
-        outer = self.context.parent(guard)
-        if isinstance(outer, cst.If) and outer.orelse is guard:
-            return None  # an `elif`: code cannot go before it; insert inside its body instead
-        test = _compact(self.context.code_for(guard.test))
-        if f"{loader_name}.sampler" not in test:
+        if not _reads_any(self.context.code_for(guard.test), readers):
             return None
         return guard
+
+    def _sampler_decided_elsewhere(self, target: cst.CSTNode, readers: list[str]) -> bool:
+        """A test of ``L.sampler`` outside the reused guard that decides whether the inserted
+        code runs: an enclosing ``if`` / ``while`` (an earlier ``if`` of an ``elif`` chain
+        included), or an earlier ``if`` that leaves the function or loop
+        (``if not isinstance(L.sampler, ...): return``)."""
+        node: cst.CSTNode = target
+        for ancestor in self.context.ancestors(target):
+            if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef)):
+                break
+            if isinstance(ancestor, (cst.If, cst.While)) and _reads_any(
+                self.context.code_for(ancestor.test), readers
+            ):
+                return True
+            if isinstance(ancestor, (cst.IndentedBlock, cst.Module)):
+                siblings: list[cst.CSTNode] = list(ancestor.body)
+                if node in siblings:
+                    for earlier in siblings[: siblings.index(node)]:
+                        if (
+                            isinstance(earlier, cst.If)
+                            and _reads_any(self.context.code_for(earlier.test), readers)
+                            and _exits(earlier)
+                        ):
+                            return True
+            node = ancestor
+        return False
+
+    def _alias_bound_before(
+        self, target: cst.SimpleStatementLine | cst.If, alias: str, loader: str
+    ) -> bool:
+        """The alias ``s = L.sampler`` is an earlier statement of the block holding the
+        insertion point, with ``L`` not rebound in between, or it sits inside the reused guard
+        (then the inserted code reads ``L`` itself)."""
+        block = self.context.parent(target)
+        if isinstance(target, cst.If) and _binds(target.body, alias):
+            return True
+        if not isinstance(block, (cst.IndentedBlock, cst.Module)):
+            return False
+        siblings: list[cst.CSTNode] = list(block.body)
+        before = siblings[: siblings.index(target)]
+        for position in range(len(before) - 1, -1, -1):
+            if _binds(before[position], alias):
+                root = loader.split(".", 1)[0]
+                return not any(_binds(s, root) for s in before[position + 1:])
+        return False
+
 
     documentation = """
     `set_epoch` called on `loader.sampler` only: loaders built with `batch_sampler=` never get it.
@@ -164,10 +246,14 @@ class SetEpochSamplerOnly(Rule):
     ## What it does
     Flags `L.sampler.set_epoch(E)` (also through `s = L.sampler; s.set_epoch(E)`, and under an
     `isinstance(L.sampler, ...)` guard) in code that never looks at `L.batch_sampler`, unless the
-    project shows that every loader reaching `L` is built with `sampler=` and without
-    `batch_sampler=`. It follows loaders through local assignments, function returns, constructor
-    and function arguments and `self.<attr>` set in `__init__`, across the files of the project.
-    Code that receives loaders from outside the project (a library's public method, a hook, a loop
+    project shows that every loader reaching `L` is built without `batch_sampler=` (and without
+    `**kwargs` that could hold one): with `sampler=`, as in the PyTorch DDP tutorials, or with
+    neither, when torch's default batch sampler draws from `L.sampler` itself. Loaders are
+    followed through local assignments (tuple unpacking included), function returns (tuples
+    included), constructor and function arguments, `self.<attr>`, `self.method()` (its
+    definitions in the class, its bases and subclasses), methods of instances of project
+    classes, import aliases and package re-exports, across the files of the project. Code that
+    receives loaders from outside the project (a library's public method, a hook, a loop
     wrapper) cannot show that, and is flagged.
 
     ## Why is this bad
@@ -194,10 +280,38 @@ class SetEpochSamplerOnly(Rule):
         if isinstance(dataloader.sampler, DistributedSampler):
             dataloader.sampler.set_epoch(epoch)
     ```
-    The reference forms do the same: Composer (after PR #3124) calls `set_epoch` on the batch
-    sampler first, then on the sampler; Lightning 2.x (`_set_sampler_epoch`) on
-    `dataloader.sampler` and `dataloader.batch_sampler.sampler`, each when it has `set_epoch`;
-    accelerate's prepared loaders forward `set_epoch` to whichever of them shuffles.
+    The reference forms reach the same objects. Composer after PR #3124 looks at the batch
+    sampler first, then the sampler:
+    ```python
+    def _get_distributed_sampler(dataloader):
+        if isinstance(dataloader.batch_sampler, DistributedSampler):
+            return dataloader.batch_sampler
+        if isinstance(dataloader.sampler, DistributedSampler):
+            return dataloader.sampler
+        return None
+    ```
+    Lightning 2.x (`lightning.fabric.utilities.data._set_sampler_epoch`) calls `set_epoch` once
+    on each distinct object among `dataloader.sampler` and `dataloader.batch_sampler.sampler`:
+    ```python
+    objects = {}
+    if (sampler := getattr(dataloader, "sampler", None)) is not None:
+        objects[id(sampler)] = sampler
+    if (batch_sampler := getattr(dataloader, "batch_sampler", None)) is not None and (
+        sampler := getattr(batch_sampler, "sampler", None)
+    ) is not None:
+        objects[id(sampler)] = sampler
+    for obj in objects.values():
+        if callable(set_epoch := getattr(obj, "set_epoch", None)):
+            set_epoch(epoch)
+    ```
+    accelerate's prepared loaders (`DataLoaderShard.set_epoch`) forward it to the batch sampler
+    and to the sampler inside it:
+    ```python
+    if hasattr(self.batch_sampler, "set_epoch"):
+        self.batch_sampler.set_epoch(epoch)
+    if hasattr(self.batch_sampler, "sampler") and hasattr(self.batch_sampler.sampler, "set_epoch"):
+        self.batch_sampler.sampler.set_epoch(epoch)
+    ```
 
     ## Fix safety
     The fix is additive: the original call and its guard stay. Inserted just before them, the
@@ -206,8 +320,12 @@ class SetEpochSamplerOnly(Rule):
     works), under the original guard's predicate with `L.sampler` replaced (or
     `hasattr(_sampler, "set_epoch")` with no guard). Safe when the guard is reused or absent;
     unsafe when the guard calls something other than `isinstance` / `hasattr` / `getattr`. Offered
-    only when `L` is a name or attribute chain and `E` has no calls (it would be evaluated twice);
-    the alias shape is reported without a fix.
+    only when `L` is a name or attribute chain and `E` has no calls (it would be evaluated twice).
+    A guard that is an `elif` becomes `else:` holding the inserted code and then `if <guard>:`
+    (inside the `elif` body the code would run only when the test on `L.sampler` passes, which
+    is what fails with a batch sampler). The alias shape (`s = L.sampler`) is fixed only when the
+    alias serves nothing but its guard and `set_epoch`. No fix where another test of `L.sampler`
+    (an enclosing `if`, an earlier `if not ...: return`) decides whether the inserted code runs.
 
     ## References
     - MosaicML Composer issue #3123 and PR #3124
@@ -254,13 +372,82 @@ class SetEpochSamplerOnly(Rule):
     )
 
 
-def _compact(text: str) -> str:
-    return re.sub(r"\s+", "", text)
+def _reader_pattern(reader: str) -> str:
+    """``L.sampler`` however it is spaced, not as the tail of a longer chain; a bare alias name
+    not as an attribute."""
+    return r"(?<![\w.])" + re.escape(reader).replace(r"\.", r"\s*\.\s*") + r"\b"
 
 
-def _replace_sampler(test: str, loader_name: str) -> str:
-    pattern = re.escape(loader_name).replace(r"\.", r"\s*\.\s*") + r"\s*\.\s*sampler\b"
-    return re.sub(pattern, "_sampler", test)
+def _reads_any(code: str, readers: list[str]) -> bool:
+    return any(re.search(_reader_pattern(reader), code) for reader in readers)
+
+
+def _replace_readers(test: str, loader_name: str, alias: str | None) -> str:
+    for reader in [f"{loader_name}.sampler", *([alias] if alias else [])]:
+        test = re.sub(_reader_pattern(reader), "_sampler", test)
+    return test
+
+
+def _names(node: cst.CSTNode, value: str) -> list[cst.Name]:
+    found: list[cst.Name] = []
+
+    class _Collector(cst.CSTVisitor):
+        def visit_Name(self, name: cst.Name) -> None:
+            if name.value == value:
+                found.append(name)
+
+        def visit_Attribute(self, attribute: cst.Attribute) -> bool:
+            attribute.value.visit(self)  # `x.value` is not a read of the name `value`
+            return False
+
+    node.visit(_Collector())
+    return found
+
+
+def _binds(node: cst.CSTNode, name: str) -> bool:
+    """Whether ``node`` assigns the plain name ``name`` anywhere (``name = ...``, ``for name``,
+    ``with ... as name``, an augmented assignment)."""
+    found = False
+
+    class _Collector(cst.CSTVisitor):
+        def visit_AssignTarget(self, target: cst.AssignTarget) -> None:
+            nonlocal found
+            found |= any(n.value == name for n in _target_names(target.target))
+
+        def visit_AugAssign(self, assign: cst.AugAssign) -> None:
+            nonlocal found
+            found |= any(n.value == name for n in _target_names(assign.target))
+
+        def visit_For(self, loop: cst.For) -> None:
+            nonlocal found
+            found |= any(n.value == name for n in _target_names(loop.target))
+
+        def visit_AsName(self, asname: cst.AsName) -> None:
+            nonlocal found
+            found |= any(n.value == name for n in _target_names(asname.name))
+
+    node.visit(_Collector())
+    return found
+
+
+def _target_names(target: cst.CSTNode) -> list[cst.Name]:
+    if isinstance(target, cst.Name):
+        return [target]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [n for element in target.elements for n in _target_names(element.value)]
+    return []
+
+
+def _exits(statement: cst.If) -> bool:
+    """An ``if`` whose body ends by leaving the block (``return``, ``continue``, ``break``,
+    ``raise``)."""
+    body = statement.body
+    last = body.body[-1] if isinstance(body, cst.IndentedBlock) else body
+    if isinstance(last, cst.SimpleStatementLine):
+        return isinstance(last.body[-1], (cst.Return, cst.Continue, cst.Break, cst.Raise))
+    if isinstance(last, cst.SimpleStatementSuite):
+        return isinstance(last.body[-1], (cst.Return, cst.Continue, cst.Break, cst.Raise))
+    return False
 
 
 def _has_call(node: cst.CSTNode) -> bool:

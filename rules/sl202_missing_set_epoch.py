@@ -15,6 +15,7 @@ from sampler_lint.loaders import (
     collect_loader_facts,
     constructed,
     is_distributed_sampler,
+    is_epoch_loop,
     is_evaluation_name,
     is_loader_constructor,
     loader_sampler_argument,
@@ -77,25 +78,34 @@ class MissingSetEpoch(Rule):
             "epoch draws the same permutation"
         )
         fix = None
-        if shape == "epoch" and sampler_name is not None and isinstance(loop, cst.For):
-            fix = self._fix(scope, loop, sampler_name)
+        if sampler_name is not None and self._bound_before(loop, sampler_name):
+            if isinstance(loop, cst.For):
+                fix = self._fix(loop, sampler_name)
+            elif isinstance(loop, cst.While):
+                fix = self._fix_iterator(loop, sampler_name, loader)
         self.report(construction, message, fix)
 
     # -- matching ---------------------------------------------------------------------------------
     def _sampler(
         self, scope: cst.CSTNode, expr: cst.BaseExpression
     ) -> tuple[str | None, cst.Call | None]:
-        """The sampler's name (when it has one) and its DistributedSampler construction."""
+        """The sampler's name (when it has one) and its DistributedSampler construction. ``None``
+        alternatives do not count: ``s = DistributedSampler(d) if distributed else None``,
+        ``if distributed: s = DistributedSampler(d) else: s = None``,
+        ``sampler=s if distributed else None``."""
+        alternatives = [a for a in _alternatives([expr]) if not _is_none(a)]
+        if len(alternatives) != 1:
+            return None, None
+        expr = alternatives[0]
         if isinstance(expr, cst.Call):
             return (None, expr) if is_distributed_sampler(constructed(expr)) else (None, None)
         if not isinstance(expr, cst.Name):
             return None, None
         values = self.context.assignments(scope).get(expr.value, [])
-        if len(values) != 1:
+        constructions = [v for v in _alternatives(values) if not _is_none(v)]
+        if len(constructions) != 1:
             return expr.value, None
-        value = values[0]
-        if isinstance(value, cst.IfExp):  # DistributedSampler(...) if distributed else None
-            value = value.body
+        value = constructions[0]
         if isinstance(value, cst.Call) and is_distributed_sampler(constructed(value)):
             return expr.value, value
         return expr.value, None
@@ -106,7 +116,7 @@ class MissingSetEpoch(Rule):
         """The loop that goes over ``loader`` once per epoch, whether the loader is passed on to
         a call there (the callee may set the epoch), and the shape (``epoch`` or ``iterator``)."""
         for statement in scope_body_statements(scope):
-            if isinstance(statement, cst.For) and _is_epoch_target(statement.target):
+            if isinstance(statement, cst.For) and is_epoch_loop(statement):
                 uses = _uses(statement.body, loader)
                 if uses.handed_to_framework:
                     return None, False, ""
@@ -134,7 +144,34 @@ class MissingSetEpoch(Rule):
         return _handed_to_framework(scope, loader)
 
     # -- the fix ----------------------------------------------------------------------------------
-    def _fix(self, scope: cst.CSTNode, loop: cst.For, sampler: str) -> Fix | None:
+    def _bound_before(self, loop: cst.CSTNode, name: str) -> bool:
+        """``name`` is bound on every path into ``loop``: a parameter, or an earlier statement of
+        an enclosing block that always binds it."""
+        node = loop
+        for ancestor in self.context.ancestors(loop):
+            if isinstance(ancestor, (cst.IndentedBlock, cst.Module)):
+                siblings: list[cst.CSTNode] = list(ancestor.body)
+                if node in siblings and any(
+                    _binds_surely(s, name) for s in siblings[: siblings.index(node)]
+                ):
+                    return True
+            if isinstance(ancestor, cst.FunctionDef):
+                params = ancestor.params
+                every = [*params.posonly_params, *params.params, *params.kwonly_params]
+                return any(p.name.value == name for p in every)
+            if isinstance(ancestor, cst.ClassDef):
+                return False
+            node = ancestor
+        return False
+
+    def _guarded_call(self, sampler: str, epoch: str) -> cst.BaseStatement:
+        config = self.context.module.config_for_parsing
+        return cst.parse_module(
+            f'if hasattr({sampler}, "set_epoch"):\n    {sampler}.set_epoch({epoch})\n',
+            config=config,
+        ).body[0]
+
+    def _fix(self, loop: cst.For, sampler: str) -> Fix | None:
         assert isinstance(loop.target, cst.Name)
         epoch = loop.target.value
         if _assigns(loop.body, sampler):
@@ -142,29 +179,51 @@ class MissingSetEpoch(Rule):
         body = loop.body
         if not isinstance(body, cst.IndentedBlock):
             return None
-        config = self.context.module.config_for_parsing
-        added = cst.parse_module(
-            f'if hasattr({sampler}, "set_epoch"):\n    {sampler}.set_epoch({epoch})\n',
-            config=config,
-        ).body[0]
-        new_body = body.with_changes(body=[added, *body.body])
+        new_body = body.with_changes(body=[self._guarded_call(sampler, epoch), *body.body])
         return Fix(
             replacements=[(body, new_body)],
             applicability=Applicability.SAFE,
             message=f"Call `{sampler}.set_epoch({epoch})` at the start of each epoch",
         )
 
+    def _fix_iterator(self, loop: cst.While, sampler: str, loader: str) -> Fix | None:
+        """Right before ``it = iter(loader)`` in the ``except StopIteration`` handler, when that
+        handler counts epochs first (``epoch += 1``): the counter is then clear."""
+        if _assigns(loop.body, sampler):
+            return None
+        for handler in _stop_iteration_handlers(loop):
+            if not isinstance(handler.body, cst.IndentedBlock):
+                continue
+            statements = list(handler.body.body)
+            for position, statement in enumerate(statements):
+                if not _uses(statement, loader).iterated:
+                    continue
+                counters = [c for c in map(_epoch_increment, statements[:position]) if c]
+                if len(counters) != 1 or not isinstance(statement, cst.SimpleStatementLine):
+                    return None
+                added = self._guarded_call(sampler, counters[0])
+                added = added.with_changes(leading_lines=statement.leading_lines)
+                kept = statement.with_changes(leading_lines=[])
+                return Fix(
+                    replacements=[(statement, cst.FlattenSentinel([added, kept]))],
+                    applicability=Applicability.SAFE,
+                    message=f"Call `{sampler}.set_epoch({counters[0]})` before the new iterator",
+                )
+        return None
+
     documentation = """
     A shuffling `DistributedSampler` whose `set_epoch` is never called.
 
     ## What it does
     Flags a `DistributedSampler` (or a known subclass) built with `shuffle` not literally
-    `False`, whose loader is iterated once per epoch (`for epoch in ...:` around
-    `for batch in loader` or a call taking the loader, or `iter(loader)` re-created when it is
-    exhausted inside a `while` loop), when no code sets the epoch: neither this file nor, when the
-    loader is handed to a function, the project calls `set_epoch` on that sampler or loader.
-    Evaluation loaders (named `val`, `test`, `eval`...) and loaders handed to something that calls
-    `set_epoch` itself (Lightning's `Trainer.fit` and Fabric's `setup_dataloaders`,
+    `False`, whose loader is iterated once per epoch (an epoch loop, `for epoch in ...:` or
+    `for i in range(args.start_epoch, args.epochs):`, around `for batch in loader` or a call
+    taking the loader; or `iter(loader)` re-created when it is exhausted inside a `while` loop),
+    when no code sets the epoch: neither this file nor, when the loader is handed to a function,
+    the project calls `set_epoch` on that sampler or loader. A sampler that is `None` on some
+    paths (`DistributedSampler(d) if distributed else None`, or an `if` / `else`) counts.
+    Evaluation loaders (named `val`, `test`, `eval`...) and loaders handed to something that
+    calls `set_epoch` itself (Lightning's `Trainer.fit` and Fabric's `setup_dataloaders`,
     `accelerator.prepare`, a transformers `Trainer`, an mmengine `Runner`) are not flagged.
 
     ## Why is this bad
@@ -193,10 +252,14 @@ class MissingSetEpoch(Rule):
     ```
 
     ## Fix safety
-    Safe: it inserts `if hasattr(s, "set_epoch"): s.set_epoch(epoch)` as the first statement of
-    the epoch loop, which changes nothing but the epoch the sampler shuffles with. Offered only
-    when the sampler is a name bound before the loop and not rebound in it, and the loop's target
-    is the epoch counter; the infinite-iterator shape and inline samplers are reported only.
+    Safe: it inserts `if hasattr(s, "set_epoch"): s.set_epoch(epoch)`, which changes nothing but
+    the epoch the sampler shuffles with (and does nothing when `s` is `None`), as the first
+    statement of the epoch loop; in the infinite-iterator shape, right before the re-created
+    `iter(loader)`, when the `except StopIteration` handler counts epochs before it
+    (`epoch += 1`). Offered only when the sampler is a name bound on every path into the loop
+    (a parameter, an assignment, an `if` / `else` binding it in both branches) and not rebound
+    in it, and the epoch counter is clear; otherwise (an inline sampler, no counter) reported
+    only.
 
     ## References
     - torch `DistributedSampler` documentation ("calling the set_epoch() method at the beginning
@@ -283,24 +346,90 @@ def _handed_to_framework(scope: cst.CSTNode, loader: str) -> bool:
     return _uses(scope, loader).handed_to_framework
 
 
-def _recreates_iterator(loop: cst.While, loader: str) -> bool:
-    """``while ...: try: next(it) except StopIteration: it = iter(loader)``."""
-    found = False
+def _stop_iteration_handlers(loop: cst.While) -> list[cst.ExceptHandler]:
+    found: list[cst.ExceptHandler] = []
 
     class _Finder(cst.CSTVisitor):
-        def visit_ExceptHandler(self, node: cst.ExceptHandler) -> bool:
-            nonlocal found
+        def visit_ExceptHandler(self, node: cst.ExceptHandler) -> None:
             if node.type is not None and "StopIteration" in (dotted_name(node.type) or ""):
-                if _uses(node.body, loader).iterated:
-                    found = True
-            return True
+                found.append(node)
 
     loop.visit(_Finder())
     return found
 
 
-def _is_epoch_target(target: cst.BaseExpression) -> bool:
-    return isinstance(target, cst.Name) and "epoch" in target.value.lower()
+def _recreates_iterator(loop: cst.While, loader: str) -> bool:
+    """``while ...: try: next(it) except StopIteration: it = iter(loader)``."""
+    return any(_uses(h.body, loader).iterated for h in _stop_iteration_handlers(loop))
+
+
+def _epoch_increment(statement: cst.CSTNode) -> str | None:
+    """``epoch += 1`` (or ``epoch = epoch + 1``): the counter's name."""
+    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+        return None
+    small = statement.body[0]
+    if isinstance(small, cst.AugAssign) and isinstance(small.operator, cst.AddAssign):
+        target = small.target
+    elif (
+        isinstance(small, cst.Assign)
+        and len(small.targets) == 1
+        and isinstance(small.value, cst.BinaryOperation)
+        and isinstance(small.value.operator, cst.Add)
+        and isinstance(small.value.left, cst.Name)
+        and isinstance(small.targets[0].target, cst.Name)
+        and small.value.left.value == small.targets[0].target.value
+    ):
+        target = small.targets[0].target
+    else:
+        return None
+    if isinstance(target, cst.Name) and "epoch" in target.value.lower():
+        return target.value
+    return None
+
+
+def _alternatives(values: list[cst.BaseExpression]) -> list[cst.BaseExpression]:
+    opened: list[cst.BaseExpression] = []
+    for value in values:
+        if isinstance(value, cst.IfExp):
+            opened.extend(_alternatives([value.body, value.orelse]))
+        else:
+            opened.append(value)
+    return opened
+
+
+def _is_none(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Name) and node.value == "None"
+
+
+def _binds_surely(statement: cst.CSTNode, name: str) -> bool:
+    """Whether running ``statement`` always binds ``name``: an assignment, a ``with`` body that
+    does, an ``if`` whose every branch (``else`` included) does."""
+    if isinstance(statement, cst.SimpleStatementLine):
+        for small in statement.body:
+            if isinstance(small, cst.Assign):
+                targets = [t.target for t in small.targets]
+            elif isinstance(small, cst.AnnAssign) and small.value is not None:
+                targets = [small.target]
+            else:
+                continue
+            if any(isinstance(t, cst.Name) and t.value == name for t in targets):
+                return True
+        return False
+    if isinstance(statement, cst.With) and isinstance(statement.body, cst.IndentedBlock):
+        return any(_binds_surely(s, name) for s in statement.body.body)
+    if isinstance(statement, cst.If):
+        body = statement.body
+        if not isinstance(body, cst.IndentedBlock) or statement.orelse is None:
+            return False
+        if not any(_binds_surely(s, name) for s in body.body):
+            return False
+        other = statement.orelse
+        if isinstance(other, cst.If):
+            return _binds_surely(other, name)
+        return isinstance(other.body, cst.IndentedBlock) and any(
+            _binds_surely(s, name) for s in other.body.body
+        )
+    return False
 
 
 def _assigns(body: cst.CSTNode, name: str) -> bool:

@@ -56,13 +56,30 @@ class SetEpochAfterIter(Rule):
                 continue
             after = body[position + 1:]
             between = body[body.index(earlier) + 1:position]
-            if any(_assigns(s, iterator) for s in between) or not any(
-                _reads(s, iterator) for s in after
-            ):
+            if any(_assigns(s, iterator) for s in between) or not _consumed(after, iterator):
                 return
             fix = self._fix(node, statement, earlier, between)
             self.report(node, self._message(None, iterator), fix)
             return
+        # The loop's way back: `it = iter(loader)` later in the loop body, `it` read between the
+        # call and that line. From the second pass on, the iterator read there was created in
+        # the previous pass, before this call.
+        loop = self.context.parent(block)
+        if isinstance(loop, (cst.For, cst.While)) and loop.body is block:
+            after = body[position + 1:]
+            for later_position, later in enumerate(after):
+                iterator = _iterator_created(later, loaders)
+                if iterator is None:
+                    continue
+                if any(_reads(s, iterator) for s in after[:later_position]) and not any(
+                    _assigns(s, iterator) for s in after[:later_position]
+                ):
+                    where = (
+                        f"`{iterator}` is created again later in the loop, so from the second "
+                        "pass on the iterator read after this call was made before it"
+                    )
+                    self.report(node, self._message(None, iterator, where), None)
+                return
 
     def _loaders_of(self, receiver: cst.BaseExpression) -> set[str]:
         """The loaders whose sampler ``receiver`` is: ``L.sampler``, ``L.batch_sampler``,
@@ -84,10 +101,15 @@ class SetEpochAfterIter(Rule):
                         found.add(target)
         return found
 
-    def _message(self, loop_iter: cst.BaseExpression | None, iterator: str | None = None) -> str:
-        if iterator is not None:
+    def _message(
+        self,
+        loop_iter: cst.BaseExpression | None,
+        iterator: str | None = None,
+        where: str | None = None,
+    ) -> str:
+        if where is None and iterator is not None:
             where = f"`{iterator}` was created before it"
-        else:
+        elif where is None:
             assert loop_iter is not None
             loop = self.context.code_for(loop_iter)
             where = f"the enclosing `for ... in {loop}` started before it"
@@ -127,13 +149,20 @@ class SetEpochAfterIter(Rule):
     ## What it does
     Flags `set_epoch(E)` on a loader's sampler (`L.sampler`, `L.batch_sampler`, or a sampler
     passed as `sampler=` to a loader built here) when an iterator over that loader created before
-    the call is consumed after it: the call sits inside `for batch in L:`, or `it = iter(L)` comes
-    earlier in the same block and `it` is read after the call without being created again.
+    the call is consumed after it: the call sits inside `for batch in L:`; or `it = iter(L)`
+    (also `enumerate(L)`, `zip(L, ...)`, which take the iterator at once) comes earlier in the
+    same block and `it` is read after the call before being made again; or, along the loop's way
+    back, `it = iter(L)` comes later in the same loop body and `it` is read between the call and
+    it (from the second pass on, that iterator was made before the call).
 
     ## Why is this bad
-    A `DataLoader` iterator asks its sampler for the whole epoch's order when it is created. An
-    epoch set afterwards only affects the next iterator, so this epoch repeats the previous
-    epoch's order (the first two epochs are identical).
+    A `DataLoader` iterator asks its sampler for the whole epoch's order when it is created
+    (with worker processes it prefetches batches right away; without automatic batching it
+    takes the sampler's iterator right away), and in any case by its first batch. An epoch set
+    afterwards only affects the next iterator, so this epoch repeats the previous epoch's order
+    (the first two epochs are identical). A single-process loader with a batch sampler happens
+    to draw the order only at the first batch, so the call "works" there until `num_workers`
+    is raised.
 
     ## Example
     ```python
@@ -156,8 +185,10 @@ class SetEpochAfterIter(Rule):
     ## Fix safety
     Safe: it moves the call just before the iterator's creation, when both statements are in the
     same block, the call is a statement of its own (unconditional there) and the names of the
-    epoch expression are not assigned in between. A call inside `for batch in L:` is reported
-    only: where the epoch should be set depends on the loop around it.
+    epoch expression are not assigned in between. A call inside `for batch in L:`, or one whose
+    iterator is made again at the end of the loop body, is reported only: where the epoch
+    should be set depends on the loop around it (moving it would set the next epoch's order
+    with this epoch's number).
 
     ## References
     - torch `DistributedSampler` documentation: "calling the set_epoch() method at the beginning
@@ -201,8 +232,31 @@ def _iterates(expr: cst.BaseExpression, loaders: set[str]) -> bool:
     return False
 
 
+def _consumed(after: list[cst.BaseStatement], iterator: str) -> bool:
+    """Whether ``iterator`` is read in ``after`` before it is assigned again."""
+    for statement in after:
+        if isinstance(statement, cst.SimpleStatementLine) and _assigns(statement, iterator):
+            return _reads_value(statement, iterator)  # `it = iter(L)`: made again, not read
+        if _reads(statement, iterator):
+            return True
+    return False
+
+
+def _reads_value(statement: cst.CSTNode, name: str) -> bool:
+    """A read of ``name`` on the right of an assignment (``it = wrap(it)``)."""
+    if isinstance(statement, cst.SimpleStatementLine):
+        return any(
+            isinstance(small, cst.Assign) and _reads(small.value, name) for small in statement.body
+        )
+    return False
+
+
+# Calls that take the iterator of their argument at once (``tqdm`` waits for its own __iter__).
+_CREATING = ("iter", "enumerate", "zip")
+
+
 def _iterator_created(statement: cst.BaseStatement, loaders: set[str]) -> str | None:
-    """``it = iter(L)`` -> ``"it"``."""
+    """``it = iter(L)`` (or ``enumerate(L)``, ``zip(L, ...)``) -> ``"it"``."""
     if not isinstance(statement, cst.SimpleStatementLine):
         return None
     for small in statement.body:
@@ -211,9 +265,8 @@ def _iterator_created(statement: cst.BaseStatement, loaders: set[str]) -> str | 
             and len(small.targets) == 1
             and isinstance(small.targets[0].target, cst.Name)
             and isinstance(small.value, cst.Call)
-            and dotted_name(small.value.func) == "iter"
-            and small.value.args
-            and dotted_name(small.value.args[0].value) in loaders
+            and dotted_name(small.value.func) in _CREATING
+            and any(dotted_name(arg.value) in loaders for arg in small.value.args)
         ):
             return small.targets[0].target.value
     return None

@@ -27,10 +27,17 @@ import libcst as cst
 from sampler_lint.context import FileContext
 from sampler_lint.imports import dotted_name
 from sampler_lint.index import ProjectIndex, dotted_expression
+from sampler_lint.matching import scope_body_statements
 
 # An expression's provenance, as plain tuples (picklable, comparable, stable in the index):
 #   ("loader", built_with_sampler, built_with_batch_sampler)  a DataLoader(...) construction
 #   ("call", path, name)                    the result of calling `name` in the file at `path`
+#   ("method", path, class_name, name)      the result of `self.name(...)` inside `class_name`:
+#                                           its definition in that class, a base or a subclass
+#   ("objmethod", path, receiver, name)     `x.name(...)` with `x`'s origin `receiver`: when `x` is
+#                                           an instance of a project class, that class's method
+#   ("tuple", (origin, ...))                a tuple of values (`return loader, dataset`)
+#   ("item", origin, i)                     element i of a value (`a, b = f()`, `f()[1]`)
 #   ("param", path, owner, position, name)  a parameter of function `owner` defined at `path`
 #   ("self", path, class_name, attr)        `self.attr` inside `class_name` defined at `path`
 #   ("none",)                               `None`: no loader at all
@@ -43,10 +50,12 @@ NONE: Origin = ("none",)
 _SAMPLER_POSITION, _BATCH_SAMPLER_POSITION = 3, 4
 _MAX_DEPTH = 8
 
-FACT_RETURNS = "sl2_returns"  # (function name, path, origins returned)
+FACT_RETURNS = "sl2_returns"  # (function name, path, origins returned, class or "")
+FACT_CLASSES = "sl2_classes"  # (class name, path, simple names of its bases)
 FACT_CALLS = "sl2_calls"  # (callee name, path, positional origins, keyword origins)
 FACT_SELF = "sl2_self"  # (class name, path, attr, origin)
 FACT_NAMES = "sl2_names"  # (path, names defined there, (name, module) imported there)
+FACT_ALIASES = "sl2_aliases"  # (path, local name, module, original name): `import x as y`
 FACT_SET_EPOCH = "sl2_set_epoch"  # dotted receivers of every `.set_epoch(...)` call
 # Files on a loader's way mention it somehow; a file missed here can only make SL201 flag more.
 INDEX_REQUIRES: tuple[tuple[str, ...], ...] = (
@@ -81,11 +90,13 @@ def file_key(path: str) -> str:
 class _FactCollector(ast.NodeVisitor):
     def __init__(self, path: str) -> None:
         self.path = file_key(path)
-        self.returns: list[tuple[str, str, tuple[Origin, ...]]] = []
+        self.returns: list[tuple[str, str, tuple[Origin, ...], str]] = []
+        self.classes: list[tuple[str, str, tuple[str, ...]]] = []
         self.calls: list[tuple[str, str, tuple[Origin, ...], tuple[tuple[str, Origin], ...]]] = []
         self.selfs: list[tuple[str, str, str, Origin]] = []
         self.defined: set[str] = set()
         self.imported: set[tuple[str, str]] = set()
+        self.aliases: set[tuple[str, str, str, str]] = set()
         self.set_epoch: set[str] = set()
         self._class: list[str] = []
         self._function: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
@@ -99,10 +110,16 @@ class _FactCollector(ast.NodeVisitor):
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
         for alias in node.names:
             self.imported.add((alias.asname or alias.name, node.module or ""))
+            if alias.asname and alias.asname != alias.name:
+                self.aliases.add((self.path, alias.asname, node.module or "", alias.name))
             self.imported.add(("", f"{node.module or ''}.{alias.name}"))
 
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
         self.defined.add(node.name)
+        bases = tuple(
+            name.rsplit(".", 1)[-1] for name in map(dotted_expression, node.bases) if name
+        )
+        self.classes.append((node.name, self.path, bases))
         self._class.append(node.name)
         self.generic_visit(node)
         self._class.pop()
@@ -124,6 +141,13 @@ class _FactCollector(ast.NodeVisitor):
                     for target in child.targets:
                         if isinstance(target, ast.Name):
                             table[target.id].append(child.value)
+                        elif isinstance(target, (ast.Tuple, ast.List)) and not any(
+                            isinstance(e, ast.Starred) for e in target.elts
+                        ):  # `a, b = f()`: b is element 1 of f()'s value
+                            for i, element in enumerate(target.elts):
+                                if isinstance(element, ast.Name):
+                                    item = ast.Subscript(child.value, ast.Constant(i), ast.Load())
+                                    table[element.id].append(item)
                 elif isinstance(child, ast.AnnAssign) and child.value is not None:
                     if isinstance(child.target, ast.Name):
                         table[child.target.id].append(child.value)
@@ -132,11 +156,22 @@ class _FactCollector(ast.NodeVisitor):
 
     visit_AsyncFunctionDef = visit_FunctionDef
 
+    def _names_loader_class(self, func: ast.expr) -> bool:
+        """``loader_class(...)`` after ``loader_class = torch.utils.data.DataLoader`` (or a
+        DataLoader subclass) in this function: a loader construction."""
+        if not (isinstance(func, ast.Name) and self._function):
+            return False
+        values = self._assignments().get(func.id, [])
+        return bool(values) and all(
+            is_loader_constructor(dotted_expression(v)) for v in _alternatives(values)
+        )
+
     # facts
     def visit_Return(self, node: ast.Return) -> None:
         if node.value is not None and self._function:
             origins = tuple(self._origins(node.value))
-            self.returns.append((self._function[-1].name, self.path, origins))
+            klass = self._class[-1] if self._class else ""
+            self.returns.append((self._function[-1].name, self.path, origins, klass))
         self.generic_visit(node)
 
     def visit_Call(self, node: ast.Call) -> None:
@@ -174,10 +209,30 @@ class _FactCollector(ast.NodeVisitor):
             return self._origins(node.body, depth) + self._origins(node.orelse, depth)
         if isinstance(node, ast.Call):
             name = dotted_expression(node.func)
-            if is_loader_constructor(name):
+            if is_loader_constructor(name) or self._names_loader_class(node.func):
                 keywords = [kw.arg for kw in node.keywords]
                 return [_loader_origin(keywords, len(node.args))]
-            return [("call", self.path, name.rsplit(".", 1)[-1])] if name else [UNKNOWN]
+            if name is None:
+                return [UNKNOWN]
+            if name.count(".") == 1 and name.split(".")[0] in ("self", "cls") and self._class:
+                return [("method", self.path, self._class[-1], name.rsplit(".", 1)[-1])]
+            if (
+                isinstance(node.func, ast.Attribute)
+                and isinstance(node.func.value, ast.Name)
+                and depth < 3
+            ):
+                receiver = _merge(self._origins(node.func.value, depth + 1))
+                if receiver[0] == "call":
+                    return [("objmethod", self.path, receiver, node.func.attr)]
+            return [("call", self.path, name.rsplit(".", 1)[-1])]
+        if isinstance(node, ast.Tuple):
+            return [("tuple", tuple(_merge(self._origins(e, depth)) for e in node.elts))]
+        if (
+            isinstance(node, ast.Subscript)
+            and isinstance(node.slice, ast.Constant)
+            and type(node.slice.value) is int
+        ):
+            return [("item", _merge(self._origins(node.value, depth)), node.slice.value)]
         if isinstance(node, ast.Name) and self._function:
             function = self._function[-1]
             position = _parameter_position(function, node.id, bool(self._class))
@@ -196,6 +251,17 @@ class _FactCollector(ast.NodeVisitor):
         ):
             return [("self", self.path, self._class[-1], node.attr)]
         return [UNKNOWN]
+
+
+def _alternatives(values: list[ast.expr]) -> list[ast.expr]:
+    """Values with conditional expressions opened: ``A if c else B`` is ``A`` or ``B``."""
+    opened: list[ast.expr] = []
+    for value in values:
+        if isinstance(value, ast.IfExp):
+            opened.extend(_alternatives([value.body, value.orelse]))
+        else:
+            opened.append(value)
+    return opened
 
 
 def _merge(origins: list[Origin]) -> Origin:
@@ -235,6 +301,8 @@ def collect_loader_facts(tree: ast.Module, path: str) -> dict[str, list[Any]]:
     collector.visit(tree)
     facts: dict[str, list[Any]] = {
         FACT_RETURNS: sorted(collector.returns, key=repr),
+        FACT_CLASSES: sorted(collector.classes),
+        FACT_ALIASES: sorted(collector.aliases),
         FACT_CALLS: sorted(collector.calls, key=repr),
         FACT_SELF: sorted(collector.selfs, key=repr),
         FACT_NAMES: [(
@@ -261,12 +329,29 @@ def origins_at(context: FileContext, node: cst.BaseExpression) -> list[Origin]:
         return origins_at(context, node.body) + origins_at(context, node.orelse)
     if isinstance(node, cst.Call):
         name = dotted_name(node.func)
-        if is_loader_constructor(name):
+        if is_loader_constructor(name) or _names_loader_class(context, node.func, function):
             keywords = [arg.keyword.value if arg.keyword else None for arg in node.args
                         if arg.keyword is not None or arg.star == "**"]
             positional = sum(1 for arg in node.args if arg.keyword is None and not arg.star)
             return [_loader_origin(keywords, positional)]
-        return [("call", path, name.rsplit(".", 1)[-1])] if name else [UNKNOWN]
+        if name is None:
+            return [UNKNOWN]
+        if name.count(".") == 1 and name.split(".")[0] in ("self", "cls") and klass is not None:
+            return [("method", path, klass.name.value, name.rsplit(".", 1)[-1])]
+        func = node.func
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
+            receiver = _merge(origins_at(context, func.value))
+            if receiver[0] == "call":
+                return [("objmethod", path, receiver, func.attr.value)]
+        return [("call", path, name.rsplit(".", 1)[-1])]
+    if isinstance(node, cst.Tuple):
+        return [("tuple", tuple(_merge(origins_at(context, e.value)) for e in node.elements))]
+    if isinstance(node, cst.Subscript) and len(node.slice) == 1:
+        index = node.slice[0].slice
+        if isinstance(index, cst.Index) and isinstance(index.value, cst.Integer):
+            inner = _merge(origins_at(context, node.value))
+            return [("item", inner, int(index.value.value, 0))]
+        return [UNKNOWN]
     if isinstance(node, cst.Name) and function is not None:
         position = _cst_parameter_position(function, node.value, klass is not None)
         if position is not None:
@@ -274,9 +359,10 @@ def origins_at(context: FileContext, node: cst.BaseExpression) -> list[Origin]:
             owner = _owner(function.name.value, classes)
             return [("param", path, owner, position, node.value)]
         values = context.assignments(function).get(node.value, [])
-        if values:
-            return [o for value in values for o in origins_at(context, value)]
-        return [UNKNOWN]
+        found = [o for value in values for o in origins_at(context, value)]
+        for value, position in _unpacked(function, node.value):  # `a, b = f()`
+            found.append(("item", _merge(origins_at(context, value)), position))
+        return found or [UNKNOWN]
     if (
         isinstance(node, cst.Attribute)
         and isinstance(node.value, cst.Name)
@@ -285,6 +371,44 @@ def origins_at(context: FileContext, node: cst.BaseExpression) -> list[Origin]:
     ):
         return [("self", path, klass.name.value, node.attr.value)]
     return [UNKNOWN]
+
+
+def _unpacked(function: cst.FunctionDef, name: str) -> list[tuple[cst.BaseExpression, int]]:
+    """``(value, i)`` for every ``..., name, ... = value`` in the function, ``name`` at i."""
+    found: list[tuple[cst.BaseExpression, int]] = []
+    for statement in scope_body_statements(function):
+        if not isinstance(statement, cst.SimpleStatementLine):
+            continue
+        for small in statement.body:
+            if not isinstance(small, cst.Assign):
+                continue
+            for target in small.targets:
+                inner = target.target
+                if not isinstance(inner, (cst.Tuple, cst.List)) or any(
+                    isinstance(e, cst.StarredElement) for e in inner.elements
+                ):
+                    continue
+                for i, element in enumerate(inner.elements):
+                    if isinstance(element.value, cst.Name) and element.value.value == name:
+                        found.append((small.value, i))
+    return found
+
+
+def _names_loader_class(
+    context: FileContext, func: cst.BaseExpression, function: cst.FunctionDef | None
+) -> bool:
+    """``loader_class(...)`` after ``loader_class = DataLoader`` in this function."""
+    if not (isinstance(func, cst.Name) and function is not None):
+        return False
+    values = list(context.assignments(function).get(func.value, []))
+    opened: list[cst.BaseExpression] = []
+    while values:
+        value = values.pop()
+        if isinstance(value, cst.IfExp):
+            values.extend([value.body, value.orelse])
+        else:
+            opened.append(value)
+    return bool(opened) and all(is_loader_constructor(dotted_name(v)) for v in opened)
 
 
 def _cst_parameter_position(function: cst.FunctionDef, name: str, is_method: bool) -> int | None:
@@ -305,7 +429,7 @@ def _cst_parameter_position(function: cst.FunctionDef, name: str, is_method: boo
 
 def can_carry_batch_sampler(index: ProjectIndex, origins: Iterable[Origin]) -> bool:
     """``False`` only when the project shows that every loader reaching these origins is built
-    with ``sampler=`` and without ``batch_sampler=``."""
+    without ``batch_sampler=`` (and without ``**kwargs`` that could hold one)."""
     origins = list(origins)
     if not origins:
         return True
@@ -321,16 +445,19 @@ def _may_carry(index: ProjectIndex, origin: Origin, depth: int, seen: frozenset[
     if kind == "none":
         return False
     if kind == "loader":
-        _, sampler, batch = origin
-        return bool(batch) or not sampler
-    if kind == "call":
-        _, caller, name = origin
-        returned = [
-            o for function, path, origins in index.get(FACT_RETURNS)
-            if function == name and _reaches(names, caller, path, name)
-            for o in origins
-        ]
+        # Built without `batch_sampler=`, a loader's batch sampler is torch's default one drawing
+        # from `loader.sampler` (the one passed as `sampler=`, or the default Random/Sequential
+        # sampler that never shuffles by epoch): `set_epoch` on `loader.sampler` is all it needs.
+        _, _, batch = origin
+        return bool(batch)
+    if kind in ("call", "method", "objmethod"):
+        returned = _returned(index, origin)
         return not returned or any(_may_carry(index, o, depth + 1, seen) for o in returned)
+    if kind == "tuple":
+        return False  # a tuple has no `.sampler`: that path never reaches the call (or fails)
+    if kind == "item":
+        _, inner, position = origin
+        return _item_may_carry(index, inner, position, depth + 1, seen)
     if kind == "param":
         _, path, owner, position, name = origin
         passed = []
@@ -352,6 +479,125 @@ def _may_carry(index: ProjectIndex, origin: Origin, depth: int, seen: frozenset[
         ]
         return not assigned or any(_may_carry(index, o, depth + 1, seen) for o in assigned)
     return True
+
+
+def _item_may_carry(
+    index: ProjectIndex, value: Origin, position: int, depth: int, seen: frozenset[Origin]
+) -> bool:
+    """Whether element ``position`` of ``value`` may carry a batch sampler: the element of a
+    returned tuple, through functions that return what other functions return."""
+    if depth > _MAX_DEPTH:
+        return True
+    if value[0] == "tuple":
+        elements = value[1]
+        if not 0 <= position < len(elements):
+            return True
+        return _may_carry(index, elements[position], depth + 1, seen)
+    if value[0] in ("call", "method", "objmethod"):
+        returned = _returned(index, value)
+        return not returned or any(
+            _item_may_carry(index, r, position, depth + 1, seen) for r in returned
+        )
+    # A loader or None is not a tuple on that path (unpacking a loader yields batches).
+    return value[0] not in ("loader", "none")
+
+
+def _returned(index: ProjectIndex, origin: Origin) -> list[Origin]:
+    """What the function a ``call`` or ``method`` origin names may return."""
+    names = _names(index)
+    if origin[0] == "call":
+        _, caller, name = origin
+        found = [
+            o for function, path, origins, _ in index.get(FACT_RETURNS)
+            if function == name and _reaches(names, caller, path, name)
+            for o in origins
+        ]
+        for where, local, module, original in index.get(FACT_ALIASES):
+            if where == caller and local == name:  # `from .build import build_loader as bl`
+                found += [
+                    o for function, path, origins, _ in index.get(FACT_RETURNS)
+                    if function == original and _from_module(names, path, module, original)
+                    for o in origins
+                ]
+        return found
+    if origin[0] == "objmethod":
+        _, caller, receiver, name = origin
+        _, receiver_path, klass = receiver
+        homes = _resolve_class(index, klass, receiver_path)
+        if not homes:  # not an instance of a project class: a function of that name, as before
+            return _returned(index, ("call", caller, name))
+        family = set().union(*(_class_family(index, klass, home) for home in homes))
+        return [
+            o for function, path, origins, owner in index.get(FACT_RETURNS)
+            if function == name and (owner, path) in family
+            for o in origins
+        ]
+    _, caller, klass, name = origin
+    family = _class_family(index, klass, caller)
+    return [
+        o for function, path, origins, owner in index.get(FACT_RETURNS)
+        if function == name and (owner, path) in family
+        for o in origins
+    ]
+
+
+def _resolve_class(index: ProjectIndex, name: str, used_in: str) -> list[str]:
+    """The files defining the project class ``name`` as seen from ``used_in``."""
+    cache: dict[tuple[str, str], list[str]] = index.__dict__.setdefault("_sl2_resolved", {})
+    if (name, used_in) not in cache:
+        names = _names(index)
+        files = [where for klass, where, _ in index.get(FACT_CLASSES) if klass == name]
+        if used_in in files:
+            cache[(name, used_in)] = [used_in]
+        else:
+            cache[(name, used_in)] = [w for w in files if _reaches(names, used_in, w, name)]
+    return cache[(name, used_in)]
+
+
+def _class_family(index: ProjectIndex, klass: str, path: str) -> set[tuple[str, str]]:
+    """``(class, file)`` for ``klass`` defined in ``path``, its project bases and its project
+    subclasses, transitively: where ``self.method`` may be defined. A base or subclass in another
+    file counts when that file's imports reach it (two recipes each defining a class of the same
+    name are not related)."""
+    cache: dict[tuple[str, str], set[tuple[str, str]]]
+    cache = index.__dict__.setdefault("_sl2_families", {})
+    if (klass, path) in cache:
+        return cache[(klass, path)]
+    classes: list[tuple[str, str, tuple[str, ...]]] = index.get(FACT_CLASSES)
+    by_name: dict[str, list[tuple[str, tuple[str, ...]]]] = defaultdict(list)
+    children: dict[str, list[tuple[str, str]]] = defaultdict(list)
+    for name, where, parents in classes:
+        by_name[name].append((where, parents))
+        for parent in parents:
+            children[parent].append((name, where))
+
+    def resolve(name: str, used_in: str) -> list[str]:
+        return _resolve_class(index, name, used_in)
+
+    start = (klass, path)
+    up = {start}
+    stack = [start]
+    while stack:
+        name, where = stack.pop()
+        for candidate, parents in by_name.get(name, []):
+            if candidate != where:
+                continue
+            for parent in parents:
+                for parent_path in resolve(parent, where):
+                    if (parent, parent_path) not in up:
+                        up.add((parent, parent_path))
+                        stack.append((parent, parent_path))
+    down = {start}
+    stack = [start]
+    while stack:
+        name, where = stack.pop()
+        for child, child_path in children.get(name, []):
+            if where in resolve(name, child_path):
+                if (child, child_path) not in down:
+                    down.add((child, child_path))
+                    stack.append((child, child_path))
+    cache[start] = up | down
+    return cache[start]
 
 
 _Names = dict[str, tuple[frozenset[str], frozenset[tuple[str, str]]]]
@@ -385,8 +631,41 @@ def _reaches(names: _Names, caller: str, defined_at: str, name: str) -> bool:
         last = module.rsplit(".", 1)[-1]
         if local == name and last == stem:
             return True  # from <...>.stem import name
+        if local == name and module and _reexported(names, module, name, stem, 0):
+            return True  # from package import name, the package's __init__ importing it
         if not local and (last == stem or module.endswith(f".{stem}.{name}")):
             return True  # import <...>.stem, then stem.name(...)
+    return False
+
+
+def _from_module(names: _Names, defined_at: str, module: str, name: str) -> bool:
+    """Whether ``name`` imported from ``module`` can be the one defined in ``defined_at``."""
+    stem = PurePath(defined_at).stem
+    if stem == "__init__":
+        stem = PurePath(defined_at).parent.name
+    return module.rsplit(".", 1)[-1] == stem or (
+        bool(module) and _reexported(names, module, name, stem, 0)
+    )
+
+
+def _reexported(names: _Names, module: str, name: str, stem: str, depth: int) -> bool:
+    """Whether the package ``module`` (its ``__init__.py`` in the project) imports ``name``
+    from a module named ``stem``, directly or through another package (``from timm.data import
+    create_loader``, ``timm/data/__init__.py`` holding ``from .loader import create_loader``)."""
+    if depth > 3:
+        return False
+    parts = module.split(".")
+    for path, (_, imported) in names.items():
+        file = PurePath(path)
+        if file.name != "__init__.py" or list(file.parent.parts[-len(parts):]) != parts:
+            continue
+        for local, inner in imported:
+            if local != name or not inner:
+                continue
+            if inner.rsplit(".", 1)[-1] == stem:
+                return True
+            if _reexported(names, inner, name, stem, depth + 1):
+                return True
     return False
 
 
@@ -450,12 +729,26 @@ def loader_sampler_argument(call: cst.Call) -> cst.BaseExpression | None:
     return None
 
 
-def epoch_loop(context: FileContext, node: cst.CSTNode) -> cst.For | None:
-    """The innermost enclosing ``for <epoch> in ...`` whose target names an epoch."""
-    for ancestor in context.ancestors(node):
-        if isinstance(ancestor, cst.For) and isinstance(ancestor.target, cst.Name):
-            if "epoch" in ancestor.target.value.lower():
-                return ancestor
-        if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef)):
-            return None
-    return None
+def is_epoch_loop(loop: cst.For) -> bool:
+    """``for <counter> in ...`` over epochs: the counter names an epoch (``epoch``,
+    ``cur_epoch``), or it is a plain name ranging over something that mentions epochs
+    (``for i in range(args.start_epoch, args.epochs)``, ``for ep in trange(num_epochs)``)."""
+    if not isinstance(loop.target, cst.Name):
+        return False
+    if "epoch" in loop.target.value.lower():
+        return True
+    iterable = loop.iter
+    if not isinstance(iterable, cst.Call):
+        return False
+    name = (dotted_name(iterable.func) or "").rsplit(".", 1)[-1]
+    if name not in ("range", "trange", "tqdm"):
+        return False
+    mentioned: list[str] = []
+
+    class _Names(cst.CSTVisitor):
+        def visit_Name(self, node: cst.Name) -> None:
+            mentioned.append(node.value)
+
+    for arg in iterable.args:
+        arg.value.visit(_Names())
+    return any("epoch" in n.lower() for n in mentioned)

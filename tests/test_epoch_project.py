@@ -87,3 +87,144 @@ def test_a_class_of_the_same_name_elsewhere_does_not_count(project: Path) -> Non
 def test_a_loader_nobody_in_the_project_passes_is_flagged(project: Path) -> None:
     (project / "trainer.py").write_text(TRAINER)  # a library: its users build the loaders
     assert _codes(project, ".") == [("trainer.py", 8)]
+
+
+def test_a_factory_reexported_by_its_package_is_followed(project: Path) -> None:
+    # `from pkg.data import create_loader`, defined in pkg/data/loader.py and re-exported by
+    # pkg/data/__init__.py (timm's layout).
+    data = project / "pkg" / "data"
+    data.mkdir(parents=True)
+    (project / "pkg" / "__init__.py").write_text("")
+    (data / "__init__.py").write_text("from .loader import create_loader\n")
+    body = (
+        "from torch.utils.data import BatchSampler, DataLoader, DistributedSampler\n\n\n"
+        "def create_loader(dataset, distributed):\n"
+        "    sampler = DistributedSampler(dataset) if distributed else None\n"
+        "    return DataLoader(dataset, {arguments})\n"
+    )
+    (project / "train.py").write_text(
+        "from pkg.data import create_loader\n\n\n"
+        "def main(dataset, epochs):\n"
+        "    loader = create_loader(dataset, True)\n"
+        "    for epoch in range(epochs):\n"
+        "        loader.sampler.set_epoch(epoch)\n"
+    )
+    (data / "loader.py").write_text(body.format(arguments="batch_size=8, sampler=sampler"))
+    assert _codes(project, ".") == []
+    (data / "loader.py").write_text(body.format(
+        arguments="batch_sampler=BatchSampler(sampler, 8, False)"
+    ))
+    assert _codes(project, ".") == [("train.py", 7)]
+
+
+PROVIDER = '''\
+import torch
+from torch.utils.data import DistributedSampler
+
+
+class DataProvider:
+    def __init__(self, dataset, distributed):
+        self.distributed = distributed
+        self.train = self.build_dataloader(dataset)
+
+    def build_dataloader(self, dataset):
+        loader_class = torch.utils.data.DataLoader
+        if self.distributed:
+            return loader_class(dataset, batch_size=8, sampler=DistributedSampler(dataset))
+        return loader_class(dataset, batch_size=8, shuffle=True)
+
+    def set_epoch(self, epoch):
+        if isinstance(self.train.sampler, DistributedSampler):
+            self.train.sampler.set_epoch(epoch)
+'''
+
+
+def test_a_loader_class_alias_and_a_plain_loader_carry_no_batch_sampler(project: Path) -> None:
+    # efficientvit's DataProvider: `loader_class = DataLoader` then `loader_class(...)`, and a
+    # non-distributed branch built with shuffle=True (torch's default batch sampler).
+    (project / "provider.py").write_text(PROVIDER)
+    assert _codes(project, ".") == []
+
+
+def test_an_override_of_the_factory_method_in_another_file_counts(project: Path) -> None:
+    (project / "provider.py").write_text(PROVIDER)
+    (project / "custom.py").write_text(
+        "from torch.utils.data import DataLoader\n\nfrom provider import DataProvider\n\n\n"
+        "class Bucketed(DataProvider):\n"
+        "    def build_dataloader(self, dataset):\n"
+        "        return DataLoader(dataset, batch_sampler=self.buckets(dataset))\n"
+    )
+    assert _codes(project, ".") == [("provider.py", 18)]
+
+
+def test_a_same_named_method_of_an_unrelated_class_does_not_count(project: Path) -> None:
+    # torchtune's recipes: each class has its own _setup_data; another recipe's batch sampler
+    # says nothing about this one.
+    (project / "provider.py").write_text(PROVIDER)
+    (project / "other_recipe.py").write_text(
+        "from torch.utils.data import DataLoader\n\n\n"
+        "class OtherRecipe:\n"
+        "    def build_dataloader(self, dataset):\n"
+        "        return DataLoader(dataset, batch_sampler=self.buckets(dataset))\n"
+    )
+    assert _codes(project, ".") == []
+
+
+FACTORY = '''\
+from torch.utils.data import BatchSampler, DataLoader, DistributedSampler
+
+
+def build_loader(dataset):
+    sampler = DistributedSampler(dataset)
+    return dataset, DataLoader(dataset, {arguments}), None
+'''
+
+UNPACKING = '''\
+from data import build_loader
+
+
+def main(dataset, epochs):
+    dataset_train, data_loader_train, mixup = build_loader(dataset)
+    for epoch in range(epochs):
+        data_loader_train.sampler.set_epoch(epoch)
+'''
+
+
+@pytest.mark.parametrize(
+    ("arguments", "expected"),
+    [("batch_size=8, sampler=sampler", []),
+     ("batch_sampler=BatchSampler(sampler, 8, False)", [("train.py", 7)])],
+)
+def test_loaders_returned_in_a_tuple_are_followed(
+    project: Path, arguments: str, expected: list[tuple[str, int]]
+) -> None:
+    # Swin Transformer, YOLOv5, MLPerf: `a, loader, b = build_loader(...)`.
+    (project / "data.py").write_text(FACTORY.format(arguments=arguments))
+    (project / "train.py").write_text(UNPACKING)
+    assert _codes(project, ".") == expected
+    (project / "train.py").write_text(UNPACKING.replace(
+        "dataset_train, data_loader_train, mixup = build_loader(dataset)",
+        "data_loader_train = build_loader(dataset)[1]",
+    ))
+    assert _codes(project, ".") == expected
+
+
+def test_a_method_of_an_instance_of_a_project_class_is_followed(project: Path) -> None:
+    # MLPerf GNMT: `train_data = LazyParallelDataset(...)`, then `train_data.get_loader(...)`,
+    # defined on its base class.
+    (project / "dataset.py").write_text(
+        "from torch.utils.data import DataLoader, Dataset, DistributedSampler\n\n\n"
+        "class TextDataset(Dataset):\n"
+        "    def get_loader(self, batch_size):\n"
+        "        return DataLoader(self, batch_size=batch_size, sampler=DistributedSampler(self))\n"
+        "\n\nclass LazyParallelDataset(TextDataset):\n    pass\n"
+    )
+    (project / "train.py").write_text(
+        "from dataset import LazyParallelDataset\n\n\n"
+        "def main(epochs):\n"
+        "    train_data = LazyParallelDataset()\n"
+        "    train_loader = train_data.get_loader(batch_size=8)\n"
+        "    for epoch in range(epochs):\n"
+        "        train_loader.sampler.set_epoch(epoch)\n"
+    )
+    assert _codes(project, ".") == []
