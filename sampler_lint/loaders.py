@@ -600,18 +600,44 @@ def _class_family(index: ProjectIndex, klass: str, path: str) -> set[tuple[str, 
     return cache[start]
 
 
-_Names = dict[str, tuple[frozenset[str], frozenset[tuple[str, str]]]]
+class _Names:
+    """Per-file name facts of the project (defined names, imports), with the package map and
+    the memo that re-export lookups need: one call per loader origin must not scan the project."""
+
+    def __init__(self, index: ProjectIndex) -> None:
+        self.by_file: dict[str, tuple[frozenset[str], frozenset[tuple[str, str]]]] = {
+            path: (frozenset(defined), frozenset(imported))
+            for path, defined, imported in index.get(FACT_NAMES)
+        }
+        # Every dotted suffix of a package folder -> the imports of its __init__.py files:
+        # ``a/b/timm/data/__init__.py`` answers for ``data``, ``timm.data``, ``b.timm.data``...
+        self.packages: dict[tuple[str, ...], list[frozenset[tuple[str, str]]]] = defaultdict(list)
+        for path, (_, imported) in self.by_file.items():
+            file = PurePath(path)
+            if file.name != "__init__.py":
+                continue
+            parts = file.parent.parts
+            for start in range(len(parts)):
+                self.packages[parts[start:]].append(imported)
+        self.reexports: dict[tuple[str, str, str, int], bool] = {}
+
+    def get(
+        self, path: str, default: tuple[frozenset[str], frozenset[tuple[str, str]]]
+    ) -> tuple[frozenset[str], frozenset[tuple[str, str]]]:
+        return self.by_file.get(path, default)
 
 
 def _names(index: ProjectIndex) -> _Names:
     cached = index.__dict__.get("_sl2_names")
     if cached is None:
-        cached = {
-            path: (frozenset(defined), frozenset(imported))
-            for path, defined, imported in index.get(FACT_NAMES)
-        }
-        index.__dict__["_sl2_names"] = cached
-    return cached
+        cached = index.__dict__["_sl2_names"] = _Names(index)
+    return cached  # type: ignore[no-any-return]
+
+
+def _stem(defined_at: str) -> str:
+    """The module name a file is imported as: its stem, or its package's name for __init__.py."""
+    path = PurePath(defined_at)
+    return path.parent.name if path.stem == "__init__" else path.stem
 
 
 def _reaches(names: _Names, caller: str, defined_at: str, name: str) -> bool:
@@ -624,9 +650,7 @@ def _reaches(names: _Names, caller: str, defined_at: str, name: str) -> bool:
     defined, imported = names.get(caller, (frozenset(), frozenset()))
     if name in defined:
         return False
-    stem = PurePath(defined_at).stem
-    if stem == "__init__":
-        stem = PurePath(defined_at).parent.name
+    stem = _stem(defined_at)
     for local, module in imported:
         last = module.rsplit(".", 1)[-1]
         if local == name and last == stem:
@@ -640,9 +664,7 @@ def _reaches(names: _Names, caller: str, defined_at: str, name: str) -> bool:
 
 def _from_module(names: _Names, defined_at: str, module: str, name: str) -> bool:
     """Whether ``name`` imported from ``module`` can be the one defined in ``defined_at``."""
-    stem = PurePath(defined_at).stem
-    if stem == "__init__":
-        stem = PurePath(defined_at).parent.name
+    stem = _stem(defined_at)
     return module.rsplit(".", 1)[-1] == stem or (
         bool(module) and _reexported(names, module, name, stem, 0)
     )
@@ -654,19 +676,18 @@ def _reexported(names: _Names, module: str, name: str, stem: str, depth: int) ->
     create_loader``, ``timm/data/__init__.py`` holding ``from .loader import create_loader``)."""
     if depth > 3:
         return False
-    parts = module.split(".")
-    for path, (_, imported) in names.items():
-        file = PurePath(path)
-        if file.name != "__init__.py" or list(file.parent.parts[-len(parts):]) != parts:
-            continue
-        for local, inner in imported:
-            if local != name or not inner:
-                continue
-            if inner.rsplit(".", 1)[-1] == stem:
-                return True
-            if _reexported(names, inner, name, stem, depth + 1):
-                return True
-    return False
+    key = (module, name, stem, depth)
+    known = names.reexports.get(key)
+    if known is None:
+        known = names.reexports[key] = any(
+            local == name and inner and (
+                inner.rsplit(".", 1)[-1] == stem
+                or _reexported(names, inner, name, stem, depth + 1)
+            )
+            for imported in names.packages.get(tuple(module.split(".")), ())
+            for local, inner in imported
+        )
+    return known
 
 
 # ------------------------------------------------------------------------------------------------
