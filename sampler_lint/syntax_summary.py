@@ -3,52 +3,65 @@
 After the text pre-filter, a file whose text mentions what a rule needs is still often far from a
 match (Lightning: 97 of 646 files mention ranks, world sizes and ``//``; 15 have the shapes).
 ``ast.parse`` is several times cheaper than libcst's parse and traversal, so the engine parses
-with it first and asks each rule's :meth:`~sampler_lint.rule.Rule.may_match` whether the node
-kinds and names present could hold its pattern; only files some rule still wants are parsed with
-libcst. Like the text stage, a rule's answer must never hide a finding: answer ``True`` whenever
-unsure.
+with it first and asks each rule's :meth:`~sampler_lint.rule.Rule.may_match` whether the file
+could hold its pattern; only files some rule still wants are parsed with libcst. A rule may look
+at the node kinds and called names, or at the nodes of a kind themselves (one walk of the tree
+serves every rule). Like the text stage, a rule's answer must never hide a finding: answer
+``True`` whenever unsure.
 """
 
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
+from collections import defaultdict
+from typing import TypeVar
+
+Node = TypeVar("Node", bound=ast.AST)
 
 
-@dataclass(frozen=True)
 class SyntaxSummary:
-    #: Class names of every node in the tree (``"Subscript"``, ``"FloorDiv"``, ``"Slice"``...).
-    kinds: frozenset[str]
-    #: The last name of every called function (``x.split(...)`` -> ``"split"``, ``X[T](...)`` ->
-    #: ``"X"``) and the original
-    #: name of everything imported (``from itertools import islice as cut`` -> ``"islice"``), so
-    #: an aliased import still counts.
-    names: frozenset[str]
+    """Node kinds, called and imported names, and the nodes of each kind, of one ``ast`` tree."""
+
+    def __init__(self, tree: ast.Module) -> None:
+        self.tree = tree
+        by_kind: dict[type[ast.AST], list[ast.AST]] = defaultdict(list)
+        for node in ast.walk(tree):
+            by_kind[type(node)].append(node)
+        self._by_kind = by_kind
+        #: Class names of every node in the tree (``"Subscript"``, ``"FloorDiv"``, ``"Slice"``...).
+        self.kinds: frozenset[str] = frozenset(kind.__name__ for kind in by_kind)
+        #: The last name of every called function (``x.split(...)`` -> ``"split"``, ``X[T](...)``
+        #: -> ``"X"``) and the original name of everything imported (``from itertools import
+        #: islice as cut`` -> ``"islice"``), so an aliased import still counts.
+        self.names: frozenset[str] = frozenset(self._names())
 
     @classmethod
     def of(cls, tree: ast.Module) -> SyntaxSummary:
-        kinds: set[str] = set()
+        return cls(tree)
+
+    def nodes(self, kind: type[Node]) -> list[Node]:
+        """Every node of exactly this type, in ``ast.walk`` order."""
+        return self._by_kind.get(kind, [])  # type: ignore[return-value]
+
+    def _names(self) -> set[str]:
         names: set[str] = set()
-        for node in ast.walk(tree):
-            kind = type(node)
-            kinds.add(kind.__name__)
-            if kind is ast.Call:
-                func = node.func  # type: ignore[attr-defined]
-                if type(func) is ast.Subscript:  # X[T](...) constructs X
-                    func = func.value
-                if type(func) is ast.Name:
-                    names.add(func.id)
-                elif type(func) is ast.Attribute:
-                    names.add(func.attr)
-            elif kind is ast.Import or kind is ast.ImportFrom:
-                for alias in node.names:  # type: ignore[attr-defined]
-                    names.add(alias.name.rsplit(".", 1)[-1])
-        return cls(frozenset(kinds), frozenset(names))
+        for call in self.nodes(ast.Call):
+            func = call.func
+            if type(func) is ast.Subscript:  # X[T](...) constructs X
+                func = func.value
+            if type(func) is ast.Name:
+                names.add(func.id)
+            elif type(func) is ast.Attribute:
+                names.add(func.attr)
+        for statement in (*self.nodes(ast.Import), *self.nodes(ast.ImportFrom)):
+            for alias in statement.names:
+                names.add(alias.name.rsplit(".", 1)[-1])
+        return names
 
 
 def summarize(text: str) -> SyntaxSummary | None:
     """The summary, or ``None`` when Python cannot parse the text (libcst then decides)."""
     try:
-        return SyntaxSummary.of(ast.parse(text))
+        return SyntaxSummary(ast.parse(text))
     except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError):
         return None
