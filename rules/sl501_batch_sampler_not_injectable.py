@@ -15,6 +15,7 @@ from sampler_lint.frameworks import (
 from sampler_lint.frameworks import (
     batch_sampler_classes,
     collect_framework_facts,
+    collect_module_facts,
     injection_disabled,
     uses_lightning,
 )
@@ -40,7 +41,7 @@ class BatchSamplerNotInjectable(Rule):
     name = "batch-sampler-not-injectable"
     severity = Severity.ERROR
     requires = (("Sampler",), ("__iter__", "__init__"))
-    index_requires = ((*FRAMEWORK_REQUIRES[0], "Sampler"),)
+    index_requires = ((*FRAMEWORK_REQUIRES[0], "Sampler", "lightning"),)
     uses_index = True
     has_syntax_filter = True
 
@@ -50,7 +51,11 @@ class BatchSamplerNotInjectable(Rule):
 
     @classmethod
     def collect_facts(cls, tree: ast.Module, path: str) -> dict[str, list[Any]]:
-        return {**collect_framework_facts(tree, path), **collect_class_facts(tree, path)}
+        return {
+            **collect_framework_facts(tree, path),
+            **collect_class_facts(tree, path),
+            **collect_module_facts(tree, path),
+        }
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         fact = find_class(self.context.index, node.name.value, str(self.context.path))

@@ -9,7 +9,11 @@ from typing import Any
 
 import libcst as cst
 
-from sampler_lint.frameworks import uses_distributed_training
+from sampler_lint.frameworks import (
+    MODULE_TOKENS,
+    collect_module_facts,
+    uses_distributed_training,
+)
 from sampler_lint.rule import Example, Rule, Severity
 from sampler_lint.sampler_family import (
     INDEX_REQUIRES,
@@ -32,7 +36,7 @@ class BatchSamplerIgnoresSampler(Rule):
     name = "batch-sampler-ignores-sampler"
     severity = Severity.ERROR
     requires = (("BatchSampler",), ("__iter__",))
-    index_requires = INDEX_REQUIRES
+    index_requires = ((*INDEX_REQUIRES[0], *MODULE_TOKENS),)
     uses_index = True
     has_syntax_filter = True
 
@@ -42,7 +46,7 @@ class BatchSamplerIgnoresSampler(Rule):
 
     @classmethod
     def collect_facts(cls, tree: ast.Module, path: str) -> dict[str, list[Any]]:
-        return collect_class_facts(tree, path)
+        return {**collect_class_facts(tree, path), **collect_module_facts(tree, path)}
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         fact = find_class(self.context.index, node.name.value, str(self.context.path))

@@ -24,10 +24,8 @@ def index_sources(sources: Mapping[str, str], select: Iterable[str] | None = Non
     index = ProjectIndex()
     if not needs_index(rules):
         return index
-    collectors = tuple(rule for rule in rules if rule.index_requires)
-    common = any(rule.uses_index for rule in rules)
     for path, code in sources.items():
-        index.merge(index_source(code, path, collectors, common))
+        index.merge(index_source(code, path, rules))
     return index
 
 

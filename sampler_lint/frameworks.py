@@ -10,7 +10,7 @@ import ast
 from typing import Any
 
 from sampler_lint.context import FileContext
-from sampler_lint.index import dotted_expression
+from sampler_lint.index import dotted_expression, import_aliases, statements
 
 LIGHTNING = ("lightning", "pytorch_lightning", "lightning_fabric", "lightning.fabric")
 DISTRIBUTED = (*LIGHTNING, "torch.distributed", "accelerate", "deepspeed", "torch.nn.parallel")
@@ -20,15 +20,23 @@ _INJECTION_SWITCHES = ("use_distributed_sampler", "replace_sampler_ddp")
 
 FACT_INJECTION_OFF = "sl5_injection_off"  # paths whose code turns injection off
 FACT_BATCH_SAMPLERS = "sl5_batch_samplers"  # class names passed as batch_sampler=
+FACT_MODULES = "sl5_modules"  # the modules of DISTRIBUTED that some project file imports
 INDEX_REQUIRES: tuple[tuple[str, ...], ...] = (
     ("batch_sampler", "use_distributed_sampler", "replace_sampler_ddp"),
 )
+# Every spelling of an import of one of DISTRIBUTED holds one of these words (`from torch import
+# distributed`, `from torch.nn import parallel`): files without them import none of those modules.
+MODULE_TOKENS = ("lightning", "accelerate", "deepspeed", "distributed", "parallel")
 
 
 def _uses(context: FileContext, prefixes: tuple[str, ...]) -> bool:
     if context.imports.imports_any(prefixes):
         return True
-    return context.index.uses_module(*prefixes)
+    return any(
+        module == prefix or module.startswith(prefix + ".")
+        for module in context.index.get(FACT_MODULES)
+        for prefix in prefixes
+    )
 
 
 def uses_lightning(context: FileContext) -> bool:
@@ -73,3 +81,22 @@ def collect_framework_facts(tree: ast.Module, path: str) -> dict[str, list[Any]]
                 elif isinstance(value, ast.Name) and value.id in assigned:
                     passed.add(assigned[value.id])
     return {FACT_INJECTION_OFF: sorted(set(off)), FACT_BATCH_SAMPLERS: sorted(passed)}
+
+
+def collect_module_facts(tree: ast.Module, path: str) -> dict[str, list[Any]]:
+    """The modules of DISTRIBUTED this file imports (``from torch import distributed`` counts as
+    ``torch.distributed``), computed once per tree (several rules ask)."""
+    cached: dict[str, list[Any]] | None = getattr(tree, "_sampler_lint_module_facts", None)
+    if cached is not None:
+        return cached
+    modules = {module.lstrip(".") for module in import_aliases(tree).values()}
+    modules |= {
+        node.module or "" for node in statements(tree) if isinstance(node, ast.ImportFrom)
+    }
+    wanted = sorted(
+        module for module in modules
+        if any(module == prefix or module.startswith(prefix + ".") for prefix in DISTRIBUTED)
+    )
+    facts: dict[str, list[Any]] = {FACT_MODULES: wanted}
+    tree._sampler_lint_module_facts = facts  # type: ignore[attr-defined]
+    return facts

@@ -7,12 +7,10 @@ root above the linted paths), so a run over a few changed files (pre-commit) see
 a run over everything. It uses Python's ``ast`` (far cheaper than libcst) and only for files that
 pass a text pre-filter.
 
-Two kinds of facts:
-- common facts, collected by the engine for every rule that sets ``Rule.uses_index``: the classes
-  of the project with their bases (qualified through each file's imports) and the modules each
-  file imports;
-- rule facts: ``Rule.collect_facts(tree, path)`` guarded by ``Rule.index_requires`` (a text
-  pre-filter in the shape of ``Rule.requires``), merged under the fact names the rule chooses.
+Facts come from rules: ``Rule.collect_facts(tree, path)`` guarded by ``Rule.index_requires`` (a
+text pre-filter in the shape of ``Rule.requires``), merged under the fact names the rule chooses;
+a rule that reads facts collected by others sets ``Rule.uses_index``. The engine collects nothing
+of its own: a fact every file would have to be parsed for costs more than most rules' whole run.
 
 Facts are plain picklable values so that the index can be handed to worker processes.
 """
@@ -24,16 +22,6 @@ from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
-
-
-@dataclass(frozen=True)
-class ClassFact:
-    """A class defined in the project."""
-
-    name: str
-    path: str
-    bases: tuple[str, ...]  # qualified through the file's imports (``torch.utils.data.Sampler``)
-    line: int
 
 
 @dataclass
@@ -49,48 +37,13 @@ class ProjectIndex:
     def merge(self, other: ProjectIndex) -> None:
         for kind, values in other.facts.items():
             self.facts[kind].extend(values)
-        self.__dict__.pop("_classes", None)
-
-    # -- common facts ---------------------------------------------------------------------------
-    @property
-    def classes(self) -> dict[str, list[ClassFact]]:
-        """Project classes by simple name (several files may define the same name)."""
-        cached = self.__dict__.get("_classes")
-        if cached is None:
-            cached = defaultdict(list)
-            for fact in self.get("classes"):
-                cached[fact.name].append(fact)
-            self.__dict__["_classes"] = cached
-        return cached
-
-    def base_chain(self, qualified: str, seen: frozenset[str] = frozenset()) -> Iterator[str]:
-        """Every qualified base reachable from ``qualified`` through project classes, itself
-        included. A name that is not a project class ends its branch (a third-party or torch
-        base, or one the index cannot resolve)."""
-        yield qualified
-        if qualified in seen:
-            return
-        simple = qualified.rsplit(".", 1)[-1]
-        for fact in self.classes.get(simple, []):
-            for base in fact.bases:
-                yield from self.base_chain(base, seen | {qualified})
-
-    def imported_modules(self) -> set[str]:
-        return {module for modules in self.get("imports") for module in modules}
-
-    def uses_module(self, *prefixes: str) -> bool:
-        return any(
-            module == prefix or module.startswith(prefix + ".")
-            for module in self.imported_modules()
-            for prefix in prefixes
-        )
 
 
 EMPTY_INDEX = ProjectIndex()
 
 
 # ------------------------------------------------------------------------------------------------
-# Common facts
+# Helpers for fact collectors
 
 
 def statements(tree: ast.AST) -> Iterator[ast.stmt]:
@@ -146,22 +99,3 @@ def qualify(aliases: dict[str, str], dotted: str) -> str:
     if target is None:
         return dotted
     return f"{target}.{rest}" if rest else target
-
-
-COMMON_REQUIRES = ("class ", "import ")
-
-
-def collect_common_facts(tree: ast.Module, path: str) -> dict[str, list[Any]]:
-    aliases = import_aliases(tree)
-    classes = []
-    for node in statements(tree):
-        if isinstance(node, ast.ClassDef):
-            bases = []
-            for base in node.bases:
-                dotted = dotted_expression(base)
-                bases.append(qualify(aliases, dotted) if dotted else "<unknown>")
-            classes.append(ClassFact(node.name, path, tuple(bases), node.lineno))
-    modules = sorted({m.lstrip(".") for m in aliases.values()} | {
-        (node.module or "") for node in statements(tree) if isinstance(node, ast.ImportFrom)
-    })
-    return {"classes": classes, "imports": [tuple(modules)]}

@@ -261,7 +261,7 @@ def _compiles(text: str) -> bool:
     return True
 
 
-def _rules_to_run(text: str, file_codes: frozenset[str], lint: LintOptions) -> list[type[Rule]]:
+def rules_to_run(text: str, file_codes: frozenset[str], lint: LintOptions) -> list[type[Rule]]:
     """The enabled rules not suppressed for the whole file whose text pre-filter matches."""
     return [
         rule for rule in lint.rules
@@ -271,21 +271,14 @@ def _rules_to_run(text: str, file_codes: frozenset[str], lint: LintOptions) -> l
     ]
 
 
-def needs_parsing(data: bytes, lint: LintOptions) -> bool:
-    """Whether :func:`lint_source` might parse ``data``: ``False`` only when it would return an
-    empty, skipped result (the file decodes and no rule's text pre-filter matches)."""
-    try:
-        text = decode(data)
-    except (SyntaxError, UnicodeDecodeError, LookupError):
-        return True  # lint_source reports it
-    return bool(_rules_to_run(text, noqa.file_level_codes(text), lint))
-
-
 def lint_source(path: Path, data: bytes, lint: LintOptions, index: ProjectIndex = EMPTY_INDEX,
-                display_name: str | None = None) -> tuple[FileResult, bytes | None]:
+                display_name: str | None = None, only: tuple[str, ...] | None = None,
+                ) -> tuple[FileResult, bytes | None]:
     """Lint (and with ``lint.fix``, fix) one source. Returns the result and the fixed bytes, or
-    ``None`` when the source is to be left as it is."""
-    result, fixed, used, current = _lint_with_rules(path, data, lint, index, display_name)
+    ``None`` when the source is to be left as it is. ``only``: the rules the survey of this very
+    source left after the pre-filter stages (``sampler_lint.survey``), so they are not run
+    again."""
+    result, fixed, used, current = _lint_with_rules(path, data, lint, index, display_name, only)
     if current is not None and any(rule.code == UNUSED_NOQA for rule in lint.rules):
         fixed = _unused_noqa(result, data if fixed is None else fixed, current, used, lint, fixed)
     return result, fixed
@@ -295,7 +288,7 @@ _Linted = tuple[FileResult, "bytes | None", set[tuple[int, str]], "str | None"]
 
 
 def _lint_with_rules(path: Path, data: bytes, lint: LintOptions, index: ProjectIndex,
-                     display_name: str | None) -> _Linted:
+                     display_name: str | None, only: tuple[str, ...] | None = None) -> _Linted:
     """Everything but SL002; also returns the (line, code) noqa pairs that suppressed something
     and the final text (``None`` when the file could not be decoded or parsed)."""
     name = display_name or str(path)
@@ -306,8 +299,13 @@ def _lint_with_rules(path: Path, data: bytes, lint: LintOptions, index: ProjectI
         result.findings.append(_parse_error(name, f"cannot decode file: {error}"))
         return result, None, set(), None
     file_codes = noqa.file_level_codes(text)
-    rules = _rules_to_run(text, file_codes, lint)
-    if rules and lint.use_prefilter and all(rule.has_syntax_filter for rule in rules):
+    if only is not None:
+        rules = [rule for rule in lint.rules if rule.code in only]
+    else:
+        rules = rules_to_run(text, file_codes, lint)
+    if only is None and rules and lint.use_prefilter and all(
+        rule.has_syntax_filter for rule in rules
+    ):
         summary = summarize(text)
         if summary is not None:
             rules = [rule for rule in rules if rule.may_match(summary)]

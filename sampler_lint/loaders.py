@@ -631,7 +631,7 @@ def _names(index: ProjectIndex) -> _Names:
     cached = index.__dict__.get("_sl2_names")
     if cached is None:
         cached = index.__dict__["_sl2_names"] = _Names(index)
-    return cached  # type: ignore[no-any-return]
+    return cached
 
 
 def _stem(defined_at: str) -> str:

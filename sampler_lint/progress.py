@@ -27,6 +27,7 @@ class TerminalProgress:
             self.progress.start()
             self.task = self.progress.add_task("linting", total=total)  # type: ignore[assignment]
         assert self.task is not None
-        self.progress.update(self.task, completed=done)
+        # The total grows once: the survey of every file, then the files some rule wants.
+        self.progress.update(self.task, completed=done, total=total)
         if done >= total:
             self.progress.stop()

@@ -3,22 +3,23 @@ processes when there are many), write fixes, and collect the results in a stable
 
 from __future__ import annotations
 
-import ast
+import multiprocessing
 import os
-import pickle
 from collections.abc import Callable, Iterable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 from sampler_lint import __version__, registry
 from sampler_lint.cache import DIRECTORY, Cache, cached_result, digest, result_is_cacheable
 from sampler_lint.config import ConfigResolver, Settings
 from sampler_lint.discovery import iter_source_files, project_root
 from sampler_lint.findings import FileResult
-from sampler_lint.index import COMMON_REQUIRES, EMPTY_INDEX, ProjectIndex, collect_common_facts
-from sampler_lint.linter import LintOptions, decode, lint_source, needs_parsing
+from sampler_lint.index import EMPTY_INDEX, ProjectIndex
+from sampler_lint.linter import UNUSED_NOQA, LintOptions, decode, lint_source
 from sampler_lint.rule import Rule
+from sampler_lint.survey import NOTHING, Collectors, Survey, survey_source
 from sampler_lint.writer import WriteError, write_atomic
 
 # Below this many files a process pool costs more than it saves.
@@ -61,15 +62,136 @@ def lint_options_for(settings: Settings, path: Path, run: RunOptions) -> LintOpt
 
 
 # ------------------------------------------------------------------------------------------------
-# The project index
+# Pools
 
 
-def _index_file(path: Path, collectors: tuple[type[Rule], ...], common: bool) -> ProjectIndex:
-    try:
-        data = path.read_bytes()
-    except OSError:
-        return ProjectIndex()
-    return index_source(source_text(data), str(path), collectors, common)
+def _pool(jobs: int, work: int, initializer: Callable[..., None], *initargs: Any) -> Any:
+    """A process pool for ``work`` items, or ``None`` when one process is cheaper. Workers are
+    forked where the platform allows it, so they start with what this process has imported and
+    built (the index, the options) instead of receiving it pickled."""
+    if jobs <= 1 or work < PARALLEL_THRESHOLD:
+        return None
+    methods = multiprocessing.get_all_start_methods()
+    context = multiprocessing.get_context("fork" if "fork" in methods else None)
+    return ProcessPoolExecutor(
+        max_workers=jobs, mp_context=context, initializer=initializer, initargs=initargs
+    )
+
+
+def _chunksize(work: int, jobs: int) -> int:
+    return max(1, min(64, work // (jobs * 8)))
+
+
+# ------------------------------------------------------------------------------------------------
+# The first pass: the survey (index facts and pre-filters)
+
+
+@dataclass(frozen=True)
+class _Job:
+    path: Path
+    fact_path: str | None  # None: not part of the project index
+    lint_id: int | None  # None: not linted, only read for the index
+
+
+_WORKER_LINTS: list[LintOptions] = []
+_WORKER_COLLECTORS = Collectors()
+_WORKER_INDEX: ProjectIndex = EMPTY_INDEX
+
+
+def _init_survey_worker(lints: list[LintOptions], collectors: Collectors) -> None:
+    global _WORKER_LINTS, _WORKER_COLLECTORS
+    _WORKER_LINTS, _WORKER_COLLECTORS = lints, collectors
+
+
+def _survey_task(job: _Job) -> Survey:
+    return _survey(job, _WORKER_LINTS, _WORKER_COLLECTORS)
+
+
+def _survey(job: _Job, lints: list[LintOptions], collectors: Collectors,
+            data: bytes | None = None) -> Survey:
+    if job.path.suffix == ".ipynb":
+        return NOTHING  # notebooks are surveyed cell by cell when linted; no index facts
+    if data is None:
+        try:
+            data = job.path.read_bytes()
+        except OSError:
+            return NOTHING  # the lint pass reports why it cannot be read
+    lint = lints[job.lint_id] if job.lint_id is not None else None
+    return survey_source(data, job.fact_path, lint, collectors)
+
+
+def survey_files(
+    jobs: list[_Job], lints: list[LintOptions], collectors: Collectors, cache: Cache | None,
+    processes: int, progress: Callable[[int], None] | None = None,
+) -> tuple[list[Survey], list[str | None]]:
+    """The survey of every job (from the cache where the file is unchanged) and each file's
+    content key (``None`` when unread: no cache, or unreadable)."""
+    surveys: list[Survey | None] = [None] * len(jobs)
+    contents: list[str | None] = [None] * len(jobs)
+    keys: list[str | None] = [None] * len(jobs)
+    lint_keys = [_lint_key(lint) for lint in lints]
+    missing: list[int] = []
+    for number, job in enumerate(jobs):
+        if cache is not None:
+            try:
+                data = job.path.read_bytes()
+            except OSError:
+                missing.append(number)
+                continue
+            contents[number] = content = digest(data)
+            lint_key = lint_keys[job.lint_id] if job.lint_id is not None else ""
+            keys[number] = key = digest(
+                "survey", collectors.salt, lint_key, job.fact_path or "", content
+            )
+            hit = cache.get(key)
+            if isinstance(hit, Survey):
+                surveys[number] = hit
+                continue
+        missing.append(number)
+    done = len(jobs) - len(missing)
+    if progress is not None:
+        progress(done)
+    pool = _pool(processes, len(missing), _init_survey_worker, lints, collectors)
+    if pool is not None:
+        with pool:
+            work = [jobs[number] for number in missing]
+            computed = pool.map(_survey_task, work, chunksize=_chunksize(len(work), processes))
+            for number, survey in zip(missing, computed, strict=True):
+                surveys[number] = survey
+                done += 1
+                if progress is not None:
+                    progress(done)
+    else:
+        for number in missing:
+            surveys[number] = _survey(jobs[number], lints, collectors)
+            done += 1
+            if progress is not None:
+                progress(done)
+    if cache is not None:
+        for number in missing:
+            survey_key = keys[number]
+            if survey_key is not None:
+                cache.put(survey_key, surveys[number])
+    return [survey or NOTHING for survey in surveys], contents
+
+
+def merge_index(jobs: list[_Job], surveys: list[Survey], order: list[int]) -> tuple[
+    ProjectIndex, str
+]:
+    """The project index from the surveys, merged in ``order`` (the project's file order, the
+    same whatever the number of processes), and its digest."""
+    index = ProjectIndex()
+    parts: list[str] = []
+    for number in order:
+        survey = surveys[number]
+        if survey.facts.facts:
+            index.merge(survey.facts)
+            parts += [jobs[number].fact_path or "", survey.facts_digest]
+    return index, digest(*parts) if parts else ""
+
+
+# ------------------------------------------------------------------------------------------------
+# The project index on its own (standard input, the API, tests)
 
 
 def source_text(data: bytes) -> str:
@@ -81,35 +203,10 @@ def source_text(data: bytes) -> str:
         return data.decode("utf-8", "replace")
 
 
-def index_source(
-    text: str, path: str, collectors: tuple[type[Rule], ...], common: bool
-) -> ProjectIndex:
+def index_source(text: str, path: str, rules: Iterable[type[Rule]]) -> ProjectIndex:
     """The facts one source contributes to the project index."""
-    index = ProjectIndex()
-    wanted = [rule for rule in collectors if _matches(rule.index_requires, text)]
-    want_common = common and any(token in text for token in COMMON_REQUIRES)
-    if not wanted and not want_common:
-        return index
-    try:
-        tree = ast.parse(text, filename=path)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return index
-    if want_common:
-        for kind, values in collect_common_facts(tree, path).items():
-            index.add(kind, values)
-    added: set[int] = set()
-    for rule in wanted:
-        facts = rule.collect_facts(tree, path)
-        if id(facts) in added:
-            continue  # the same facts, shared by several rules: added once
-        added.add(id(facts))
-        for kind, values in facts.items():
-            index.add(kind, values)
-    return index
-
-
-def _matches(groups: tuple[tuple[str, ...], ...], text: str) -> bool:
-    return all(any(token in text for token in group) for group in groups)
+    collectors = Collectors.for_rules(tuple(rules))
+    return survey_source(text.encode("utf-8", "surrogatepass"), path, None, collectors).facts
 
 
 def needs_index(rules: Iterable[type[Rule]]) -> bool:
@@ -120,71 +217,54 @@ def build_index(
     files: Iterable[Path], rules: Iterable[type[Rule]], cache: Cache | None = None,
     jobs: int = 1,
 ) -> ProjectIndex:
-    """The project index over ``files``: each file's facts from the cache or from parsing it (in
-    ``jobs`` worker processes when many files need parsing), merged in file order, so the index is
-    the same whatever the number of processes."""
+    """The project index over ``files`` (in ``jobs`` processes when many): the same index
+    whatever the number of processes."""
     rules = tuple(rules)
     if not needs_index(rules):
         return EMPTY_INDEX
-    collectors = tuple(rule for rule in rules if rule.index_requires)
-    common = any(rule.uses_index for rule in rules)
-    salt = repr((sorted(r.code for r in collectors), common))
-    paths = list(files)
-    facts: list[ProjectIndex | None] = [None] * len(paths)
-    keys: list[str | None] = [None] * len(paths)
-    missing: list[int] = []
-    for number, path in enumerate(paths):
-        if cache is not None:
-            try:
-                data = path.read_bytes()
-            except OSError:
-                continue
-            keys[number] = key = digest(salt, str(path), data)
-            hit = cache.get(key)
-            if isinstance(hit, ProjectIndex):
-                facts[number] = hit
-                continue
-        missing.append(number)
-    tasks = [(paths[number], collectors, common) for number in missing]
-    if jobs > 1 and len(tasks) >= PARALLEL_THRESHOLD:
-        with ProcessPoolExecutor(max_workers=jobs) as pool:
-            chunk = max(1, len(tasks) // (jobs * 8))
-            computed = list(pool.map(_index_task, tasks, chunksize=chunk))
-    else:
-        computed = [_index_task(task) for task in tasks]
-    for number, computed_facts in zip(missing, computed, strict=True):
-        facts[number] = computed_facts
-        computed_key = keys[number]
-        if cache is not None and computed_key is not None:
-            cache.put(computed_key, computed_facts)
-    index = ProjectIndex()
-    for file_facts in facts:
-        if file_facts is not None:
-            index.merge(file_facts)
+    work = [_Job(path, str(path), None) for path in files]
+    surveys, _ = survey_files(work, [], Collectors.for_rules(rules), cache, jobs)
+    index, _ = merge_index(work, surveys, list(range(len(work))))
     return index
 
 
-def _index_task(task: tuple[Path, tuple[type[Rule], ...], bool]) -> ProjectIndex:
-    path, collectors, common = task
-    return _index_file(path, collectors, common)
+def stdin_index(
+    name: Path, data: bytes, resolver: ConfigResolver, lint: LintOptions, options: RunOptions
+) -> ProjectIndex:
+    """The project index for ``data`` read from standard input as ``name``: the project on disk
+    around it, with ``data`` standing in for the file of that name (an editor's unsaved buffer),
+    so stdin sees the same cross-file facts as a run over the saved file."""
+    rules = tuple(lint.rules)
+    if not needs_index(rules):
+        return EMPTY_INDEX
+    cache_dir = options.cache_dir or project_root([name]) / DIRECTORY
+    cache = Cache(cache_dir, "survey") if options.use_cache else None
+    itself = name.resolve()
+    files = [
+        path for path in iter_source_files([project_root([name])], resolver)
+        if path.resolve() != itself
+    ]
+    index = build_index(files, rules, cache, options.jobs or os.cpu_count() or 1)
+    if cache is not None:
+        cache.save()
+    merged = ProjectIndex()
+    merged.merge(index)
+    merged.merge(index_source(source_text(data), str(name), rules))
+    return merged
 
 
 # ------------------------------------------------------------------------------------------------
-# Linting files
-
-_WORKER_INDEX: ProjectIndex = EMPTY_INDEX
-_WORKER_LINTS: list[LintOptions] = []
+# The second pass: linting the files some rule wants
 
 
-def _init_worker(index: ProjectIndex, lints: list[LintOptions]) -> None:
-    # Sent once per worker rather than with every file: tasks carry an index into ``lints``.
+def _init_lint_worker(index: ProjectIndex, lints: list[LintOptions]) -> None:
     global _WORKER_INDEX, _WORKER_LINTS
-    _WORKER_INDEX = index
-    _WORKER_LINTS = lints
+    _WORKER_INDEX, _WORKER_LINTS = index, lints
 
 
 def check_file(
-    path: Path, lint: LintOptions, write: bool, index: ProjectIndex | None = None
+    path: Path, lint: LintOptions, write: bool, index: ProjectIndex | None = None,
+    only: tuple[str, ...] | None = None,
 ) -> FileResult:
     name = str(path)
     try:
@@ -208,7 +288,7 @@ def check_file(
             )
             return result
     try:
-        result, fixed = lint_source(path, data, lint, index or _WORKER_INDEX)
+        result, fixed = lint_source(path, data, lint, index or _WORKER_INDEX, only=only)
     except Exception as error:  # a bug in a rule must not take the whole run down
         result = FileResult(filename=name, internal_error=True)
         result.errors.append(
@@ -221,57 +301,36 @@ def check_file(
             result.wrote = True
         except WriteError as error:
             # Nothing was written: report the findings of the file as it still is.
-            result, _ = lint_source(path, data, replace(lint, fix=False), index or _WORKER_INDEX)
+            result, _ = lint_source(
+                path, data, replace(lint, fix=False), index or _WORKER_INDEX, only=only
+            )
             result.errors.append(str(error))
     return result
 
 
-def _check_task(task: tuple[Path, int, bool]) -> FileResult:
-    path, lint_id, write = task
-    return check_file(path, _WORKER_LINTS[lint_id], write)
+def _check_task(task: tuple[Path, int, bool, tuple[str, ...] | None]) -> FileResult:
+    path, lint_id, write, only = task
+    return check_file(path, _WORKER_LINTS[lint_id], write, only=only)
 
 
-def project_index(
-    paths: list[Path],
-    resolver: ConfigResolver,
-    rules: Iterable[type[Rule]],
-    cache: Cache | None,
-    jobs: int,
-) -> ProjectIndex:
-    """The facts of the whole project around ``paths`` (its root: the nearest ``pyproject.toml``
-    or git root), when any of ``rules`` reads them."""
-    rules = list(rules)
-    if not needs_index(rules):
-        return EMPTY_INDEX
-    project_files = list(iter_source_files([project_root(paths)], resolver))
-    return build_index(project_files, rules, cache, jobs)
+def _wants_lint(survey: Survey, lint: LintOptions) -> bool:
+    """Whether the lint pass has anything to do for a surveyed file: a rule is left, the survey
+    could not decide, or a ``noqa`` comment the unused-noqa check must read."""
+    if survey.rules is None or survey.rules:
+        return True
+    return survey.has_noqa and any(rule.code == UNUSED_NOQA for rule in lint.rules)
 
 
-def stdin_index(
-    name: Path, data: bytes, resolver: ConfigResolver, lint: LintOptions, options: RunOptions
-) -> ProjectIndex:
-    """The project index for ``data`` read from standard input as ``name``: the project on disk
-    around it, with ``data`` standing in for the file of that name (an editor's unsaved buffer),
-    so stdin sees the same cross-file facts as a run over the saved file."""
-    rules = tuple(lint.rules)
-    if not needs_index(rules):
-        return EMPTY_INDEX
-    cache_dir = options.cache_dir or project_root([name]) / DIRECTORY
-    cache = Cache(cache_dir, "index") if options.use_cache else None
-    itself = name.resolve()
-    files = [
-        path for path in iter_source_files([project_root([name])], resolver)
-        if path.resolve() != itself
-    ]
-    index = build_index(files, rules, cache, options.jobs or os.cpu_count() or 1)
-    if cache is not None:
-        cache.save()
-    merged = ProjectIndex()
-    merged.merge(index)
-    collectors = tuple(rule for rule in rules if rule.index_requires)
-    common = any(rule.uses_index for rule in rules)
-    merged.merge(index_source(source_text(data), str(name), collectors, common))
-    return merged
+def _reads_index(survey: Survey, lint: LintOptions) -> bool:
+    codes = survey.rules
+    return any(
+        (rule.index_requires or rule.uses_index) and (codes is None or rule.code in codes)
+        for rule in lint.rules
+    )
+
+
+# ------------------------------------------------------------------------------------------------
+# A whole run
 
 
 def run(
@@ -286,7 +345,7 @@ def run(
     lints: list[LintOptions] = []
     lint_ids: dict[tuple[int, frozenset[str]], int] = {}
     kept_alive: list[Settings] = []  # ids stay unique while their objects live
-    tasks: list[tuple[Path, int, bool]] = []
+    jobs: list[_Job] = []
     for path in files:
         settings = resolver.for_path(path)
         lint_key = (id(settings), settings.enabled_for(path))
@@ -295,78 +354,118 @@ def run(
             lint_id = lint_ids[lint_key] = len(lints)
             lints.append(lint_options_for(settings, path, options))
             kept_alive.append(settings)
-        tasks.append((path, lint_id, write))
+        jobs.append(_Job(path, None, lint_id))
     all_enabled = {rule for lint in lints for rule in lint.rules}
+    order = _add_project_files(jobs, paths, resolver, needs_index(all_enabled))
+    collectors = Collectors.for_rules(tuple(sorted(all_enabled, key=lambda rule: rule.code)))
 
     # Fixing and diffing always work from the file as it is; linting may use the cache.
     caching = options.use_cache and not options.fix and not options.diff
     cache_dir = options.cache_dir or project_root(paths) / DIRECTORY
-    index_cache = Cache(cache_dir, "index") if caching else None
+    survey_cache = Cache(cache_dir, "survey") if caching else None
     result_cache = Cache(cache_dir, "results") if caching else None
+    processes = options.jobs or os.cpu_count() or 1
 
-    jobs = options.jobs or os.cpu_count() or 1
-    index = project_index(paths, resolver, all_enabled, index_cache, jobs)
-    index_digest = digest(pickle.dumps(dict(index.facts))) if index.facts else ""
-    lint_keys = [
-        digest(_lint_key(lint), index_digest if needs_index(lint.rules) else "") for lint in lints
-    ]
+    linted = len(files)
+    total = len(jobs) + linted
 
-    results: list[FileResult | None] = [None] * len(tasks)
-    keys: list[str | None] = [None] * len(tasks)
+    def surveyed(done: int) -> None:
+        if progress is not None:
+            progress(done, total)
+
+    surveys, contents = survey_files(
+        jobs, lints, collectors, survey_cache, processes, surveyed if progress else None
+    )
+    index, index_digest = merge_index(jobs, surveys, order)
+    lint_keys = [_lint_key(lint) for lint in lints]
+
+    results: list[FileResult | None] = [None] * linted
+    result_keys: list[str | None] = [None] * linted
     pending: list[int] = []
-    for number, (path, lint_id, _) in enumerate(tasks):
-        try:
-            data = path.read_bytes()
-        except OSError:
-            pending.append(number)  # check_file reports why it cannot be read
+    for number in range(linted):
+        job, survey = jobs[number], surveys[number]
+        assert job.lint_id is not None
+        lint = lints[job.lint_id]
+        if not _wants_lint(survey, lint):
+            # What lint_source would say, without a worker process or a second read.
+            results[number] = FileResult(filename=str(job.path), skipped=True)
             continue
-        if result_cache is not None:
-            key = keys[number] = digest(lint_keys[lint_id], str(path), data)
+        content = contents[number]
+        if result_cache is not None and content is not None:
+            reads_index = _reads_index(survey, lint)
+            key = result_keys[number] = digest(
+                lint_keys[job.lint_id], index_digest if reads_index else "", str(job.path),
+                content,
+            )
             hit = cached_result(result_cache.get(key))
             if hit is not None:
                 results[number] = hit
                 continue
-        if path.suffix != ".ipynb" and not needs_parsing(data, lints[lint_id]):
-            # What lint_source would say, without a worker process or a second read.
-            results[number] = FileResult(filename=str(path), skipped=True)
-            continue
         pending.append(number)
 
-    done = len(tasks) - len(pending)
-    if progress and done:
-        progress(done, len(tasks))
-    if jobs > 1 and len(pending) >= PARALLEL_THRESHOLD:
-        with ProcessPoolExecutor(
-            max_workers=jobs, initializer=_init_worker, initargs=(index, lints)
-        ) as pool:
-            chunk = max(1, len(pending) // (jobs * 8))
-            work = [tasks[number] for number in pending]
-            for number, result in zip(
-                pending, pool.map(_check_task, work, chunksize=chunk), strict=True
-            ):
+    total = len(jobs) + len(pending)
+    done = len(jobs)
+    if progress:
+        progress(done, total)
+    tasks = [
+        (jobs[number].path, jobs[number].lint_id, write, surveys[number].rules)
+        for number in pending
+    ]
+    pool = _pool(processes, len(tasks), _init_lint_worker, index, lints)
+    if pool is not None:
+        with pool:
+            checked = pool.map(_check_task, tasks, chunksize=_chunksize(len(tasks), processes))
+            for number, result in zip(pending, checked, strict=True):
                 results[number] = result
                 done += 1
                 if progress:
-                    progress(done, len(tasks))
+                    progress(done, total)
     else:
-        for number in pending:
-            path, lint_id, write_file = tasks[number]
-            results[number] = check_file(path, lints[lint_id], write_file, index)
+        for number, (path, lint_id, write_file, only) in zip(pending, tasks, strict=True):
+            assert lint_id is not None
+            results[number] = check_file(path, lints[lint_id], write_file, index, only)
             done += 1
             if progress:
-                progress(done, len(tasks))
+                progress(done, total)
 
-    if result_cache is not None and index_cache is not None:
+    if result_cache is not None and survey_cache is not None:
         for number in pending:
-            done_key, done_result = keys[number], results[number]
+            done_key, done_result = result_keys[number], results[number]
             if done_key is None or done_result is None:
                 continue
             if result_is_cacheable(done_result):
                 result_cache.put(done_key, done_result)
         result_cache.save()
-        index_cache.save()
+        survey_cache.save()
     final = [result for result in results if result is not None]
     return RunResult(results=final, files_checked=len(files))
+
+
+def _add_project_files(
+    jobs: list[_Job], paths: list[Path], resolver: ConfigResolver, wanted: bool
+) -> list[int]:
+    """Give the linted jobs their place in the project index and add the project's other files
+    (the nearest ``pyproject.toml`` or git root around ``paths``) as index-only jobs. Returns the
+    jobs in the project's file order, the order the index is merged in."""
+    if not wanted:
+        return []
+    root = project_root(paths)
+    if len(paths) == 1 and paths[0].is_dir() and paths[0].resolve() == root:
+        # Linting the whole project: the walk already made is the project's.
+        for number, job in enumerate(jobs):
+            jobs[number] = replace(job, fact_path=str(job.path))
+        return list(range(len(jobs)))
+    linted = {os.path.abspath(job.path): number for number, job in enumerate(jobs)}
+    order: list[int] = []
+    for path in iter_source_files([root], resolver):
+        found = linted.get(os.path.abspath(path))
+        if found is None:
+            order.append(len(jobs))
+            jobs.append(_Job(path, str(path), None))
+        else:
+            jobs[found] = replace(jobs[found], fact_path=str(path))
+            order.append(found)
+    return order
 
 
 def _lint_key(lint: LintOptions) -> str:

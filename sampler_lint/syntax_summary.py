@@ -53,7 +53,10 @@ class SyntaxSummary:
                 names.add(func.id)
             elif type(func) is ast.Attribute:
                 names.add(func.attr)
-        for statement in (*self.nodes(ast.Import), *self.nodes(ast.ImportFrom)):
+        imports: list[ast.Import | ast.ImportFrom] = [
+            *self.nodes(ast.Import), *self.nodes(ast.ImportFrom)
+        ]
+        for statement in imports:
             for alias in statement.names:
                 names.add(alias.name.rsplit(".", 1)[-1])
         return names

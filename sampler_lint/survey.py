@@ -1,0 +1,117 @@
+"""The first pass over every file: from one read and at most one ``ast`` parse, what the file
+contributes to the project index and which rules still want it after both pre-filter stages.
+
+A run then parses with libcst only the files some rule wants. Keeping the two questions in one
+pass matters because most of a cold run is Python's parser: the index and the syntax pre-filter
+used to parse the same files twice.
+"""
+
+from __future__ import annotations
+
+import ast
+import pickle
+from dataclasses import dataclass
+
+from sampler_lint import noqa
+from sampler_lint.cache import digest
+from sampler_lint.index import ProjectIndex
+from sampler_lint.linter import LintOptions, decode, rules_to_run
+from sampler_lint.rule import Rule
+from sampler_lint.syntax_summary import SyntaxSummary
+
+_PARSE_FAILURES = (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError)
+
+
+@dataclass(frozen=True)
+class Collectors:
+    """The index facts a run collects: the rules that contribute facts."""
+
+    rules: tuple[type[Rule], ...] = ()
+
+    @classmethod
+    def for_rules(cls, rules: tuple[type[Rule], ...]) -> Collectors:
+        return cls(tuple(rule for rule in rules if rule.index_requires))
+
+    @property
+    def salt(self) -> str:
+        return repr(sorted(rule.code for rule in self.rules))
+
+
+@dataclass(frozen=True)
+class Survey:
+    """What the first pass learnt about one file."""
+
+    #: This file's facts for the project index (empty when it contributes none).
+    facts: ProjectIndex
+    #: A digest of ``facts``: the index digest is made of these, so a change that leaves a file's
+    #: facts as they were does not re-lint the files that read the index.
+    facts_digest: str
+    #: Codes of the rules left after both pre-filter stages; ``None`` when the lint pass must
+    #: decide itself (not linted here, undecodable, a notebook).
+    rules: tuple[str, ...] | None
+    #: The file holds a ``noqa`` comment: the unused-noqa check must see it even when no rule runs.
+    has_noqa: bool = False
+
+
+EMPTY_FACTS = ProjectIndex()
+NOTHING = Survey(EMPTY_FACTS, "", None)
+
+
+def survey_source(
+    data: bytes, fact_path: str | None, lint: LintOptions | None, collectors: Collectors
+) -> Survey:
+    """Survey one source. ``fact_path`` is the file as the index spells it (``None``: the file is
+    not part of the project index); ``lint`` how it is linted (``None``: it is not)."""
+    try:
+        text: str | None = decode(data)
+    except (SyntaxError, UnicodeDecodeError, LookupError):
+        text = None  # the lint pass reports it; the index reads what it can
+    rules: list[type[Rule]] | None = None
+    has_noqa = False
+    if lint is not None and text is not None:
+        rules = rules_to_run(text, noqa.file_level_codes(text), lint)
+        has_noqa = "noqa" in text.lower()
+    wanted: list[type[Rule]] = []
+    if fact_path is not None:
+        index_text = text if text is not None else data.decode("utf-8", "replace")
+        wanted = [rule for rule in collectors.rules if _matches(rule.index_requires, index_text)]
+    else:
+        index_text = text or ""
+    syntax_stage = bool(
+        rules and lint is not None and lint.use_prefilter
+        and all(rule.has_syntax_filter for rule in rules)
+    )
+    if not wanted and not syntax_stage:
+        return Survey(EMPTY_FACTS, "", _codes(rules), has_noqa)
+    try:
+        tree = ast.parse(index_text if wanted else (text or ""))
+    except _PARSE_FAILURES:
+        # libcst decides (and reports SL001); the file contributes no facts, as before.
+        return Survey(EMPTY_FACTS, "", _codes(rules), has_noqa)
+    facts = _collect(tree, fact_path, wanted) if fact_path is not None else EMPTY_FACTS
+    if syntax_stage and rules:
+        summary = SyntaxSummary(tree)
+        rules = [rule for rule in rules if rule.may_match(summary)]
+    facts_digest = digest(pickle.dumps(dict(facts.facts))) if facts.facts else ""
+    return Survey(facts, facts_digest, _codes(rules), has_noqa)
+
+
+def _codes(rules: list[type[Rule]] | None) -> tuple[str, ...] | None:
+    return None if rules is None else tuple(rule.code for rule in rules)
+
+
+def _matches(groups: tuple[tuple[str, ...], ...], text: str) -> bool:
+    return all(any(token in text for token in group) for group in groups)
+
+
+def _collect(tree: ast.Module, path: str, rules: list[type[Rule]]) -> ProjectIndex:
+    index = ProjectIndex()
+    added: set[int] = set()
+    for rule in rules:
+        facts = rule.collect_facts(tree, path)
+        if id(facts) in added:
+            continue  # the same facts, shared by several rules: added once
+        added.add(id(facts))
+        for kind, values in facts.items():
+            index.add(kind, values)
+    return index
