@@ -4,15 +4,13 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import Any
 
 import libcst as cst
 
 from sampler_lint.imports import dotted_name
 from sampler_lint.loaders import (
-    INDEX_REQUIRES,
+    LOADER_FACTS,
     can_carry_batch_sampler,
-    collect_loader_facts,
     origins_at,
 )
 from sampler_lint.matching import scope_body_statements
@@ -29,16 +27,13 @@ class SetEpochSamplerOnly(Rule):
     severity = Severity.ERROR
     fix_applicability = Applicability.SAFE
     requires = (("set_epoch",), (".sampler",))
-    index_requires = INDEX_REQUIRES
+    collectors = (LOADER_FACTS,)
     has_syntax_filter = True
 
     @classmethod
     def may_match(cls, summary: SyntaxSummary) -> bool:
         return "set_epoch" in summary.names
 
-    @classmethod
-    def collect_facts(cls, tree: ast.Module, path: str) -> dict[str, list[Any]]:
-        return collect_loader_facts(tree, path)
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func

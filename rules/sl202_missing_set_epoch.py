@@ -2,17 +2,13 @@
 
 from __future__ import annotations
 
-import ast
-from typing import Any
-
 import libcst as cst
 
 from sampler_lint.imports import dotted_name
 from sampler_lint.loaders import (
     EPOCH_AWARE_CALLS,
     FACT_SET_EPOCH,
-    INDEX_REQUIRES,
-    collect_loader_facts,
+    LOADER_FACTS,
     constructed,
     is_distributed_sampler,
     is_epoch_loop,
@@ -32,16 +28,13 @@ class MissingSetEpoch(Rule):
     severity = Severity.WARNING
     fix_applicability = Applicability.SAFE
     requires = (("DistributedSampler",), ("DataLoader",))
-    index_requires = INDEX_REQUIRES
+    collectors = (LOADER_FACTS,)
     has_syntax_filter = True
 
     @classmethod
     def may_match(cls, summary: SyntaxSummary) -> bool:
         return bool({"For", "While"} & summary.kinds)
 
-    @classmethod
-    def collect_facts(cls, tree: ast.Module, path: str) -> dict[str, list[Any]]:
-        return collect_loader_facts(tree, path)
 
     def visit_Call(self, node: cst.Call) -> None:
         if not is_loader_constructor(dotted_name(node.func)):

@@ -2,17 +2,13 @@
 
 from __future__ import annotations
 
-import ast
-from typing import Any
-
 import libcst as cst
 
 from sampler_lint.matching import expression_key
 from sampler_lint.rule import Applicability, Example, Fix, Rule, Severity
 from sampler_lint.sampler_family import (
-    INDEX_REQUIRES,
+    CLASS_FACTS,
     chain_of,
-    collect_class_facts,
     find_class,
     near_miss,
 )
@@ -25,16 +21,13 @@ class MisspelledSamplerAttribute(Rule):
     severity = Severity.ERROR
     fix_applicability = Applicability.SAFE
     requires = (("Sampler",), ("self.",))
-    index_requires = INDEX_REQUIRES
+    collectors = (CLASS_FACTS,)
     has_syntax_filter = True
 
     @classmethod
     def may_match(cls, summary: SyntaxSummary) -> bool:
         return "ClassDef" in summary.kinds
 
-    @classmethod
-    def collect_facts(cls, tree: ast.Module, path: str) -> dict[str, list[Any]]:
-        return collect_class_facts(tree, path)
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         fact = find_class(self.context.index, node.name.value, str(self.context.path))

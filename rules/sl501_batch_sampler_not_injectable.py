@@ -3,26 +3,21 @@ DDP."""
 
 from __future__ import annotations
 
-import ast
 import re
-from typing import Any
 
 import libcst as cst
 
 from sampler_lint.frameworks import (
-    INDEX_REQUIRES as FRAMEWORK_REQUIRES,
-)
-from sampler_lint.frameworks import (
+    FRAMEWORK_FACTS,
+    MODULE_FACTS,
     batch_sampler_classes,
-    collect_framework_facts,
-    collect_module_facts,
     injection_disabled,
     uses_lightning,
 )
 from sampler_lint.rule import Example, Rule, Severity
 from sampler_lint.sampler_family import (
+    CLASS_FACTS,
     chain_of,
-    collect_class_facts,
     find_class,
 )
 from sampler_lint.syntax_summary import SyntaxSummary
@@ -41,7 +36,7 @@ class BatchSamplerNotInjectable(Rule):
     name = "batch-sampler-not-injectable"
     severity = Severity.ERROR
     requires = (("Sampler",), ("__iter__", "__init__"))
-    index_requires = ((*FRAMEWORK_REQUIRES[0], "Sampler", "lightning"),)
+    collectors = (FRAMEWORK_FACTS, CLASS_FACTS, MODULE_FACTS)
     uses_index = True
     has_syntax_filter = True
 
@@ -49,13 +44,6 @@ class BatchSamplerNotInjectable(Rule):
     def may_match(cls, summary: SyntaxSummary) -> bool:
         return "ClassDef" in summary.kinds
 
-    @classmethod
-    def collect_facts(cls, tree: ast.Module, path: str) -> dict[str, list[Any]]:
-        return {
-            **collect_framework_facts(tree, path),
-            **collect_class_facts(tree, path),
-            **collect_module_facts(tree, path),
-        }
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         fact = find_class(self.context.index, node.name.value, str(self.context.path))

@@ -3,22 +3,15 @@
 
 from __future__ import annotations
 
-import ast
 import re
-from typing import Any
 
 import libcst as cst
 
-from sampler_lint.frameworks import (
-    MODULE_TOKENS,
-    collect_module_facts,
-    uses_distributed_training,
-)
+from sampler_lint.frameworks import MODULE_FACTS, uses_distributed_training
 from sampler_lint.rule import Example, Rule, Severity
 from sampler_lint.sampler_family import (
-    INDEX_REQUIRES,
+    CLASS_FACTS,
     chain_of,
-    collect_class_facts,
     find_class,
 )
 from sampler_lint.syntax_summary import SyntaxSummary
@@ -36,7 +29,7 @@ class BatchSamplerIgnoresSampler(Rule):
     name = "batch-sampler-ignores-sampler"
     severity = Severity.ERROR
     requires = (("BatchSampler",), ("__iter__",))
-    index_requires = ((*INDEX_REQUIRES[0], *MODULE_TOKENS),)
+    collectors = (CLASS_FACTS, MODULE_FACTS)
     uses_index = True
     has_syntax_filter = True
 
@@ -44,9 +37,6 @@ class BatchSamplerIgnoresSampler(Rule):
     def may_match(cls, summary: SyntaxSummary) -> bool:
         return "ClassDef" in summary.kinds
 
-    @classmethod
-    def collect_facts(cls, tree: ast.Module, path: str) -> dict[str, list[Any]]:
-        return {**collect_class_facts(tree, path), **collect_module_facts(tree, path)}
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         fact = find_class(self.context.index, node.name.value, str(self.context.path))

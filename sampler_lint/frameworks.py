@@ -10,7 +10,8 @@ import ast
 from typing import Any
 
 from sampler_lint.context import FileContext
-from sampler_lint.index import dotted_expression, import_aliases, statements
+from sampler_lint.index import FactCollector, dotted_expression, import_aliases, statements
+from sampler_lint.syntax_summary import SyntaxSummary
 
 LIGHTNING = ("lightning", "pytorch_lightning", "lightning_fabric", "lightning.fabric")
 DISTRIBUTED = (*LIGHTNING, "torch.distributed", "accelerate", "deepspeed", "torch.nn.parallel")
@@ -59,15 +60,14 @@ def collect_framework_facts(tree: ast.Module, path: str) -> dict[str, list[Any]]
     off: list[str] = []
     passed: set[str] = set()
     assigned: dict[str, str] = {}  # name -> class constructed, anywhere in the file
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
-            called = dotted_expression(node.value.func)
-            for target in node.targets:
+    summary = SyntaxSummary.of(tree)
+    for assign in summary.nodes(ast.Assign):
+        if isinstance(assign.value, ast.Call):
+            called = dotted_expression(assign.value.func)
+            for target in assign.targets:
                 if isinstance(target, ast.Name) and called:
                     assigned[target.id] = called.rsplit(".", 1)[-1]
-    for node in ast.walk(tree):
-        if not isinstance(node, ast.Call):
-            continue
+    for node in summary.nodes(ast.Call):
         for keyword in node.keywords:
             if keyword.arg in _INJECTION_SWITCHES and isinstance(keyword.value, ast.Constant):
                 if keyword.value.value is False:
@@ -85,10 +85,7 @@ def collect_framework_facts(tree: ast.Module, path: str) -> dict[str, list[Any]]
 
 def collect_module_facts(tree: ast.Module, path: str) -> dict[str, list[Any]]:
     """The modules of DISTRIBUTED this file imports (``from torch import distributed`` counts as
-    ``torch.distributed``), computed once per tree (several rules ask)."""
-    cached: dict[str, list[Any]] | None = getattr(tree, "_sampler_lint_module_facts", None)
-    if cached is not None:
-        return cached
+    ``torch.distributed``)."""
     modules = {module.lstrip(".") for module in import_aliases(tree).values()}
     modules |= {
         node.module or "" for node in statements(tree) if isinstance(node, ast.ImportFrom)
@@ -97,6 +94,8 @@ def collect_module_facts(tree: ast.Module, path: str) -> dict[str, list[Any]]:
         module for module in modules
         if any(module == prefix or module.startswith(prefix + ".") for prefix in DISTRIBUTED)
     )
-    facts: dict[str, list[Any]] = {FACT_MODULES: wanted}
-    tree._sampler_lint_module_facts = facts  # type: ignore[attr-defined]
-    return facts
+    return {FACT_MODULES: wanted}
+
+
+FRAMEWORK_FACTS = FactCollector("trainer switches", INDEX_REQUIRES, collect_framework_facts)
+MODULE_FACTS = FactCollector("distributed imports", (MODULE_TOKENS,), collect_module_facts)

@@ -7,9 +7,10 @@ root above the linted paths), so a run over a few changed files (pre-commit) see
 a run over everything. It uses Python's ``ast`` (far cheaper than libcst) and only for files that
 pass a text pre-filter.
 
-Facts come from rules: ``Rule.collect_facts(tree, path)`` guarded by ``Rule.index_requires`` (a
-text pre-filter in the shape of ``Rule.requires``), merged under the fact names the rule chooses;
-a rule that reads facts collected by others sets ``Rule.uses_index``. The engine collects nothing
+Facts come from rules: each lists the :class:`FactCollector` objects it needs in
+``Rule.collectors`` (a text pre-filter and a function of one file's ``ast``), merged under the fact
+names the collector chooses; a rule that reads facts collected for others sets
+``Rule.uses_index``. The engine collects nothing
 of its own: a fact every file would have to be parsed for costs more than most rules' whole run.
 
 Facts are plain picklable values so that the index can be handed to worker processes.
@@ -19,9 +20,21 @@ from __future__ import annotations
 
 import ast
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
+
+
+@dataclass(frozen=True)
+class FactCollector:
+    """One kind of facts for the project index: a text pre-filter in the shape of
+    ``Rule.requires`` (a file that fails it contributes none of these facts) and the function
+    that reads them from one file's ``ast``. Rules list the collectors they need; one collector
+    listed by several rules runs once per file."""
+
+    name: str
+    requires: tuple[tuple[str, ...], ...]
+    collect: Callable[[ast.Module, str], dict[str, list[Any]]]
 
 
 @dataclass

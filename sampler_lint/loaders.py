@@ -26,8 +26,9 @@ import libcst as cst
 
 from sampler_lint.context import FileContext
 from sampler_lint.imports import dotted_name
-from sampler_lint.index import ProjectIndex, dotted_expression
+from sampler_lint.index import FactCollector, ProjectIndex, dotted_expression
 from sampler_lint.matching import scope_body_statements
+from sampler_lint.syntax_summary import SyntaxSummary
 
 # An expression's provenance, as plain tuples (picklable, comparable, stable in the index):
 #   ("loader", built_with_sampler, built_with_batch_sampler)  a DataLoader(...) construction
@@ -87,9 +88,16 @@ def file_key(path: str) -> str:
     return os.path.realpath(path)
 
 
-class _FactCollector(ast.NodeVisitor):
-    def __init__(self, path: str) -> None:
+_Function = ast.FunctionDef | ast.AsyncFunctionDef
+
+
+class _FactCollector:
+    """The SL2xx facts of one file, read from the nodes the syntax summary already gathered (no
+    second walk of the tree): each node's function and class are found through its parents."""
+
+    def __init__(self, path: str, summary: SyntaxSummary) -> None:
         self.path = file_key(path)
+        self.summary = summary
         self.returns: list[tuple[str, str, tuple[Origin, ...], str]] = []
         self.classes: list[tuple[str, str, tuple[str, ...]]] = []
         self.calls: list[tuple[str, str, tuple[Origin, ...], tuple[tuple[str, Origin], ...]]] = []
@@ -98,63 +106,97 @@ class _FactCollector(ast.NodeVisitor):
         self.imported: set[tuple[str, str]] = set()
         self.aliases: set[tuple[str, str, str, str]] = set()
         self.set_epoch: set[str] = set()
+        # The scope of the node being read: the innermost function, the enclosing class names.
         self._class: list[str] = []
-        self._function: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
-        self._assigned: list[dict[str, list[ast.expr]] | None] = []
+        self._function: list[_Function] = []
+        self._tables: dict[_Function, dict[str, list[ast.expr]]] | None = None
 
-    # scopes
-    def visit_Import(self, node: ast.Import) -> None:
-        for alias in node.names:
-            self.imported.add(("", alias.name))
+    def collect(self) -> None:
+        nodes = self.summary.nodes
+        for plain in nodes(ast.Import):
+            for alias in plain.names:
+                self.imported.add(("", alias.name))
+        for statement in nodes(ast.ImportFrom):
+            module = statement.module or ""
+            for alias in statement.names:
+                self.imported.add((alias.asname or alias.name, module))
+                if alias.asname and alias.asname != alias.name:
+                    self.aliases.add((self.path, alias.asname, module, alias.name))
+                self.imported.add(("", f"{module}.{alias.name}"))
+        for definition in nodes(ast.ClassDef):
+            self.defined.add(definition.name)
+            bases = tuple(
+                name.rsplit(".", 1)[-1]
+                for name in map(dotted_expression, definition.bases) if name
+            )
+            self.classes.append((definition.name, self.path, bases))
+        functions: list[_Function] = [*nodes(ast.FunctionDef), *nodes(ast.AsyncFunctionDef)]
+        for function in functions:
+            self.defined.add(function.name)
+        for ret in nodes(ast.Return):
+            if ret.value is not None and self._enter(ret):
+                origins = tuple(self._origins(ret.value))
+                klass = self._class[-1] if self._class else ""
+                self.returns.append((self._function[-1].name, self.path, origins, klass))
+        for call in nodes(ast.Call):
+            self._call(call)
+        for assign in nodes(ast.Assign):
+            if self._enter(assign) and self._class:
+                for target in assign.targets:
+                    if (
+                        isinstance(target, ast.Attribute)
+                        and isinstance(target.value, ast.Name)
+                        and target.value.id == "self"
+                    ):
+                        for origin in self._origins(assign.value):
+                            self.selfs.append((self._class[-1], self.path, target.attr, origin))
 
-    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
-        for alias in node.names:
-            self.imported.add((alias.asname or alias.name, node.module or ""))
-            if alias.asname and alias.asname != alias.name:
-                self.aliases.add((self.path, alias.asname, node.module or "", alias.name))
-            self.imported.add(("", f"{node.module or ''}.{alias.name}"))
+    def _enter(self, node: ast.AST) -> bool:
+        """Set the scope to ``node``'s; whether it is inside a function."""
+        self._class = []
+        self._function = []
+        for ancestor in self.summary.ancestors(node):
+            if isinstance(ancestor, ast.ClassDef):
+                self._class.insert(0, ancestor.name)
+            elif isinstance(ancestor, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                if not self._function:
+                    self._function.append(ancestor)
+        return bool(self._function)
 
-    def visit_ClassDef(self, node: ast.ClassDef) -> None:
-        self.defined.add(node.name)
-        bases = tuple(
-            name.rsplit(".", 1)[-1] for name in map(dotted_expression, node.bases) if name
+    def _call(self, node: ast.Call) -> None:
+        if isinstance(node.func, ast.Attribute) and node.func.attr == "set_epoch":
+            self.set_epoch.add(dotted_expression(node.func.value) or "<expression>")
+        name = dotted_expression(node.func)
+        if name is None or is_loader_constructor(name) or not (node.args or node.keywords):
+            return
+        self._enter(node)
+        positional = tuple(
+            _merge(self._origins(arg)) for arg in node.args if not isinstance(arg, ast.Starred)
         )
-        self.classes.append((node.name, self.path, bases))
-        self._class.append(node.name)
-        self.generic_visit(node)
-        self._class.pop()
-
-    def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
-        self.defined.add(node.name)
-        self._function.append(node)
-        self._assigned.append(None)  # built on first use: most functions never need it
-        self.generic_visit(node)
-        self._assigned.pop()
-        self._function.pop()
+        keywords = tuple(
+            (kw.arg, _merge(self._origins(kw.value))) for kw in node.keywords if kw.arg
+        )
+        if any(o != UNKNOWN for o in positional) or any(o != UNKNOWN for _, o in keywords):
+            self.calls.append((name.rsplit(".", 1)[-1], self.path, positional, keywords))
 
     def _assignments(self) -> dict[str, list[ast.expr]]:
-        table = self._assigned[-1]
-        if table is None:
-            table = defaultdict(list)
-            for child in ast.walk(self._function[-1]):
-                if isinstance(child, ast.Assign):
-                    for target in child.targets:
-                        if isinstance(target, ast.Name):
-                            table[target.id].append(child.value)
-                        elif isinstance(target, (ast.Tuple, ast.List)) and not any(
-                            isinstance(e, ast.Starred) for e in target.elts
-                        ):  # `a, b = f()`: b is element 1 of f()'s value
-                            for i, element in enumerate(target.elts):
-                                if isinstance(element, ast.Name):
-                                    item = ast.Subscript(child.value, ast.Constant(i), ast.Load())
-                                    table[element.id].append(item)
-                elif isinstance(child, ast.AnnAssign) and child.value is not None:
-                    if isinstance(child.target, ast.Name):
-                        table[child.target.id].append(child.value)
-            self._assigned[-1] = table
-        return table
-
-    visit_AsyncFunctionDef = visit_FunctionDef
+        """Name -> the values assigned to it anywhere inside the current function (nested
+        functions included), for every function at once on first use."""
+        if self._tables is None:
+            self._tables = defaultdict(lambda: defaultdict(list))
+            assignments: list[ast.Assign | ast.AnnAssign] = [
+                *self.summary.nodes(ast.Assign), *self.summary.nodes(ast.AnnAssign)
+            ]
+            for node in assignments:
+                pairs = list(_assigned_pairs(node))
+                if not pairs:
+                    continue
+                for ancestor in self.summary.ancestors(node):
+                    if isinstance(ancestor, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                        table = self._tables[ancestor]
+                        for name, value in pairs:
+                            table[name].append(value)
+        return self._tables.get(self._function[-1], {}) if self._function else {}
 
     def _names_loader_class(self, func: ast.expr) -> bool:
         """``loader_class(...)`` after ``loader_class = torch.utils.data.DataLoader`` (or a
@@ -165,41 +207,6 @@ class _FactCollector(ast.NodeVisitor):
         return bool(values) and all(
             is_loader_constructor(dotted_expression(v)) for v in _alternatives(values)
         )
-
-    # facts
-    def visit_Return(self, node: ast.Return) -> None:
-        if node.value is not None and self._function:
-            origins = tuple(self._origins(node.value))
-            klass = self._class[-1] if self._class else ""
-            self.returns.append((self._function[-1].name, self.path, origins, klass))
-        self.generic_visit(node)
-
-    def visit_Call(self, node: ast.Call) -> None:
-        name = dotted_expression(node.func)
-        if isinstance(node.func, ast.Attribute) and node.func.attr == "set_epoch":
-            self.set_epoch.add(dotted_expression(node.func.value) or "<expression>")
-        if name is not None and not is_loader_constructor(name):
-            positional = tuple(
-                _merge(self._origins(arg)) for arg in node.args if not isinstance(arg, ast.Starred)
-            )
-            keywords = tuple(
-                (kw.arg, _merge(self._origins(kw.value))) for kw in node.keywords if kw.arg
-            )
-            if any(o != UNKNOWN for o in positional) or any(o != UNKNOWN for _, o in keywords):
-                self.calls.append((name.rsplit(".", 1)[-1], self.path, positional, keywords))
-        self.generic_visit(node)
-
-    def visit_Assign(self, node: ast.Assign) -> None:
-        if self._class and self._function:
-            for target in node.targets:
-                if (
-                    isinstance(target, ast.Attribute)
-                    and isinstance(target.value, ast.Name)
-                    and target.value.id == "self"
-                ):
-                    for origin in self._origins(node.value):
-                        self.selfs.append((self._class[-1], self.path, target.attr, origin))
-        self.generic_visit(node)
 
     # origins
     def _origins(self, node: ast.expr, depth: int = 0) -> list[Origin]:
@@ -253,6 +260,27 @@ class _FactCollector(ast.NodeVisitor):
         return [UNKNOWN]
 
 
+def _assigned_pairs(node: ast.Assign | ast.AnnAssign) -> list[tuple[str, ast.expr]]:
+    """``(name, value)`` for each plain name an assignment binds: ``a, b = f()`` binds ``b`` to
+    element 1 of ``f()``'s value."""
+    if isinstance(node, ast.AnnAssign):
+        if node.value is not None and isinstance(node.target, ast.Name):
+            return [(node.target.id, node.value)]
+        return []
+    pairs: list[tuple[str, ast.expr]] = []
+    for target in node.targets:
+        if isinstance(target, ast.Name):
+            pairs.append((target.id, node.value))
+        elif isinstance(target, (ast.Tuple, ast.List)) and not any(
+            isinstance(e, ast.Starred) for e in target.elts
+        ):
+            for i, element in enumerate(target.elts):
+                if isinstance(element, ast.Name):
+                    item = ast.Subscript(node.value, ast.Constant(i), ast.Load())
+                    pairs.append((element.id, item))
+    return pairs
+
+
 def _alternatives(values: list[ast.expr]) -> list[ast.expr]:
     """Values with conditional expressions opened: ``A if c else B`` is ``A`` or ``B``."""
     opened: list[ast.expr] = []
@@ -292,14 +320,10 @@ def _parameter_position(
 
 
 def collect_loader_facts(tree: ast.Module, path: str) -> dict[str, list[Any]]:
-    """The SL2xx facts of one file; several rules ask for them, so they are computed once per
-    tree (the engine adds one result object once)."""
-    cached: dict[str, list[Any]] | None = getattr(tree, "_sampler_lint_loader_facts", None)
-    if cached is not None:
-        return cached
-    collector = _FactCollector(path)
-    collector.visit(tree)
-    facts: dict[str, list[Any]] = {
+    """The SL2xx facts of one file."""
+    collector = _FactCollector(path, SyntaxSummary.of(tree))
+    collector.collect()
+    return {
         FACT_RETURNS: sorted(collector.returns, key=repr),
         FACT_CLASSES: sorted(collector.classes),
         FACT_ALIASES: sorted(collector.aliases),
@@ -310,8 +334,9 @@ def collect_loader_facts(tree: ast.Module, path: str) -> dict[str, list[Any]]:
         )],
         FACT_SET_EPOCH: sorted(collector.set_epoch),
     }
-    tree._sampler_lint_loader_facts = facts  # type: ignore[attr-defined]
-    return facts
+
+
+LOADER_FACTS = FactCollector("loader provenance", INDEX_REQUIRES, collect_loader_facts)
 
 
 # ------------------------------------------------------------------------------------------------

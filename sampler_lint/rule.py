@@ -9,7 +9,6 @@ engine never needs to know any rule by name.
 
 from __future__ import annotations
 
-import ast
 import enum
 import re
 from collections.abc import Callable, Sequence
@@ -22,6 +21,7 @@ from sampler_lint.vocabulary import Vocabulary
 
 if TYPE_CHECKING:
     from sampler_lint.context import FileContext
+    from sampler_lint.index import FactCollector
     from sampler_lint.syntax_summary import SyntaxSummary
 
 
@@ -116,9 +116,9 @@ class Rule(cst.BatchableCSTVisitor):
     examples: ClassVar[tuple[Example, ...]] = ()
     #: Reported by the engine itself (parse errors) rather than by a traversal.
     engine_rule: ClassVar[bool] = False
-    #: Text pre-filter for :meth:`collect_facts`, in the shape of ``requires``; empty means the rule
-    #: contributes no facts to the project index.
-    index_requires: ClassVar[tuple[tuple[str, ...], ...]] = ()
+    #: What the rule needs in the project index (``sampler_lint.index.FactCollector``); empty
+    #: means the rule contributes no facts.
+    collectors: ClassVar[tuple[FactCollector, ...]] = ()
     #: The rule reads the engine's common facts (project classes and their bases, imported modules)
     #: from ``context.index``.
     uses_index: ClassVar[bool] = False
@@ -126,11 +126,6 @@ class Rule(cst.BatchableCSTVisitor):
     def __init__(self, context: FileContext) -> None:
         super().__init__()
         self.context = context
-
-    @classmethod
-    def collect_facts(cls, tree: ast.Module, path: str) -> dict[str, list[Any]]:
-        """Facts this file contributes to the project index (see ``sampler_lint.index``)."""
-        return {}
 
     #: Whether the rule answers :meth:`may_match` (the engine parses with ``ast`` first only
     #: when every rule left after the text pre-filter does).

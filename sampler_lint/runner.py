@@ -210,7 +210,7 @@ def index_source(text: str, path: str, rules: Iterable[type[Rule]]) -> ProjectIn
 
 
 def needs_index(rules: Iterable[type[Rule]]) -> bool:
-    return any(rule.index_requires or rule.uses_index for rule in rules)
+    return any(rule.collectors or rule.uses_index for rule in rules)
 
 
 def build_index(
@@ -324,7 +324,7 @@ def _wants_lint(survey: Survey, lint: LintOptions) -> bool:
 def _reads_index(survey: Survey, lint: LintOptions) -> bool:
     codes = survey.rules
     return any(
-        (rule.index_requires or rule.uses_index) and (codes is None or rule.code in codes)
+        (rule.collectors or rule.uses_index) and (codes is None or rule.code in codes)
         for rule in lint.rules
     )
 

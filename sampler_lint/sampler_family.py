@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sampler_lint.index import (
+    FactCollector,
     ProjectIndex,
     dotted_expression,
     import_aliases,
@@ -116,19 +117,17 @@ def class_attributes(node: ast.ClassDef, path: str, aliases: dict[str, str]) -> 
 
 
 def collect_class_facts(tree: ast.Module, path: str) -> dict[str, list[Any]]:
-    """The SL4xx/SL5xx class facts of one file, computed once per tree (several rules ask)."""
-    cached: dict[str, list[Any]] | None = getattr(tree, "_sampler_lint_class_facts", None)
-    if cached is not None:
-        return cached
+    """The SL4xx/SL5xx class facts of one file."""
     aliases = import_aliases(tree)
     classes = [
         class_attributes(node, path, aliases)
         for node in statements(tree)
         if isinstance(node, ast.ClassDef) and node.bases
     ]
-    facts: dict[str, list[Any]] = {FACT: sorted(classes, key=lambda c: (c.path, c.name))}
-    tree._sampler_lint_class_facts = facts  # type: ignore[attr-defined]
-    return facts
+    return {FACT: sorted(classes, key=lambda c: (c.path, c.name))}
+
+
+CLASS_FACTS = FactCollector("sampler classes", INDEX_REQUIRES, collect_class_facts)
 
 
 # ------------------------------------------------------------------------------------------------

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from sampler_lint import noqa
 from sampler_lint.cache import digest
-from sampler_lint.index import ProjectIndex
+from sampler_lint.index import FactCollector, ProjectIndex
 from sampler_lint.linter import LintOptions, decode, rules_to_run
 from sampler_lint.rule import Rule
 from sampler_lint.syntax_summary import SyntaxSummary
@@ -24,17 +24,21 @@ _PARSE_FAILURES = (SyntaxError, ValueError, RecursionError, MemoryError, Overflo
 
 @dataclass(frozen=True)
 class Collectors:
-    """The index facts a run collects: the rules that contribute facts."""
+    """The index facts a run collects: the collectors of its rules, each once."""
 
-    rules: tuple[type[Rule], ...] = ()
+    collectors: tuple[FactCollector, ...] = ()
 
     @classmethod
     def for_rules(cls, rules: tuple[type[Rule], ...]) -> Collectors:
-        return cls(tuple(rule for rule in rules if rule.index_requires))
+        unique: dict[str, FactCollector] = {}
+        for rule in sorted(rules, key=lambda rule: rule.code):
+            for collector in rule.collectors:
+                unique.setdefault(collector.name, collector)
+        return cls(tuple(unique.values()))
 
     @property
     def salt(self) -> str:
-        return repr(sorted(rule.code for rule in self.rules))
+        return repr([collector.name for collector in self.collectors])
 
 
 @dataclass(frozen=True)
@@ -71,10 +75,10 @@ def survey_source(
     if lint is not None and text is not None:
         rules = rules_to_run(text, noqa.file_level_codes(text), lint)
         has_noqa = "noqa" in text.lower()
-    wanted: list[type[Rule]] = []
+    wanted: list[FactCollector] = []
     if fact_path is not None:
         index_text = text if text is not None else data.decode("utf-8", "replace")
-        wanted = [rule for rule in collectors.rules if _matches(rule.index_requires, index_text)]
+        wanted = [c for c in collectors.collectors if _matches(c.requires, index_text)]
     else:
         index_text = text or ""
     syntax_stage = bool(
@@ -90,7 +94,7 @@ def survey_source(
         return Survey(EMPTY_FACTS, "", _codes(rules), has_noqa)
     facts = _collect(tree, fact_path, wanted) if fact_path is not None else EMPTY_FACTS
     if syntax_stage and rules:
-        summary = SyntaxSummary(tree)
+        summary = SyntaxSummary.of(tree)
         rules = [rule for rule in rules if rule.may_match(summary)]
     facts_digest = digest(pickle.dumps(dict(facts.facts))) if facts.facts else ""
     return Survey(facts, facts_digest, _codes(rules), has_noqa)
@@ -104,14 +108,9 @@ def _matches(groups: tuple[tuple[str, ...], ...], text: str) -> bool:
     return all(any(token in text for token in group) for group in groups)
 
 
-def _collect(tree: ast.Module, path: str, rules: list[type[Rule]]) -> ProjectIndex:
+def _collect(tree: ast.Module, path: str, collectors: list[FactCollector]) -> ProjectIndex:
     index = ProjectIndex()
-    added: set[int] = set()
-    for rule in rules:
-        facts = rule.collect_facts(tree, path)
-        if id(facts) in added:
-            continue  # the same facts, shared by several rules: added once
-        added.add(id(facts))
-        for kind, values in facts.items():
+    for collector in collectors:
+        for kind, values in collector.collect(tree, path).items():
             index.add(kind, values)
     return index

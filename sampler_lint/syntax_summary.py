@@ -25,9 +25,16 @@ class SyntaxSummary:
     def __init__(self, tree: ast.Module) -> None:
         self.tree = tree
         by_kind: dict[type[ast.AST], list[ast.AST]] = defaultdict(list)
-        for node in ast.walk(tree):
+        parents: dict[ast.AST, ast.AST] = {}
+        # ast.walk's breadth-first order, recording each node's parent on the way.
+        queue: list[ast.AST] = [tree]
+        for node in queue:
             by_kind[type(node)].append(node)
+            for child in ast.iter_child_nodes(node):
+                parents[child] = node
+                queue.append(child)
         self._by_kind = by_kind
+        self._parents = parents
         #: Class names of every node in the tree (``"Subscript"``, ``"FloorDiv"``, ``"Slice"``...).
         self.kinds: frozenset[str] = frozenset(kind.__name__ for kind in by_kind)
         #: The last name of every called function (``x.split(...)`` -> ``"split"``, ``X[T](...)``
@@ -37,11 +44,28 @@ class SyntaxSummary:
 
     @classmethod
     def of(cls, tree: ast.Module) -> SyntaxSummary:
-        return cls(tree)
+        """The summary of ``tree``, made once however many pre-filters and fact collectors ask."""
+        made: SyntaxSummary | None = getattr(tree, "_sampler_lint_summary", None)
+        if made is None:
+            made = cls(tree)
+            tree._sampler_lint_summary = made  # type: ignore[attr-defined]
+        return made
 
     def nodes(self, kind: type[Node]) -> list[Node]:
         """Every node of exactly this type, in ``ast.walk`` order."""
         return self._by_kind.get(kind, [])  # type: ignore[return-value]
+
+    def parent(self, node: ast.AST) -> ast.AST | None:
+        return self._parents.get(node)
+
+    def ancestors(self, node: ast.AST) -> list[ast.AST]:
+        """The nodes enclosing ``node``, innermost first."""
+        found = []
+        parent = self._parents.get(node)
+        while parent is not None:
+            found.append(parent)
+            parent = self._parents.get(parent)
+        return found
 
     def _names(self) -> set[str]:
         names: set[str] = set()
@@ -65,6 +89,6 @@ class SyntaxSummary:
 def summarize(text: str) -> SyntaxSummary | None:
     """The summary, or ``None`` when Python cannot parse the text (libcst then decides)."""
     try:
-        return SyntaxSummary(ast.parse(text))
+        return SyntaxSummary.of(ast.parse(text))
     except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError):
         return None

@@ -11,6 +11,7 @@ from typing import Any, ClassVar
 from click.testing import CliRunner
 
 from sampler_lint.cli import main
+from sampler_lint.index import FactCollector
 from sampler_lint.rule import Rule, Severity
 from sampler_lint.runner import PARALLEL_THRESHOLD, build_index
 
@@ -47,19 +48,21 @@ def test_findings_are_identical_in_one_process_and_in_two(tmp_path: Path) -> Non
     assert len(single) == sum(1 for n in range(files) if n % 4 < 2)
 
 
+def _classes(tree: ast.Module, path: str) -> dict[str, list[Any]]:
+    return {"classes": [
+        (node.name, path) for node in ast.walk(tree) if isinstance(node, ast.ClassDef)
+    ]}
+
+
 class _UsesIndex(Rule):
     """Stands for any rule that collects facts: the classes of every file mentioning one."""
 
     code: ClassVar[str] = "SLX900"
     name: ClassVar[str] = "uses-index"
     severity: ClassVar[Severity] = Severity.WARNING
-    index_requires: ClassVar[tuple[tuple[str, ...], ...]] = (("class ",),)
-
-    @classmethod
-    def collect_facts(cls, tree: ast.Module, path: str) -> dict[str, list[Any]]:
-        return {"classes": [
-            (node.name, path) for node in ast.walk(tree) if isinstance(node, ast.ClassDef)
-        ]}
+    collectors: ClassVar[tuple[FactCollector, ...]] = (
+        FactCollector("classes", (("class ",),), _classes),
+    )
 
 
 def test_project_index_is_identical_in_one_process_and_in_two(tmp_path: Path) -> None:
