@@ -19,7 +19,13 @@ from sampler_lint.findings import FileResult
 from sampler_lint.index import EMPTY_INDEX, ProjectIndex
 from sampler_lint.linter import UNUSED_NOQA, LintOptions, decode, lint_source
 from sampler_lint.rule import Rule
-from sampler_lint.survey import NOTHING, Collectors, Survey, survey_source
+from sampler_lint.survey import (
+    EMPTY_SURVEY,
+    NOTHING,
+    Collectors,
+    Survey,
+    survey_source,
+)
 from sampler_lint.writer import WriteError, write_atomic
 
 # Below this many files a process pool costs more than it saves.
@@ -79,7 +85,8 @@ def _pool(jobs: int, work: int, initializer: Callable[..., None], *initargs: Any
 
 
 def _chunksize(work: int, jobs: int) -> int:
-    return max(1, min(64, work // (jobs * 8)))
+    # Small enough that a few large files do not leave one process working alone at the end.
+    return max(1, min(256, work // (jobs * 8)))
 
 
 # ------------------------------------------------------------------------------------------------
@@ -103,8 +110,12 @@ def _init_survey_worker(lints: list[LintOptions], collectors: Collectors) -> Non
     _WORKER_LINTS, _WORKER_COLLECTORS = lints, collectors
 
 
-def _survey_task(job: _Job) -> Survey:
-    return _survey(job, _WORKER_LINTS, _WORKER_COLLECTORS)
+def _survey_task(task: tuple[str, str | None, int | None]) -> Survey | None:
+    # Plain strings in, None out for a file with nothing in it for anyone: with tens of thousands
+    # of small files, pickling Path objects and empty surveys cost more than surveying them.
+    path, fact_path, lint_id = task
+    survey = _survey(_Job(Path(path), fact_path, lint_id), _WORKER_LINTS, _WORKER_COLLECTORS)
+    return None if survey == EMPTY_SURVEY else survey
 
 
 def _survey(job: _Job, lints: list[LintOptions], collectors: Collectors,
@@ -154,10 +165,13 @@ def survey_files(
     pool = _pool(processes, len(missing), _init_survey_worker, lints, collectors)
     if pool is not None:
         with pool:
-            work = [jobs[number] for number in missing]
+            work = [
+                (str(jobs[number].path), jobs[number].fact_path, jobs[number].lint_id)
+                for number in missing
+            ]
             computed = pool.map(_survey_task, work, chunksize=_chunksize(len(work), processes))
             for number, survey in zip(missing, computed, strict=True):
-                surveys[number] = survey
+                surveys[number] = survey or EMPTY_SURVEY
                 done += 1
                 if progress is not None:
                     progress(done)
@@ -346,8 +360,14 @@ def run(
     lint_ids: dict[tuple[int, frozenset[str]], int] = {}
     kept_alive: list[Settings] = []  # ids stay unique while their objects live
     jobs: list[_Job] = []
+    by_folder: dict[str, Settings] = {}  # a folder's files share its settings: no stat per file
     for path in files:
-        settings = resolver.for_path(path)
+        folder = os.path.dirname(path)
+        settings = by_folder.get(folder) if folder else None
+        if settings is None:
+            settings = resolver.for_path(path)
+            if folder and path.is_file():
+                by_folder[folder] = settings
         lint_key = (id(settings), settings.enabled_for(path))
         lint_id = lint_ids.get(lint_key)
         if lint_id is None:

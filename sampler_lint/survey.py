@@ -59,6 +59,7 @@ class Survey:
 
 EMPTY_FACTS = ProjectIndex()
 NOTHING = Survey(EMPTY_FACTS, "", None)
+EMPTY_SURVEY = Survey(EMPTY_FACTS, "", ())
 
 
 def survey_source(
@@ -66,6 +67,8 @@ def survey_source(
 ) -> Survey:
     """Survey one source. ``fact_path`` is the file as the index spells it (``None``: the file is
     not part of the project index); ``lint`` how it is linted (``None``: it is not)."""
+    if not data.strip():
+        return EMPTY_SURVEY  # nothing to find, nothing to collect
     try:
         text: str | None = decode(data)
     except (SyntaxError, UnicodeDecodeError, LookupError):
