@@ -9,7 +9,7 @@ import libcst as cst
 
 from sampler_lint.frameworks import (
     FRAMEWORK_FACTS,
-    MODULE_FACTS,
+    LIGHTNING_IMPORTS,
     batch_sampler_classes,
     injection_disabled,
     uses_lightning,
@@ -36,7 +36,7 @@ class BatchSamplerNotInjectable(Rule):
     name = "batch-sampler-not-injectable"
     severity = Severity.ERROR
     requires = (("Sampler",), ("__iter__", "__init__"))
-    collectors = (FRAMEWORK_FACTS, CLASS_FACTS, MODULE_FACTS)
+    collectors = (FRAMEWORK_FACTS, CLASS_FACTS, LIGHTNING_IMPORTS)
     uses_index = True
     has_syntax_filter = True
 

@@ -7,7 +7,7 @@ import re
 
 import libcst as cst
 
-from sampler_lint.frameworks import MODULE_FACTS, uses_distributed_training
+from sampler_lint.frameworks import DISTRIBUTED_IMPORTS, uses_distributed_training
 from sampler_lint.rule import Example, Rule, Severity
 from sampler_lint.sampler_family import (
     CLASS_FACTS,
@@ -29,7 +29,7 @@ class BatchSamplerIgnoresSampler(Rule):
     name = "batch-sampler-ignores-sampler"
     severity = Severity.ERROR
     requires = (("BatchSampler",), ("__iter__",))
-    collectors = (CLASS_FACTS, MODULE_FACTS)
+    collectors = (CLASS_FACTS, DISTRIBUTED_IMPORTS)
     uses_index = True
     has_syntax_filter = True
 

@@ -64,7 +64,8 @@ def lint_code(
     data = code.encode("utf-8") if isinstance(code, str) else code
     if index is None:
         # Linting one file on its own: the project is that file.
-        from sampler_lint.runner import needs_index, source_text
+        from sampler_lint.runner import needs_index
+        from sampler_lint.survey import source_text
 
         text = source_text(data)
         index = index_sources({path: text}, select) if needs_index(rules) else EMPTY_INDEX

@@ -10,7 +10,13 @@ import ast
 from typing import Any
 
 from sampler_lint.context import FileContext
-from sampler_lint.index import FactCollector, dotted_expression, import_aliases, statements
+from sampler_lint.index import (
+    FactCollector,
+    ProjectIndex,
+    dotted_expression,
+    import_aliases,
+    statements,
+)
 from sampler_lint.syntax_summary import SyntaxSummary
 
 LIGHTNING = ("lightning", "pytorch_lightning", "lightning_fabric", "lightning.fabric")
@@ -31,11 +37,13 @@ MODULE_TOKENS = ("lightning", "accelerate", "deepspeed", "distributed", "paralle
 
 
 def _uses(context: FileContext, prefixes: tuple[str, ...]) -> bool:
-    if context.imports.imports_any(prefixes):
-        return True
+    return context.imports.imports_any(prefixes) or _project_imports(context.index, prefixes)
+
+
+def _project_imports(index: ProjectIndex, prefixes: tuple[str, ...]) -> bool:
     return any(
         module == prefix or module.startswith(prefix + ".")
-        for module in context.index.get(FACT_MODULES)
+        for module in index.get(FACT_MODULES)
         for prefix in prefixes
     )
 
@@ -98,4 +106,13 @@ def collect_module_facts(tree: ast.Module, path: str) -> dict[str, list[Any]]:
 
 
 FRAMEWORK_FACTS = FactCollector("trainer switches", INDEX_REQUIRES, collect_framework_facts)
-MODULE_FACTS = FactCollector("distributed imports", (MODULE_TOKENS,), collect_module_facts)
+# Whether the project imports Lightning / any distributed framework: one file is enough to know,
+# so these read the files parsed anyway and parse more only while the answer is no.
+LIGHTNING_IMPORTS = FactCollector(
+    "lightning imports", (("lightning",),), collect_module_facts,
+    settled=lambda index: _project_imports(index, LIGHTNING),
+)
+DISTRIBUTED_IMPORTS = FactCollector(
+    "distributed imports", (MODULE_TOKENS,), collect_module_facts,
+    settled=lambda index: _project_imports(index, DISTRIBUTED),
+)

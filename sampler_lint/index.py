@@ -35,6 +35,11 @@ class FactCollector:
     name: str
     requires: tuple[tuple[str, ...], ...]
     collect: Callable[[ast.Module, str], dict[str, list[Any]]]
+    #: For facts that answer one yes-or-no question about the whole project ("does any file
+    #: import lightning?"): whether an index already answers it. Such a collector reads the files
+    #: that are parsed anyway; the other files passing ``requires`` are parsed only while the
+    #: answer is still open, so a question settled by the first files costs no extra parse.
+    settled: Callable[[ProjectIndex], bool] | None = None
 
 
 @dataclass

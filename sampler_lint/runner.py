@@ -17,13 +17,15 @@ from sampler_lint.config import ConfigResolver, Settings
 from sampler_lint.discovery import iter_source_files, project_root
 from sampler_lint.findings import FileResult
 from sampler_lint.index import EMPTY_INDEX, ProjectIndex
-from sampler_lint.linter import UNUSED_NOQA, LintOptions, decode, lint_source
+from sampler_lint.linter import UNUSED_NOQA, LintOptions, lint_source
 from sampler_lint.rule import Rule
 from sampler_lint.survey import (
     EMPTY_SURVEY,
     NOTHING,
     Collectors,
     Survey,
+    answer_questions,
+    source_text,
     survey_source,
 )
 from sampler_lint.writer import WriteError, write_atomic
@@ -189,32 +191,30 @@ def survey_files(
     return [survey or NOTHING for survey in surveys], contents
 
 
-def merge_index(jobs: list[_Job], surveys: list[Survey], order: list[int]) -> tuple[
-    ProjectIndex, str
-]:
+def merge_index(
+    jobs: list[_Job], surveys: list[Survey], order: list[int], collectors: Collectors
+) -> tuple[ProjectIndex, str]:
     """The project index from the surveys, merged in ``order`` (the project's file order, the
-    same whatever the number of processes), and its digest."""
+    same whatever the number of processes), completed with the answers to project questions the
+    surveys left open, and its digest."""
     index = ProjectIndex()
     parts: list[str] = []
+    deferred: list[tuple[Path, str, tuple[str, ...]]] = []
     for number in order:
-        survey = surveys[number]
+        survey, fact_path = surveys[number], jobs[number].fact_path or ""
         if survey.facts.facts:
             index.merge(survey.facts)
-            parts += [jobs[number].fact_path or "", survey.facts_digest]
+            parts += [fact_path, survey.facts_digest]
+        if survey.deferred:
+            deferred.append((jobs[number].path, fact_path, survey.deferred))
+    answers, answer_digests = answer_questions(index, deferred, collectors)
+    index.merge(answers)
+    parts += answer_digests
     return index, digest(*parts) if parts else ""
 
 
 # ------------------------------------------------------------------------------------------------
 # The project index on its own (standard input, the API, tests)
-
-
-def source_text(data: bytes) -> str:
-    """The text of a source for the index: its BOM and coding cookie honoured (Python's parser
-    rejects a stray BOM), undecodable bytes replaced rather than the file dropped."""
-    try:
-        return decode(data)
-    except (SyntaxError, UnicodeDecodeError, LookupError):
-        return data.decode("utf-8", "replace")
 
 
 def index_source(text: str, path: str, rules: Iterable[type[Rule]]) -> ProjectIndex:
@@ -237,8 +237,9 @@ def build_index(
     if not needs_index(rules):
         return EMPTY_INDEX
     work = [_Job(path, str(path), None) for path in files]
-    surveys, _ = survey_files(work, [], Collectors.for_rules(rules), cache, jobs)
-    index, _ = merge_index(work, surveys, list(range(len(work))))
+    collectors = Collectors.for_rules(rules)
+    surveys, _ = survey_files(work, [], collectors, cache, jobs)
+    index, _ = merge_index(work, surveys, list(range(len(work))), collectors)
     return index
 
 
@@ -396,7 +397,7 @@ def run(
     surveys, contents = survey_files(
         jobs, lints, collectors, survey_cache, processes, surveyed if progress else None
     )
-    index, index_digest = merge_index(jobs, surveys, order)
+    index, index_digest = merge_index(jobs, surveys, order, collectors)
     lint_keys = [_lint_key(lint) for lint in lints]
 
     results: list[FileResult | None] = [None] * linted

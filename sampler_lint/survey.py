@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import pickle
 from dataclasses import dataclass
+from pathlib import Path
 
 from sampler_lint import noqa
 from sampler_lint.cache import digest
@@ -55,6 +56,9 @@ class Survey:
     rules: tuple[str, ...] | None
     #: The file holds a ``noqa`` comment: the unused-noqa check must see it even when no rule runs.
     has_noqa: bool = False
+    #: Collectors of project questions (``FactCollector.settled``) whose text pre-filter this
+    #: file passes but which the survey did not parse it for: read later if still open.
+    deferred: tuple[str, ...] = ()
 
 
 EMPTY_FACTS = ProjectIndex()
@@ -79,9 +83,12 @@ def survey_source(
         rules = rules_to_run(text, noqa.file_level_codes(text), lint)
         has_noqa = "noqa" in text.lower()
     wanted: list[FactCollector] = []
+    questions: list[FactCollector] = []
     if fact_path is not None:
         index_text = text if text is not None else data.decode("utf-8", "replace")
-        wanted = [c for c in collectors.collectors if _matches(c.requires, index_text)]
+        for collector in collectors.collectors:
+            if _matches(collector.requires, index_text):
+                (questions if collector.settled else wanted).append(collector)
     else:
         index_text = text or ""
     syntax_stage = bool(
@@ -89,18 +96,65 @@ def survey_source(
         and all(rule.has_syntax_filter for rule in rules)
     )
     if not wanted and not syntax_stage:
-        return Survey(EMPTY_FACTS, "", _codes(rules), has_noqa)
+        # Nothing parses this file now; project questions read it later only if still open.
+        return Survey(EMPTY_FACTS, "", _codes(rules), has_noqa, _names(questions))
     try:
         tree = ast.parse(index_text if wanted else (text or ""))
     except _PARSE_FAILURES:
         # libcst decides (and reports SL001); the file contributes no facts, as before.
         return Survey(EMPTY_FACTS, "", _codes(rules), has_noqa)
-    facts = _collect(tree, fact_path, wanted) if fact_path is not None else EMPTY_FACTS
+    # Parsed anyway: the project questions are answered from this file now.
+    facts = _collect(tree, fact_path, wanted + questions) if fact_path else EMPTY_FACTS
     if syntax_stage and rules:
         summary = SyntaxSummary.of(tree)
         rules = [rule for rule in rules if rule.may_match(summary)]
     facts_digest = digest(pickle.dumps(dict(facts.facts))) if facts.facts else ""
     return Survey(facts, facts_digest, _codes(rules), has_noqa)
+
+
+def _names(collectors: list[FactCollector]) -> tuple[str, ...]:
+    return tuple(collector.name for collector in collectors)
+
+
+def answer_questions(
+    index: ProjectIndex, deferred: list[tuple[Path, str, tuple[str, ...]]],
+    collectors: Collectors,
+) -> tuple[ProjectIndex, list[str]]:
+    """The facts for project questions still open in ``index``, from the files the survey
+    deferred (``(path, fact_path, collector names)``, in project order), read one by one until
+    each question is settled. Returns the facts and their digests."""
+    answers = ProjectIndex()
+    digests: list[str] = []
+    open_questions = [
+        c for c in collectors.collectors if c.settled is not None and not c.settled(index)
+    ]
+    for collector in open_questions:
+        assert collector.settled is not None
+        found = ProjectIndex()
+        for path, fact_path, names in deferred:
+            if collector.name not in names:
+                continue
+            try:
+                tree = ast.parse(source_text(path.read_bytes()))
+            except (OSError, *_PARSE_FAILURES):
+                continue
+            facts = _collect(tree, fact_path, [collector])
+            if facts.facts:
+                found.merge(facts)
+                digests += [fact_path, digest(pickle.dumps(dict(facts.facts)))]
+                if collector.settled(found):
+                    break
+        answers.merge(found)
+    return answers, digests
+
+
+def source_text(data: bytes) -> str:
+    """The text of a source for the index: its BOM and coding cookie honoured (Python's parser
+    rejects a stray BOM), undecodable bytes replaced rather than the file dropped."""
+    try:
+        return decode(data)
+    except (SyntaxError, UnicodeDecodeError, LookupError):
+        return data.decode("utf-8", "replace")
 
 
 def _codes(rules: list[type[Rule]] | None) -> tuple[str, ...] | None:
