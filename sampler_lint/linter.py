@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import difflib
+import re
 import tokenize
 import warnings
 from collections.abc import Iterator, Sequence
@@ -284,11 +285,22 @@ def _compiles(text: str) -> bool:
 
 def rules_to_run(text: str, file_codes: frozenset[str], lint: LintOptions) -> list[type[Rule]]:
     """The enabled rules not suppressed for the whole file whose text pre-filter matches."""
+    found: dict[re.Pattern[str], bool] = {}  # rules share groups: search each once
+
+    def passes(rule: type[Rule]) -> bool:
+        for group in rule.prefilter_groups(lint.vocabulary):
+            hit = found.get(group)
+            if hit is None:
+                hit = found[group] = group.search(text) is not None
+            if not hit:
+                return False
+        return True
+
     return [
         rule for rule in lint.rules
         if not rule.engine_rule
         and not (noqa.ALL in file_codes or rule.code in file_codes)
-        and (not lint.use_prefilter or rule.prefilter(lint.vocabulary)(text))
+        and (not lint.use_prefilter or passes(rule))
     ]
 
 

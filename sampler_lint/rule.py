@@ -150,29 +150,32 @@ class Rule(cst.BatchableCSTVisitor):
         return cls.name
 
     @classmethod
-    def prefilter(cls, vocabulary: Vocabulary | None = None) -> Callable[[str], bool]:
-        """The text test of ``requires``. A token ``{rank}``, ``{world_size}`` or ``{seed}``
-        stands for every word of that vocabulary (configured names included)."""
+    def prefilter_groups(cls, vocabulary: Vocabulary | None = None) -> tuple[re.Pattern[str], ...]:
+        """``requires`` as one pattern per group. A token ``{rank}``, ``{world_size}`` or
+        ``{seed}`` stands for every word of that vocabulary (configured names included). Equal
+        groups of different rules are the same pattern object (``re`` caches by pattern), so a
+        file is searched once per distinct group."""
         key = (cls, vocabulary)
         cached = _PREFILTERS.get(key)
-        if cached is not None:
-            return cached
-        vocab = vocabulary or Vocabulary()
-        groups = []
-        for group in cls.requires:
-            tokens: list[str] = []
-            for token in group:
-                tokens.extend(vocab.tokens(token) if token.startswith("{") else [token])
-            groups.append(re.compile("|".join(re.escape(t) for t in tokens)))
+        if cached is None:
+            vocab = vocabulary or Vocabulary()
+            groups = []
+            for group in cls.requires:
+                tokens: list[str] = []
+                for token in group:
+                    tokens.extend(vocab.tokens(token) if token.startswith("{") else [token])
+                groups.append(re.compile("|".join(re.escape(t) for t in sorted(set(tokens)))))
+            cached = _PREFILTERS[key] = tuple(groups)
+        return cached
 
-        def matches(text: str) -> bool:
-            return all(g.search(text) for g in groups)
+    @classmethod
+    def prefilter(cls, vocabulary: Vocabulary | None = None) -> Callable[[str], bool]:
+        """The text test of ``requires``: every group has a match."""
+        groups = cls.prefilter_groups(vocabulary)
+        return lambda text: all(group.search(text) for group in groups)
 
-        _PREFILTERS[key] = matches
-        return matches
 
-
-_PREFILTERS: dict[tuple[type[Rule], Vocabulary | None], Callable[[str], bool]] = {}
+_PREFILTERS: dict[tuple[type[Rule], Vocabulary | None], tuple[re.Pattern[str], ...]] = {}
 
 
 def rule_selectors(rule: type[Rule]) -> Sequence[str]:
