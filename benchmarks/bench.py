@@ -8,8 +8,10 @@ sampler-lint warm (a second run with the cache, once the cache exists), and ``ru
 ALL --no-cache``. Over one mid-sized repository (``--peers-on``, default the first): ``fixit lint``,
 ``torchfix --select ALL`` and a bare libcst parse of every file, which take minutes per thousand
 files. Prints medians, files per second, peak memory (of each command's largest process, from
-``wait4``) and the ratios. It downloads nothing: install the peers yourself
-(``pip install ruff fixit torchfix``); a peer that is not installed is skipped.
+``wait4``) and the ratios. With ``--small-files N`` (default 40,000; 0 skips it), it also times a
+cold run over N small files it writes to a temporary folder (half empty, half two unrelated
+lines). It downloads nothing: install the peers yourself (``pip install ruff fixit torchfix``); a
+peer that is not installed is skipped.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -51,6 +54,25 @@ def bare_parse_command(repo: Path) -> list[str]:
     return [sys.executable, "-c", code, str(repo)]
 
 
+def small_files(count: int, lint: list[str], runs: int) -> None:
+    """A cold run over ``count`` small files: what start-up, discovery and the pre-filter cost
+    when there is nothing to find."""
+    with tempfile.TemporaryDirectory() as folder:
+        root = Path(folder)
+        for number in range(count):
+            package = root / f"pkg{number // 200}"
+            package.mkdir(exist_ok=True)
+            text = "" if number % 2 == 0 else f"import os\nvalue = {number}\n"
+            (package / f"module_{number % 200}.py").write_text(text)
+        command = [*lint, "--no-cache", str(root)]
+        results = [timed(command) for _ in range(runs)]
+    walls = [wall for wall, _ in results]
+    print(f"{count} small files, {runs} runs (median)")
+    print(f"  sampler-lint cold      {statistics.median(walls):8.2f} s"
+          f"  (min {min(walls):.2f}, max {max(walls):.2f})"
+          f"  peak {max(peak for _, peak in results):.0f} MiB")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("repos", nargs="+", type=Path)
@@ -58,6 +80,8 @@ def main() -> int:
     parser.add_argument("--peers-on", type=Path, default=None)
     parser.add_argument("--peer-runs", type=int, default=1)
     parser.add_argument("--jobs", type=int, default=0)
+    parser.add_argument("--small-files", type=int, default=40_000)
+    parser.add_argument("--skip-peers", action="store_true", help="no fixit/torchfix/libcst")
     args = parser.parse_args()
 
     repos = [r.resolve() for r in args.repos]
@@ -93,6 +117,10 @@ def main() -> int:
               f"  (min {min(values):.2f}, max {max(values):.2f}){ratio}"
               f"  peak {peaks[name]:.0f} MiB")
 
+    if args.small_files:
+        small_files(args.small_files, lint, args.runs)
+    if args.skip_peers:
+        return 0
     peer_repo = (args.peers_on or repos[0]).resolve()
     peer_files = count_files([peer_repo])
     peers: dict[str, list[str]] = {"libcst bare parse": bare_parse_command(peer_repo)}
