@@ -99,3 +99,46 @@ def test_fixing_never_uses_the_cache(repo: Path) -> None:
     assert "tensor_split" in (repo / "a.py").read_text()
     code, out, _ = _parses(repo, ".")
     assert code == 0 and "SL101" not in out
+
+
+SAMPLER = (
+    "from torch.utils.data import Sampler\n\n\n"
+    "class Chunks(Sampler):\n"
+    "    def __init__(self, sizes):\n"
+    "        self.sizes = sizes\n\n"
+    "    def __iter__(self):\n"
+    "        yield from self.sizes\n\n"
+    "    def __len__(self):\n"
+    "        return len(self.sizes)\n\n\n"
+    "loader = DataLoader(data, batch_sampler=Chunks([1, 2]))\n"
+)
+
+
+def _parsed_files(project: Path, *args: str) -> tuple[str, list[str]]:
+    from sampler_lint import linter
+
+    real = linter.parse
+    with mock.patch("sampler_lint.linter.parse", side_effect=real) as parse:
+        _, out = run(project, *args)
+    return out, sorted(Path(call.args[0]).name for call in parse.call_args_list)
+
+
+def test_a_change_relints_only_what_depends_on_it(project: Path) -> None:
+    (project / "a.py").write_text(BUGGY)  # SL101: reads nothing from other files
+    (project / "s.py").write_text(SAMPLER)  # SL501: reads the project's trainer settings
+    trainer = project / "t.py"
+    trainer.write_text("import lightning as L\n\ntrainer = L.Trainer(devices=2)\n")
+    out, parsed = _parsed_files(project, ".")
+    assert parsed == ["a.py", "s.py"] and "s.py:4:7: SL501" in out
+
+    # A change that leaves t.py's facts as they were re-lints nothing else.
+    trainer.write_text("import lightning as L\n\n# two GPUs\ntrainer = L.Trainer(devices=2)\n")
+    out, parsed = _parsed_files(project, ".")
+    assert parsed == [] and "s.py:4:7: SL501" in out
+
+    # Turning sampler injection off changes the facts s.py reads: s.py, and only s.py, again.
+    trainer.write_text(
+        "import lightning as L\n\ntrainer = L.Trainer(use_distributed_sampler=False)\n"
+    )
+    out, parsed = _parsed_files(project, ".")
+    assert parsed == ["s.py"] and "SL501" not in out and "a.py:2:12: SL101" in out
