@@ -142,3 +142,10 @@ def test_a_change_relints_only_what_depends_on_it(project: Path) -> None:
     )
     out, parsed = _parsed_files(project, ".")
     assert parsed == ["s.py"] and "SL501" not in out and "a.py:2:12: SL101" in out
+
+
+def test_a_stale_noqa_is_reported_where_no_rule_looks(project: Path) -> None:
+    # No rule's pre-filter wants this file; its stale suppression is still reported.
+    (project / "quiet.py").write_text("total = 1  # noqa: SL101\n")
+    code, out = run(project, ".", "--no-cache")
+    assert code == 1 and "quiet.py:1:12: SL002" in out
