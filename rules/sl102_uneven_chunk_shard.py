@@ -3,6 +3,8 @@ chunks than ranks."""
 
 from __future__ import annotations
 
+import ast
+
 import libcst as cst
 
 from sampler_lint.matching import is_repeatable, is_world_size_like
@@ -13,11 +15,16 @@ from sampler_lint.sharding import (
     chunk_count_guarded,
     find_shard,
     gathered_in_scope,
+    indexed_shards,
     is_length_of,
     remainder_by_multiple_of,
     tensor_split_fix,
 )
 from sampler_lint.syntax_summary import SyntaxSummary
+
+# What a world size (chunk count) or a ceil-divided split size can be written as, to ast.
+_WORLD_SIZES = (ast.Name, ast.Attribute, ast.Call)
+_CEIL_SIZES = (ast.Name, ast.Call, ast.UnaryOp, ast.BinOp)
 
 
 class UnevenChunkShard(Rule):
@@ -30,8 +37,14 @@ class UnevenChunkShard(Rule):
 
     @classmethod
     def may_match(cls, summary: SyntaxSummary) -> bool:
-        # A chunk or split call (imported under any name), indexed.
-        return bool({"chunk", "split"} & summary.names) and "Subscript" in summary.kinds
+        # `x.chunk(W)` or `x.split(S)` indexed by what may be a rank, with W a world size (a
+        # name, attribute or call) and S a ceil division (`ceil(A / W)`, `-(-A // W)`,
+        # `(A + W - 1) // W`) or a name.
+        for method, sizes in indexed_shards(summary, ("chunk", "split")):
+            shapes = _WORLD_SIZES if method == "chunk" else _CEIL_SIZES
+            if any(type(size) in shapes for size in sizes):
+                return True
+        return False
 
     def visit_Subscript(self, node: cst.Subscript) -> None:
         shard = find_shard(self.context, node, ("chunk", "split"))
