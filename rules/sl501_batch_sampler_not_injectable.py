@@ -46,7 +46,9 @@ class BatchSamplerNotInjectable(Rule):
 
     @classmethod
     def may_match(cls, summary: SyntaxSummary) -> bool:
-        return "ClassDef" in summary.kinds
+        # A class with bases (only those are in the index); whether it is a batch sampler and
+        # the project uses Lightning, only the index can tell.
+        return any(klass.bases for klass in summary.nodes(ast.ClassDef))
 
     @classmethod
     def collect_facts(cls, tree: ast.Module, path: str) -> dict[str, list[Any]]:

@@ -38,7 +38,15 @@ class BatchSamplerIgnoresSampler(Rule):
 
     @classmethod
     def may_match(cls, summary: SyntaxSummary) -> bool:
-        return "ClassDef" in summary.kinds
+        # A class with bases that defines its own `__iter__`.
+        return any(
+            klass.bases and any(
+                isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))
+                and item.name == "__iter__"
+                for item in klass.body
+            )
+            for klass in summary.nodes(ast.ClassDef)
+        )
 
     @classmethod
     def collect_facts(cls, tree: ast.Module, path: str) -> dict[str, list[Any]]:
