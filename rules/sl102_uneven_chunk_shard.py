@@ -22,9 +22,25 @@ from sampler_lint.sharding import (
 )
 from sampler_lint.syntax_summary import SyntaxSummary
 
-# What a world size (chunk count) or a ceil-divided split size can be written as, to ast.
+# What a world size (a chunk count) can be written as, to ast.
 _WORLD_SIZES = (ast.Name, ast.Attribute, ast.Call)
-_CEIL_SIZES = (ast.Name, ast.Call, ast.UnaryOp, ast.BinOp)
+
+
+def _may_be_ceil(size: ast.expr) -> bool:
+    """The ``ast`` side of ``ceil_division``: ``ceil(A / W)`` (``ceil`` under any name),
+    ``-(-A // W)``, ``(A + W - 1) // W``, or a name (which may be assigned one)."""
+    if type(size) is ast.Call:
+        func, values = size.func, [*size.args, *(k.value for k in size.keywords)]
+        if len(values) != 1:
+            return False
+        inner = values[0].value if type(values[0]) is ast.Starred else values[0]
+        ceil = type(func) is ast.Name or (type(func) is ast.Attribute and func.attr == "ceil")
+        return ceil and type(inner) is ast.BinOp and type(inner.op) is ast.Div
+    if type(size) is ast.UnaryOp:
+        return type(size.op) is ast.USub
+    if type(size) is ast.BinOp and type(size.op) is ast.FloorDiv:
+        return type(size.left) is ast.BinOp and type(size.left.op) is ast.Sub
+    return type(size) is ast.Name
 
 
 class UnevenChunkShard(Rule):
@@ -41,8 +57,9 @@ class UnevenChunkShard(Rule):
         # name, attribute or call) and S a ceil division (`ceil(A / W)`, `-(-A // W)`,
         # `(A + W - 1) // W`) or a name.
         for method, sizes in indexed_shards(summary, ("chunk", "split")):
-            shapes = _WORLD_SIZES if method == "chunk" else _CEIL_SIZES
-            if any(type(size) in shapes for size in sizes):
+            if method == "chunk" and any(type(size) in _WORLD_SIZES for size in sizes):
+                return True
+            if method == "split" and any(_may_be_ceil(size) for size in sizes):
                 return True
         return False
 
