@@ -42,7 +42,7 @@ class MissingSetEpoch(Rule):
     def may_match(cls, summary: SyntaxSummary) -> bool:
         # A loop, `L = DataLoader(...)` with a sampler argument, and a shuffling
         # DistributedSampler(...) built in the file.
-        if not {"For", "While"} & summary.kinds:
+        if not {"For", "AsyncFor", "While"} & summary.kinds:
             return False
         if not any(map(may_shuffle, distributed_sampler_calls(summary.nodes(ast.Call)))):
             return False

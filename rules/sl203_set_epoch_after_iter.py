@@ -27,11 +27,14 @@ class SetEpochAfterIter(Rule):
     def may_match(cls, summary: SyntaxSummary) -> bool:
         # `X.set_epoch(...)` on a loader's sampler (`L.sampler`, `L.batch_sampler`) or on a name
         # a loader assigned in the file may be built with; and a `for` or an iterator made.
-        if not ("For" in summary.kinds or bool({*_ITERATING, *_CREATING} & summary.names)):
+        loops = bool({"For", "AsyncFor"} & summary.kinds)  # libcst's For is both
+        if not (loops or bool({*_ITERATING, *_CREATING} & summary.names)):
             return False
+        values: list[ast.expr | None] = [a.value for a in summary.nodes(ast.Assign)]
+        values += [a.value for a in summary.nodes(ast.AnnAssign)]
         built = any(
-            type(a.value) is ast.Call and is_loader_constructor(dotted_expression(a.value.func))
-            for a in summary.nodes(ast.Assign)
+            type(value) is ast.Call and is_loader_constructor(dotted_expression(value.func))
+            for value in values
         )
         for call in summary.nodes(ast.Call):
             func = call.func

@@ -114,6 +114,31 @@ CASES = {
         "    loader.sampler.set_epoch(epoch)\n"
         "    return next(it)\n",
     ),
+    "SL203 async for": (
+        "SL203",
+        "async def train(loader, epochs):\n"
+        "    async for batch in loader:\n"
+        "        loader.sampler.set_epoch(1)\n",
+    ),
+    "SL203 loader annotated": (
+        "SL203",
+        "def train(data, s, epoch):\n"
+        "    loader: DataLoader = DataLoader(data, sampler=s)\n"
+        "    it = iter(loader)\n"
+        "    s.set_epoch(epoch)\n"
+        "    return next(it)\n",
+    ),
+    "SL202 async for": (
+        "SL202",
+        "from torch.utils.data import DataLoader, DistributedSampler\n"
+        "\n"
+        "async def main(dataset, epochs, step):\n"
+        "    sampler = DistributedSampler(dataset)\n"
+        "    loader = DataLoader(dataset, batch_size=64, sampler=sampler)\n"
+        "    async for epoch in epochs:\n"
+        "        async for batch in loader:\n"
+        "            step(batch)\n",
+    ),
     "SL201 sampler alias": (
         "SL201",
         "def train(loader, epochs):\n"
