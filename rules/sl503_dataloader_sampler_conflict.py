@@ -28,7 +28,7 @@ class DataLoaderSamplerConflict(Rule):
     name = "dataloader-sampler-conflict"
     severity = Severity.ERROR
     fix_applicability = Applicability.UNSAFE
-    requires = (("DataLoader",), ("sampler",))
+    requires = (("DataLoader",),)  # a sampler may come positionally, named anything
     has_syntax_filter = True
 
     @classmethod
