@@ -28,7 +28,7 @@ class SetEpochSamplerOnly(Rule):
     name = "set-epoch-sampler-only"
     severity = Severity.ERROR
     fix_applicability = Applicability.SAFE
-    requires = (("set_epoch",), (".sampler",))
+    requires = (("set_epoch",), ("sampler",))  # `loader. sampler` is an attribute too
     index_requires = INDEX_REQUIRES
     has_syntax_filter = True
 

@@ -10,6 +10,7 @@ import libcst as cst
 from sampler_lint.imports import dotted_name
 from sampler_lint.index import dotted_expression
 from sampler_lint.loaders import (
+    DISTRIBUTED_SAMPLERS,
     EPOCH_AWARE_CALLS,
     FACT_SET_EPOCH,
     INDEX_REQUIRES,
@@ -34,7 +35,7 @@ class MissingSetEpoch(Rule):
     name = "missing-set-epoch"
     severity = Severity.WARNING
     fix_applicability = Applicability.SAFE
-    requires = (("DistributedSampler",), ("DataLoader",))
+    requires = (DISTRIBUTED_SAMPLERS, ("DataLoader",))
     index_requires = INDEX_REQUIRES
     has_syntax_filter = True
 

@@ -26,7 +26,7 @@ class RankDependentSamplerSeed(Rule):
     name = "rank-dependent-sampler-seed"
     severity = Severity.ERROR
     fix_applicability = Applicability.UNSAFE
-    requires = (("Sampler",), ("seed",))
+    requires = (("Sampler",),)  # the seed may be the fifth positional argument
     has_syntax_filter = True
 
     @classmethod

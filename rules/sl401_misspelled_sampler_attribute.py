@@ -10,6 +10,7 @@ import libcst as cst
 from sampler_lint.matching import expression_key
 from sampler_lint.rule import Applicability, Example, Fix, Rule, Severity
 from sampler_lint.sampler_family import (
+    CLASS_FACT_WORDS,
     INDEX_REQUIRES,
     chain_of,
     collect_class_facts,
@@ -24,7 +25,8 @@ class MisspelledSamplerAttribute(Rule):
     name = "misspelled-sampler-attribute"
     severity = Severity.ERROR
     fix_applicability = Applicability.SAFE
-    requires = (("Sampler",), ("self.",))
+    # The class needs a fact of the index; `self .x` is an attribute too.
+    requires = (CLASS_FACT_WORDS, ("self",))
     index_requires = INDEX_REQUIRES
     has_syntax_filter = True
 

@@ -20,6 +20,7 @@ from sampler_lint.frameworks import (
 )
 from sampler_lint.rule import Example, Rule, Severity
 from sampler_lint.sampler_family import (
+    CLASS_FACT_WORDS,
     chain_of,
     collect_class_facts,
     find_class,
@@ -39,7 +40,9 @@ class BatchSamplerNotInjectable(Rule):
     code = "SL501"
     name = "batch-sampler-not-injectable"
     severity = Severity.ERROR
-    requires = (("Sampler",), ("__iter__", "__init__"))
+    # A class of the index passed as `batch_sampler=` elsewhere is judged even when it defines
+    # no method of its own.
+    requires = (CLASS_FACT_WORDS,)
     index_requires = ((*FRAMEWORK_REQUIRES[0], "Sampler"),)
     uses_index = True
     has_syntax_filter = True

@@ -12,6 +12,7 @@ import libcst as cst
 from sampler_lint.frameworks import uses_distributed_training
 from sampler_lint.rule import Example, Rule, Severity
 from sampler_lint.sampler_family import (
+    CLASS_FACT_WORDS,
     INDEX_REQUIRES,
     chain_of,
     collect_class_facts,
@@ -31,7 +32,8 @@ class BatchSamplerIgnoresSampler(Rule):
     code = "SL502"
     name = "batch-sampler-ignores-sampler"
     severity = Severity.ERROR
-    requires = (("BatchSampler",), ("__iter__",))
+    # BatchSampler may be a base of a base elsewhere; the class needs a fact of the index.
+    requires = (CLASS_FACT_WORDS, ("__iter__",))
     index_requires = INDEX_REQUIRES
     uses_index = True
     has_syntax_filter = True

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from sampler_lint.frameworks import INDEX_REQUIRES as FRAMEWORK_REQUIRES
 from sampler_lint.index import (
     ProjectIndex,
     dotted_expression,
@@ -42,6 +43,10 @@ _TORCH_MODULES = ("torch.utils.data", "torch.utils.data.sampler", "torch.utils.d
 
 FACT = "sl4_classes"
 INDEX_REQUIRES: tuple[tuple[str, ...], ...] = (("Sampler",),)
+# A file whose classes may be in the index mentions one of these: the SL4xx rules collect class
+# facts under INDEX_REQUIRES, SL501 under these wider words, and every rule reads them all. A rule
+# that needs a class fact can require no more of a file's text than this.
+CLASS_FACT_WORDS: tuple[str, ...] = ("Sampler", *FRAMEWORK_REQUIRES[0])
 
 
 @dataclass(frozen=True)

@@ -4,10 +4,14 @@ the edge of what it can see: each snippet is flagged by its rule, and the pre-fi
 from __future__ import annotations
 
 import ast
+import json
+from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
 from sampler_lint.api import lint_code
+from sampler_lint.cli import main
 from sampler_lint.registry import rules_by_code
 from sampler_lint.syntax_summary import SyntaxSummary, argument, within
 
@@ -65,6 +69,13 @@ CASES = {
         "import torch\n"
         "\n"
         "loader = torch.utils.data.DataLoader(data, batch_size=4, batch_sampler=make(data))\n",
+    ),
+    # No "sampler" in the text at all: the batch sampler is the fifth positional argument.
+    "SL503 positional batch sampler": (
+        "SL503",
+        "from torch.utils.data import DataLoader\n"
+        "\n"
+        "loader = DataLoader(data, 4, False, None, make(data))\n",
     ),
     "SL101 split through a name": (
         "SL101",
@@ -214,3 +225,99 @@ def test_within_counts_decorators() -> None:
     attributes = {a.attr: a for a in ast.walk(tree) if isinstance(a, ast.Attribute)}
     assert within(attributes["a"], klass) and within(attributes["b"], klass)
     assert not within(attributes["c"], klass)
+
+
+# Projects whose findings the text pre-filter (``Rule.requires``) once hid: a seed passed
+# positionally, a sampler without "DistributedSampler" in its name, a batch sampler class in a
+# file that never says "Sampler", a BatchSampler reached through a base in another file, odd
+# spacing, a class fact collected for another rule.
+PROJECTS = {
+    "SL302 positional seed": {
+        "a.py": "import torch.distributed as dist\n"
+        "from torch.utils.data import DistributedSampler\n"
+        "\n"
+        "def make(dataset, world_size, base):\n"
+        "    rank = dist.get_rank()\n"
+        "    return DistributedSampler(dataset, world_size, rank, True, base + rank)\n",
+    },
+    "SL202 length-grouped sampler": {
+        "a.py": "from torch.utils.data import DataLoader\n"
+        "from transformers.trainer_pt_utils import DistributedLengthGroupedSampler\n"
+        "\n"
+        "def main(dataset, epochs, step, lengths):\n"
+        "    sampler = DistributedLengthGroupedSampler(8, dataset, lengths=lengths)\n"
+        "    loader = DataLoader(dataset, batch_size=64, sampler=sampler)\n"
+        "    for epoch in range(epochs):\n"
+        "        for batch in loader:\n"
+        "            step(batch)\n",
+    },
+    "SL501 no Sampler, no methods": {
+        "other.py": "# A Sampler of sorts.\n"
+        "class Other(object):\n"
+        "    def __init__(self, data):\n"
+        "        self.data = data\n"
+        "\n"
+        "    def __iter__(self):\n"
+        "        yield [0]\n",
+        "batcher.py": "import lightning as L\n"
+        "from torch.utils.data import DataLoader\n"
+        "\n"
+        "from other import Other\n"
+        "\n"
+        "class Batcher(Other):\n"
+        "    pass\n"
+        "\n"
+        "def loader(data):\n"
+        "    return DataLoader(data, batch_sampler=Batcher(data))\n",
+    },
+    "SL502 BatchSampler through a base": {
+        "base.py": "from torch.utils.data import BatchSampler\n\n"
+        "class Base(BatchSampler):\n    pass\n",
+        "mine.py": "import torch.distributed as dist\n"
+        "\n"
+        "from base import Base  # a Sampler family\n"
+        "\n"
+        "class Mine(Base):\n"
+        "    def __iter__(self):\n"
+        "        for bucket in self.buckets:\n"
+        "            yield bucket\n",
+    },
+    "SL201 spaced attribute": {
+        "a.py": "def train(loader, epochs):\n"
+        "    for epoch in range(epochs):\n"
+        "        loader. sampler.set_epoch(epoch)\n"
+        "        for batch in loader:\n"
+        "            pass\n",
+    },
+    "SL401 fact collected for SL501": {
+        "base.py": "from torch.utils.data import DistributedSampler\n\n"
+        "class Base(DistributedSampler):\n    pass\n",
+        "mine.py": "from base import Base\n"
+        "\n"
+        "# passed on as batch_sampler elsewhere\n"
+        "\n"
+        "class Mine(Base):\n"
+        "    def __len__(self):\n"
+        "        return self.num_sample\n",
+    },
+}
+
+
+def _project_findings(project: Path, *extra: str) -> list[tuple[str, int, str]]:
+    result = CliRunner().invoke(
+        main, ["check", "--no-cache", "--output-format", "json", str(project), *extra]
+    )
+    assert result.exit_code in (0, 1), result.output
+    return sorted(
+        (Path(f["filename"]).name, f["location"]["row"], f["code"])
+        for f in json.loads(result.stdout)
+    )
+
+
+@pytest.mark.parametrize("name", sorted(PROJECTS))
+def test_text_prefilter_keeps_project_findings(project: Path, name: str) -> None:
+    for filename, text in PROJECTS[name].items():
+        (project / filename).write_text(text)
+    unfiltered = _project_findings(project, "--no-prefilter")
+    assert name.split()[0] in {code for _, _, code in unfiltered}
+    assert _project_findings(project) == unfiltered
