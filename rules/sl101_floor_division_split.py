@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import ast
+
 import libcst as cst
 
 from sampler_lint.matching import is_repeatable
@@ -12,6 +14,7 @@ from sampler_lint.sharding import (
     find_shard,
     floor_division,
     gathered_in_scope,
+    indexed_shards,
     is_length_of,
     tensor_split_fix,
 )
@@ -58,8 +61,12 @@ class FloorDivisionSplit(Rule):
 
     @classmethod
     def may_match(cls, summary: SyntaxSummary) -> bool:
-        # A split call (method, function or imported under any name), indexed, sized by `//`.
-        return "split" in summary.names and {"Subscript", "FloorDiv"} <= summary.kinds
+        # `x.split(S)` / `torch.split(x, S)` indexed (directly or through a name) by what may be
+        # a rank, with S a `//` or a name (which may be assigned one).
+        return "FloorDiv" in summary.kinds and any(
+            type(size) is ast.Name or (type(size) is ast.BinOp and type(size.op) is ast.FloorDiv)
+            for _, sizes in indexed_shards(summary, ("split",)) for size in sizes
+        )
     options = (
         Option(
             "split-fix",

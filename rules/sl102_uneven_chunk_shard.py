@@ -3,6 +3,8 @@ chunks than ranks."""
 
 from __future__ import annotations
 
+import ast
+
 import libcst as cst
 
 from sampler_lint.matching import is_repeatable, is_world_size_like
@@ -13,11 +15,32 @@ from sampler_lint.sharding import (
     chunk_count_guarded,
     find_shard,
     gathered_in_scope,
+    indexed_shards,
     is_length_of,
     remainder_by_multiple_of,
     tensor_split_fix,
 )
 from sampler_lint.syntax_summary import SyntaxSummary
+
+# What a world size (a chunk count) can be written as, to ast.
+_WORLD_SIZES = (ast.Name, ast.Attribute, ast.Call)
+
+
+def _may_be_ceil(size: ast.expr) -> bool:
+    """The ``ast`` side of ``ceil_division``: ``ceil(A / W)`` (``ceil`` under any name),
+    ``-(-A // W)``, ``(A + W - 1) // W``, or a name (which may be assigned one)."""
+    if type(size) is ast.Call:
+        func, values = size.func, [*size.args, *(k.value for k in size.keywords)]
+        if len(values) != 1:
+            return False
+        inner = values[0].value if type(values[0]) is ast.Starred else values[0]
+        ceil = type(func) is ast.Name or (type(func) is ast.Attribute and func.attr == "ceil")
+        return ceil and type(inner) is ast.BinOp and type(inner.op) is ast.Div
+    if type(size) is ast.UnaryOp:
+        return type(size.op) is ast.USub
+    if type(size) is ast.BinOp and type(size.op) is ast.FloorDiv:
+        return type(size.left) is ast.BinOp and type(size.left.op) is ast.Sub
+    return type(size) is ast.Name
 
 
 class UnevenChunkShard(Rule):
@@ -30,8 +53,15 @@ class UnevenChunkShard(Rule):
 
     @classmethod
     def may_match(cls, summary: SyntaxSummary) -> bool:
-        # A chunk or split call (imported under any name), indexed.
-        return bool({"chunk", "split"} & summary.names) and "Subscript" in summary.kinds
+        # `x.chunk(W)` or `x.split(S)` indexed by what may be a rank, with W a world size (a
+        # name, attribute or call) and S a ceil division (`ceil(A / W)`, `-(-A // W)`,
+        # `(A + W - 1) // W`) or a name.
+        for method, sizes in indexed_shards(summary, ("chunk", "split")):
+            if method == "chunk" and any(type(size) in _WORLD_SIZES for size in sizes):
+                return True
+            if method == "split" and any(_may_be_ceil(size) for size in sizes):
+                return True
+        return False
 
     def visit_Subscript(self, node: cst.Subscript) -> None:
         shard = find_shard(self.context, node, ("chunk", "split"))

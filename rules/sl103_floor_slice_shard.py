@@ -3,6 +3,7 @@ drops the last ``len(x) % world_size`` items."""
 
 from __future__ import annotations
 
+import ast
 import re
 from dataclasses import dataclass
 
@@ -19,7 +20,7 @@ from sampler_lint.matching import (
 )
 from sampler_lint.rule import Applicability, Example, Fix, Rule, Severity
 from sampler_lint.sharding import Division, floor_division, is_length_of, modulos_in_scope
-from sampler_lint.syntax_summary import SyntaxSummary
+from sampler_lint.syntax_summary import SyntaxSummary, argument
 
 
 @dataclass
@@ -79,6 +80,53 @@ def _is_pure(node: cst.BaseExpression) -> bool:
     return False
 
 
+def _may_bound(
+    lower: ast.expr | None, upper: ast.expr | None, assigned: dict[str, set[type[ast.operator]]]
+) -> bool:
+    """The ``ast`` side of ``_bounds``: ``rank * per`` below (a rank is a name, attribute or
+    call; ``per`` a ``//`` or a name assigned one) and a product or a sum above; a bound may be
+    a name assigned its shape. ``assigned``: the operators of the ``BinOp`` values each plain
+    name is assigned anywhere in the file."""
+
+    def binary(node: ast.expr | None, operator: type[ast.operator]) -> list[ast.expr]:
+        if type(node) is ast.BinOp and type(node.op) is operator:
+            return [node.left, node.right]
+        return []
+
+    def named(node: ast.expr | None, *operators: type[ast.operator]) -> bool:
+        return type(node) is ast.Name and bool(assigned.get(node.id, set()) & set(operators))
+
+    def per(node: ast.expr) -> bool:
+        return named(node, ast.FloorDiv) or bool(binary(node, ast.FloorDiv))
+
+    def rank(node: ast.expr) -> bool:
+        return type(node) in (ast.Name, ast.Attribute, ast.Call)
+
+    low = binary(lower, ast.Mult)
+    product = bool(low) and any(rank(a) and per(b) for a, b in (low, low[::-1]))
+    if not (product or named(lower, ast.Mult)):
+        return False
+    # Above: `(rank + 1) * per` or `lower + per` (the text comparisons are the rule's).
+    times = binary(upper, ast.Mult)
+    return (
+        named(upper, ast.Mult, ast.Add)
+        or any(binary(side, ast.Add) for side in times)
+        or bool(binary(upper, ast.Add))
+    )
+
+
+def _binary_assignments(summary: SyntaxSummary) -> dict[str, set[type[ast.operator]]]:
+    found: dict[str, set[type[ast.operator]]] = {}
+    pairs: list[tuple[ast.expr, ast.expr | None]] = [
+        (t, a.value) for a in summary.nodes(ast.Assign) for t in a.targets
+    ]
+    pairs += [(a.target, a.value) for a in summary.nodes(ast.AnnAssign)]
+    for target, value in pairs:
+        if type(target) is ast.Name and type(value) is ast.BinOp:
+            found.setdefault(target.id, set()).add(type(value.op))
+    return found
+
+
 _PAD = re.compile(r"pad|ceil\(", re.IGNORECASE)
 _GATHER = re.compile(r"all_gather|gather\(|\bcat\(")
 
@@ -93,10 +141,51 @@ class FloorSliceShard(Rule):
 
     @classmethod
     def may_match(cls, summary: SyntaxSummary) -> bool:
-        # A `//` and a bounded slice, `range` or `islice` to apply it to.
-        return "FloorDiv" in summary.kinds and (
-            "Slice" in summary.kinds or bool({"range", "islice"} & summary.names)
-        )
+        # A `//`, and bounds shaped `rank * per` and `(rank + 1) * per` or `start + per`
+        # (or names, which may be assigned them) in a `[lo:hi]` slice, `range` or `islice`.
+        if "FloorDiv" not in summary.kinds:
+            return False
+        assigned = _binary_assignments(summary)
+        if any(
+            piece.step is None and _may_bound(piece.lower, piece.upper, assigned)
+            for piece in summary.nodes(ast.Slice)
+        ):
+            return True
+        # `range` is the builtin or `import range as r`; `islice` is imported from itertools.
+        ranges = {"range"} | {
+            alias.asname for i in summary.nodes(ast.Import) for alias in i.names
+            if alias.name == "range" and alias.asname
+        }
+        for call in summary.nodes(ast.Call):
+            count = len(call.args) + len(call.keywords)
+            func = call.func
+            if count == 2 and type(func) is ast.Name and func.id in ranges:
+                if _may_bound(argument(call, 0), argument(call, 1), assigned):
+                    return True
+            islice = (type(func) is ast.Name and "islice" in summary.names) or (
+                type(func) is ast.Attribute and func.attr == "islice"
+            )
+            bounds = argument(call, 1), argument(call, 2)
+            if count == 3 and islice and _may_bound(*bounds, assigned):
+                return True
+        return False
+        if any(
+            piece.step is None and _may_bound(piece.lower, piece.upper)
+            for piece in summary.nodes(ast.Slice)
+        ):
+            return True
+        for call in summary.nodes(ast.Call):
+            count = len(call.args) + len(call.keywords)
+            func = call.func
+            if count == 2 and type(func) is ast.Name:  # range, or an alias of it
+                if _may_bound(argument(call, 0), argument(call, 1)):
+                    return True
+            if count == 3 and (type(func) is ast.Name or (
+                type(func) is ast.Attribute and func.attr == "islice"
+            )):
+                if _may_bound(argument(call, 1), argument(call, 2)):
+                    return True
+        return False
 
     # -- the three shapes ------------------------------------------------------------------------
     def visit_Subscript(self, node: cst.Subscript) -> None:

@@ -26,13 +26,32 @@ class SetEpochSamplerOnly(Rule):
     name = "set-epoch-sampler-only"
     severity = Severity.ERROR
     fix_applicability = Applicability.SAFE
-    requires = (("set_epoch",), (".sampler",))
+    requires = (("set_epoch",), ("sampler",))  # `loader. sampler` is an attribute too
     collectors = (LOADER_FACTS,)
     has_syntax_filter = True
 
     @classmethod
     def may_match(cls, summary: SyntaxSummary) -> bool:
-        return "set_epoch" in summary.names
+        # `L.sampler.set_epoch(...)` (L not `self`), or `s.set_epoch(...)` with `s = <...>.sampler`.
+        pairs: list[tuple[ast.expr, ast.expr | None]] = [
+            (t, a.value) for a in summary.nodes(ast.Assign) for t in a.targets
+        ]
+        pairs += [(a.target, a.value) for a in summary.nodes(ast.AnnAssign)]
+        aliases = {
+            t.id for t, value in pairs
+            if type(t) is ast.Name and type(value) is ast.Attribute and value.attr == "sampler"
+        }
+        for call in summary.nodes(ast.Call):
+            func = call.func
+            if type(func) is ast.Attribute and func.attr == "set_epoch":
+                receiver = func.value
+                if type(receiver) is ast.Name and receiver.id in aliases:
+                    return True
+                if type(receiver) is ast.Attribute and receiver.attr == "sampler" and not (
+                    type(receiver.value) is ast.Name and receiver.value.id == "self"
+                ):
+                    return True
+        return False
 
 
     def visit_Call(self, node: cst.Call) -> None:

@@ -2,24 +2,30 @@
 
 from __future__ import annotations
 
+import ast
+
 import libcst as cst
 
 from sampler_lint.imports import dotted_name
+from sampler_lint.index import dotted_expression
 from sampler_lint.loaders import (
+    DISTRIBUTED_SAMPLERS,
     EPOCH_AWARE_CALLS,
     FACT_SET_EPOCH,
     LOADER_FACTS,
     constructed,
+    distributed_sampler_calls,
     is_distributed_sampler,
     is_epoch_loop,
     is_evaluation_name,
     is_loader_constructor,
     loader_sampler_argument,
+    may_shuffle,
     shuffles,
 )
 from sampler_lint.matching import scope_body_statements
 from sampler_lint.rule import Applicability, Example, Fix, Rule, Severity
-from sampler_lint.syntax_summary import SyntaxSummary
+from sampler_lint.syntax_summary import SyntaxSummary, argument
 
 
 class MissingSetEpoch(Rule):
@@ -27,13 +33,25 @@ class MissingSetEpoch(Rule):
     name = "missing-set-epoch"
     severity = Severity.WARNING
     fix_applicability = Applicability.SAFE
-    requires = (("DistributedSampler",), ("DataLoader",))
+    requires = (DISTRIBUTED_SAMPLERS, ("DataLoader",))
     collectors = (LOADER_FACTS,)
     has_syntax_filter = True
 
     @classmethod
     def may_match(cls, summary: SyntaxSummary) -> bool:
-        return bool({"For", "While"} & summary.kinds)
+        # A loop, `L = DataLoader(...)` with a sampler argument, and a shuffling
+        # DistributedSampler(...) built in the file.
+        if not {"For", "AsyncFor", "While"} & summary.kinds:
+            return False
+        if not any(map(may_shuffle, distributed_sampler_calls(summary.nodes(ast.Call)))):
+            return False
+        return any(
+            len(a.targets) == 1 and type(a.targets[0]) is ast.Name and type(a.value) is ast.Call
+            and is_loader_constructor(dotted_expression(a.value.func))
+            and (argument(a.value, 3, "sampler") is not None
+                 or argument(a.value, 4, "batch_sampler") is not None)
+            for a in summary.nodes(ast.Assign)
+        )
 
 
     def visit_Call(self, node: cst.Call) -> None:

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import ast
+
 import libcst as cst
 
 from sampler_lint.imports import dotted_name
+from sampler_lint.index import dotted_expression
 from sampler_lint.loaders import is_loader_constructor, loader_sampler_argument
 from sampler_lint.rule import Applicability, Example, Fix, Rule, Severity
 from sampler_lint.syntax_summary import SyntaxSummary
@@ -22,8 +25,26 @@ class SetEpochAfterIter(Rule):
 
     @classmethod
     def may_match(cls, summary: SyntaxSummary) -> bool:
-        iterates = "For" in summary.kinds or bool(set(_ITERATING) & summary.names)
-        return "set_epoch" in summary.names and iterates
+        # `X.set_epoch(...)` on a loader's sampler (`L.sampler`, `L.batch_sampler`) or on a name
+        # a loader assigned in the file may be built with; and a `for` or an iterator made.
+        loops = bool({"For", "AsyncFor"} & summary.kinds)  # libcst's For is both
+        if not (loops or bool({*_ITERATING, *_CREATING} & summary.names)):
+            return False
+        values: list[ast.expr | None] = [a.value for a in summary.nodes(ast.Assign)]
+        values += [a.value for a in summary.nodes(ast.AnnAssign)]
+        built = any(
+            type(value) is ast.Call and is_loader_constructor(dotted_expression(value.func))
+            for value in values
+        )
+        for call in summary.nodes(ast.Call):
+            func = call.func
+            if type(func) is ast.Attribute and func.attr == "set_epoch":
+                receiver = dotted_expression(func.value)
+                if receiver is not None and (
+                    built or receiver.rsplit(".", 1)[-1] in ("sampler", "batch_sampler")
+                ):
+                    return True
+        return False
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func

@@ -3,6 +3,7 @@ sets."""
 
 from __future__ import annotations
 
+import ast
 import re
 from collections.abc import Sequence
 from typing import Any
@@ -10,16 +11,24 @@ from typing import Any
 import libcst as cst
 
 from sampler_lint.imports import dotted_name
-from sampler_lint.loaders import constructed, is_distributed_sampler, is_evaluation_name, shuffles
+from sampler_lint.loaders import (
+    constructed,
+    distributed_sampler_calls,
+    is_distributed_sampler,
+    is_evaluation_name,
+    may_shuffle,
+    shuffles,
+)
 from sampler_lint.matching import get_arg, has_star_args
 from sampler_lint.rule import Applicability, Example, Fix, Option, Rule, Severity
 from sampler_lint.seeds import (
+    SEED_POSITION,
     may_be_none,
     rank_dependent_part,
     seed_argument,
     visible_shared_seed,
 )
-from sampler_lint.syntax_summary import SyntaxSummary
+from sampler_lint.syntax_summary import SyntaxSummary, argument, is_constant
 
 _INTEGER = (cst.Integer,)
 
@@ -42,7 +51,17 @@ class HardcodedSamplerSeed(Rule):
 
     @classmethod
     def may_match(cls, summary: SyntaxSummary) -> bool:
-        return bool({n for n in summary.names if n.endswith("Sampler")})
+        # A DistributedSampler(...) without **kwargs, not `shuffle=False`, seeded by no argument
+        # or by an integer literal.
+        for call in distributed_sampler_calls(summary.nodes(ast.Call)):
+            if any(keyword.arg is None for keyword in call.keywords):
+                continue
+            if not may_shuffle(call):
+                continue
+            seed = argument(call, SEED_POSITION, "seed")
+            if seed is None or is_constant(seed, int):
+                return True
+        return False
 
     def visit_Call(self, node: cst.Call) -> None:
         if not is_distributed_sampler(constructed(node)) or not shuffles(node):

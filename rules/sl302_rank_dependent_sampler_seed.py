@@ -2,13 +2,23 @@
 
 from __future__ import annotations
 
+import ast
+
 import libcst as cst
 
-from sampler_lint.loaders import constructed, is_distributed_sampler
+from sampler_lint.loaders import constructed, distributed_sampler_calls, is_distributed_sampler
 from sampler_lint.matching import get_arg
 from sampler_lint.rule import Applicability, Example, Fix, Rule, Severity
-from sampler_lint.seeds import rank_dependent_part, seed_argument, visible_shared_seed
-from sampler_lint.syntax_summary import SyntaxSummary
+from sampler_lint.seeds import (
+    SEED_POSITION,
+    rank_dependent_part,
+    seed_argument,
+    visible_shared_seed,
+)
+from sampler_lint.syntax_summary import SyntaxSummary, argument, is_constant
+
+# Literals that are the same on every rank (`None`, `True`, `False` are names to libcst).
+_LITERALS = (int, float, complex, str, bytes)
 
 
 class RankDependentSamplerSeed(Rule):
@@ -16,12 +26,17 @@ class RankDependentSamplerSeed(Rule):
     name = "rank-dependent-sampler-seed"
     severity = Severity.ERROR
     fix_applicability = Applicability.UNSAFE
-    requires = (("Sampler",), ("seed",))
+    requires = (("Sampler",),)  # the seed may be the fifth positional argument
     has_syntax_filter = True
 
     @classmethod
     def may_match(cls, summary: SyntaxSummary) -> bool:
-        return bool({n for n in summary.names if n.endswith("Sampler")})
+        # A DistributedSampler(...) given a seed that is not a literal.
+        return any(
+            (seed := argument(call, SEED_POSITION, "seed")) is not None
+            and not is_constant(seed, *_LITERALS)
+            for call in distributed_sampler_calls(summary.nodes(ast.Call))
+        )
 
     def visit_Call(self, node: cst.Call) -> None:
         if not is_distributed_sampler(constructed(node)):

@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+import ast
+
 import libcst as cst
 
 from sampler_lint.matching import expression_key
 from sampler_lint.rule import Applicability, Example, Fix, Rule, Severity
 from sampler_lint.sampler_family import (
+    CLASS_FACT_WORDS,
     CLASS_FACTS,
     chain_of,
     find_class,
     near_miss,
 )
-from sampler_lint.syntax_summary import SyntaxSummary
+from sampler_lint.syntax_summary import SyntaxSummary, within
 
 
 class MisspelledSamplerAttribute(Rule):
@@ -20,13 +23,23 @@ class MisspelledSamplerAttribute(Rule):
     name = "misspelled-sampler-attribute"
     severity = Severity.ERROR
     fix_applicability = Applicability.SAFE
-    requires = (("Sampler",), ("self.",))
+    # The class needs a fact of the index; `self .x` is an attribute too.
+    requires = (CLASS_FACT_WORDS, ("self",))
     collectors = (CLASS_FACTS,)
     has_syntax_filter = True
 
     @classmethod
     def may_match(cls, summary: SyntaxSummary) -> bool:
-        return "ClassDef" in summary.kinds
+        # A class with bases that reads a `self.X` it assigns nowhere, or assigns a public
+        # `self.X` it never reads (the near miss itself may come from bases in other files).
+        attributes = [
+            a for a in summary.nodes(ast.Attribute)
+            if type(a.value) is ast.Name and a.value.id == "self"
+        ]
+        return any(
+            _may_misspell(klass, [a for a in attributes if within(a, klass)])
+            for klass in summary.nodes(ast.ClassDef) if klass.bases
+        )
 
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
@@ -178,6 +191,25 @@ class MisspelledSamplerAttribute(Rule):
             "    def __len__(self):\n"
             "        return self.num_sample\n"
         ),
+    )
+
+
+def _may_misspell(klass: ast.ClassDef, attributes: list[ast.Attribute]) -> bool:
+    """The ``ast`` side of ``visit_ClassDef`` for the ``self.X`` nodes inside ``klass`` (nested
+    classes too): what the class itself assigns is always known, what it reads is always read."""
+    stored = {a.attr for a in attributes if type(a.ctx) is ast.Store}
+    loaded = {a.attr for a in attributes if type(a.ctx) is ast.Load}
+    for item in klass.body:
+        if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            stored.add(item.name)
+        elif isinstance(item, ast.Assign):
+            stored.update(t.id for t in item.targets if isinstance(t, ast.Name))
+        elif isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name):
+            stored.add(item.target.id)
+    reads = {a.attr for a in attributes if type(a.ctx) is not ast.Store} - stored
+    writes = {a.attr for a in attributes if type(a.ctx) is ast.Store} - loaded
+    return any(not attr.startswith("__") for attr in reads) or any(
+        not attr.startswith("_") for attr in writes
     )
 
 

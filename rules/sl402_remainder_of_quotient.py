@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import ast
 from typing import TYPE_CHECKING
 
 import libcst as cst
 
 from sampler_lint.imports import dotted_name
+from sampler_lint.index import dotted_expression
 from sampler_lint.matching import expression_key, is_repeatable
 from sampler_lint.rule import Applicability, Example, Fix, Rule, Severity
 from sampler_lint.syntax_summary import SyntaxSummary
@@ -25,7 +27,24 @@ class RemainderOfQuotient(Rule):
 
     @classmethod
     def may_match(cls, summary: SyntaxSummary) -> bool:
-        return {"FloorDiv", "Mod"} <= summary.kinds
+        # `N % B` after `N = A // B` (same N; the same B unless both are certainly different).
+        quotients: dict[str, list[tuple[tuple[int, int], ast.BinOp]]] = {}
+        for assign in summary.nodes(ast.Assign):
+            value = assign.value
+            if type(value) is ast.BinOp and type(value.op) is ast.FloorDiv:
+                for target in assign.targets:
+                    name = dotted_expression(target)
+                    if name is not None:
+                        quotients.setdefault(name, []).append((_start(assign), value))
+        if not quotients:
+            return False
+        for modulo in summary.nodes(ast.BinOp):
+            if type(modulo.op) is ast.Mod:
+                name = dotted_expression(modulo.left)
+                for start, quotient in quotients.get(name or "", ()):
+                    if start <= _start(modulo) and not _other_divisor(quotient, modulo):
+                        return True
+        return False
 
     def __init__(self, context: FileContext) -> None:
         super().__init__(context)
@@ -201,3 +220,20 @@ def _names_in_target(target: cst.BaseExpression) -> list[str]:
     if isinstance(target, cst.StarredElement):
         return _names_in_target(target.value)
     return []
+
+
+def _start(node: ast.stmt | ast.expr) -> tuple[int, int]:
+    return node.lineno, node.col_offset
+
+
+def _other_divisor(a: ast.BinOp, b: ast.BinOp) -> bool:
+    """The right operands certainly differ in text (what :func:`expression_key` compares): two
+    different dotted names or two different integers, within one line each (no comment there)."""
+    if a.lineno != a.end_lineno or b.lineno != b.end_lineno:
+        return False
+    x, y = a.right, b.right
+    if type(x) is ast.Constant and type(y) is ast.Constant:
+        ints = type(x.value) is int and type(y.value) is int
+        return ints and x.value != y.value
+    dotted_x, dotted_y = dotted_expression(x), dotted_expression(y)
+    return dotted_x is not None and dotted_y is not None and dotted_x != dotted_y

@@ -3,6 +3,7 @@ DDP."""
 
 from __future__ import annotations
 
+import ast
 import re
 
 import libcst as cst
@@ -16,6 +17,7 @@ from sampler_lint.frameworks import (
 )
 from sampler_lint.rule import Example, Rule, Severity
 from sampler_lint.sampler_family import (
+    CLASS_FACT_WORDS,
     CLASS_FACTS,
     chain_of,
     find_class,
@@ -35,14 +37,18 @@ class BatchSamplerNotInjectable(Rule):
     code = "SL501"
     name = "batch-sampler-not-injectable"
     severity = Severity.ERROR
-    requires = (("Sampler",), ("__iter__", "__init__"))
+    # A class of the index passed as `batch_sampler=` elsewhere is judged even when it defines
+    # no method of its own.
+    requires = (CLASS_FACT_WORDS,)
     collectors = (FRAMEWORK_FACTS, CLASS_FACTS, LIGHTNING_IMPORTS)
     uses_index = True
     has_syntax_filter = True
 
     @classmethod
     def may_match(cls, summary: SyntaxSummary) -> bool:
-        return "ClassDef" in summary.kinds
+        # A class with bases (only those are in the index); whether it is a batch sampler and
+        # the project uses Lightning, only the index can tell.
+        return any(klass.bases for klass in summary.nodes(ast.ClassDef))
 
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:

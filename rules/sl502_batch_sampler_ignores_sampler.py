@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import ast
 import re
 
 import libcst as cst
@@ -10,6 +11,7 @@ import libcst as cst
 from sampler_lint.frameworks import DISTRIBUTED_IMPORTS, uses_distributed_training
 from sampler_lint.rule import Example, Rule, Severity
 from sampler_lint.sampler_family import (
+    CLASS_FACT_WORDS,
     CLASS_FACTS,
     chain_of,
     find_class,
@@ -28,14 +30,23 @@ class BatchSamplerIgnoresSampler(Rule):
     code = "SL502"
     name = "batch-sampler-ignores-sampler"
     severity = Severity.ERROR
-    requires = (("BatchSampler",), ("__iter__",))
+    # BatchSampler may be a base of a base elsewhere; the class needs a fact of the index.
+    requires = (CLASS_FACT_WORDS, ("__iter__",))
     collectors = (CLASS_FACTS, DISTRIBUTED_IMPORTS)
     uses_index = True
     has_syntax_filter = True
 
     @classmethod
     def may_match(cls, summary: SyntaxSummary) -> bool:
-        return "ClassDef" in summary.kinds
+        # A class with bases that defines its own `__iter__`.
+        return any(
+            klass.bases and any(
+                isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))
+                and item.name == "__iter__"
+                for item in klass.body
+            )
+            for klass in summary.nodes(ast.ClassDef)
+        )
 
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import ast
+
 import libcst as cst
 
 from sampler_lint.imports import dotted_name
+from sampler_lint.index import dotted_expression
 from sampler_lint.loaders import is_loader_constructor
 from sampler_lint.matching import single_assignment
 from sampler_lint.rule import Applicability, Example, Fix, Rule, Severity
-from sampler_lint.syntax_summary import SyntaxSummary
+from sampler_lint.syntax_summary import SyntaxSummary, is_constant
 
 # DataLoader(dataset, batch_size, shuffle, sampler, batch_sampler, num_workers, collate_fn,
 #            pin_memory, drop_last, ...)
@@ -25,12 +28,16 @@ class DataLoaderSamplerConflict(Rule):
     name = "dataloader-sampler-conflict"
     severity = Severity.ERROR
     fix_applicability = Applicability.UNSAFE
-    requires = (("DataLoader",), ("sampler",))
+    requires = (("DataLoader",),)  # a sampler may come positionally, named anything
     has_syntax_filter = True
 
     @classmethod
     def may_match(cls, summary: SyntaxSummary) -> bool:
-        return any(name.endswith("DataLoader") for name in summary.names)
+        # A DataLoader(...) with no *args / **kwargs whose visible arguments may conflict.
+        return any(
+            is_loader_constructor(dotted_expression(call.func)) and _may_conflict(call)
+            for call in summary.nodes(ast.Call)
+        )
 
     def visit_Call(self, node: cst.Call) -> None:
         if not is_loader_constructor(dotted_name(node.func)):
@@ -144,6 +151,30 @@ class DataLoaderSamplerConflict(Rule):
             "sampler=sampler)\n"
         ),
     )
+
+
+def _may_conflict(call: ast.Call) -> bool:
+    """The ``ast`` twin of the checks in ``visit_Call``, loosened where only libcst can tell."""
+    if len(call.args) > len(_NAMES) or any(type(a) is ast.Starred for a in call.args):
+        return False
+    if any(keyword.arg is None for keyword in call.keywords):
+        return False
+    bound: dict[str, ast.expr] = dict(zip(_NAMES, call.args, strict=False))
+    bound.update((keyword.arg, keyword.value) for keyword in call.keywords if keyword.arg)
+
+    def true(name: str) -> bool:
+        value = bound.get(name)
+        return isinstance(value, ast.Constant) and value.value is True
+
+    def given(name: str) -> bool:  # a construction, or a name that may be assigned one
+        return type(bound.get(name)) in (ast.Call, ast.Name)
+
+    size = bound.get("batch_size")
+    literal_size = isinstance(size, ast.Constant) and (size.value is None or is_constant(size, int))
+    if given("batch_sampler") and (literal_size or true("shuffle") or given("sampler")
+                                   or true("drop_last")):
+        return True
+    return given("sampler") and true("shuffle")
 
 
 def _bind(call: cst.Call) -> dict[str, cst.Arg] | None:

@@ -304,6 +304,18 @@ def rules_to_run(text: str, file_codes: frozenset[str], lint: LintOptions) -> li
     ]
 
 
+def _prefiltered_rules(
+    text: str, file_codes: frozenset[str], lint: LintOptions
+) -> list[type[Rule]]:
+    """The rules that pass both pre-filter stages (text, then the ``ast`` summary) for ``text``."""
+    rules = rules_to_run(text, file_codes, lint)
+    if rules and lint.use_prefilter and all(rule.has_syntax_filter for rule in rules):
+        summary = summarize(text)
+        if summary is not None:
+            rules = [rule for rule in rules if rule.may_match(summary)]
+    return rules
+
+
 def lint_source(path: Path, data: bytes, lint: LintOptions, index: ProjectIndex = EMPTY_INDEX,
                 display_name: str | None = None, only: tuple[str, ...] | None = None,
                 ) -> tuple[FileResult, bytes | None]:
@@ -335,13 +347,7 @@ def _lint_with_rules(path: Path, data: bytes, lint: LintOptions, index: ProjectI
     if only is not None:
         rules = [rule for rule in lint.rules if rule.code in only]
     else:
-        rules = rules_to_run(text, file_codes, lint)
-    if only is None and rules and lint.use_prefilter and all(
-        rule.has_syntax_filter for rule in rules
-    ):
-        summary = summarize(text)
-        if summary is not None:
-            rules = [rule for rule in rules if rule.may_match(summary)]
+        rules = _prefiltered_rules(text, file_codes, lint)
     if not rules:
         result.skipped = True
         return result, None, set(), text
@@ -508,6 +514,9 @@ def _fix_loop(
         for item in chosen:
             code = item.report.rule.code
             applied_codes[code] = applied_codes.get(code, 0) + 1
+        # A fix may make another rule's pattern appear (SL401's rename can leave a remainder of
+        # a quotient for SL402): the pre-filters judge the fixed code afresh.
+        rules = _prefiltered_rules(new_code, noqa.file_level_codes(new_code), lint)
         current = _lint_module(path, reparsed, rules, lint, index)
     else:
         if any(_applicable(item, lint) for item in current.active):

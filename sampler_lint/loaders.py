@@ -28,7 +28,7 @@ from sampler_lint.context import FileContext
 from sampler_lint.imports import dotted_name
 from sampler_lint.index import FactCollector, ProjectIndex, dotted_expression
 from sampler_lint.matching import scope_body_statements
-from sampler_lint.syntax_summary import SyntaxSummary
+from sampler_lint.syntax_summary import SyntaxSummary, argument
 
 # An expression's provenance, as plain tuples (picklable, comparable, stable in the index):
 #   ("loader", built_with_sampler, built_with_batch_sampler)  a DataLoader(...) construction
@@ -743,6 +743,12 @@ def is_distributed_sampler(name: str | None) -> bool:
     return name is not None and name.rsplit(".", 1)[-1] in DISTRIBUTED_SAMPLERS
 
 
+def distributed_sampler_calls(calls: Iterable[ast.Call]) -> list[ast.Call]:
+    """The ``ast`` calls that may construct a distributed sampler (:func:`constructed` is one
+    dotted name; ``dotted_expression`` also looks through subscripts, so it finds more)."""
+    return [c for c in calls if is_distributed_sampler(dotted_expression(c.func))]
+
+
 def shuffles(call: cst.Call) -> bool:
     """A DistributedSampler(...) whose ``shuffle`` is not literally ``False`` (torch's default
     is ``True``; a value from configuration may be ``True``)."""
@@ -751,6 +757,12 @@ def shuffles(call: cst.Call) -> bool:
 
     arg = get_arg(call, 3, "shuffle")
     return not (arg is not None and isinstance(arg.value, cst.Name) and arg.value.value == "False")
+
+
+def may_shuffle(call: ast.Call) -> bool:
+    """The ``ast`` twin of :func:`shuffles`."""
+    arg = argument(call, 3, "shuffle")
+    return not (isinstance(arg, ast.Constant) and arg.value is False)
 
 
 def is_evaluation_name(name: str) -> bool:

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from sampler_lint.frameworks import INDEX_REQUIRES as FRAMEWORK_REQUIRES
 from sampler_lint.index import (
     FactCollector,
     ProjectIndex,
@@ -42,7 +43,10 @@ TORCH_ATTRIBUTES: dict[str, frozenset[str]] = {
 _TORCH_MODULES = ("torch.utils.data", "torch.utils.data.sampler", "torch.utils.data.distributed")
 
 FACT = "sl4_classes"
-INDEX_REQUIRES: tuple[tuple[str, ...], ...] = (("Sampler",),)
+# A file whose classes may be in the index mentions one of these (a sampler class, or one passed as
+# `batch_sampler=` or built near a trainer switch, for SL501). A rule that needs a class fact can
+# require no more of a file's text than this.
+CLASS_FACT_WORDS: tuple[str, ...] = ("Sampler", *FRAMEWORK_REQUIRES[0])
 
 
 @dataclass(frozen=True)
@@ -127,7 +131,7 @@ def collect_class_facts(tree: ast.Module, path: str) -> dict[str, list[Any]]:
     return {FACT: sorted(classes, key=lambda c: (c.path, c.name))}
 
 
-CLASS_FACTS = FactCollector("sampler classes", INDEX_REQUIRES, collect_class_facts)
+CLASS_FACTS = FactCollector("sampler classes", (CLASS_FACT_WORDS,), collect_class_facts)
 
 
 # ------------------------------------------------------------------------------------------------

@@ -3,6 +3,7 @@ floor and ceil divisions by a world size, and scopes that make a division exact.
 
 from __future__ import annotations
 
+import ast
 import re
 from dataclasses import dataclass
 
@@ -20,6 +21,7 @@ from sampler_lint.matching import (
     single_assignment,
 )
 from sampler_lint.rule import Applicability, Fix
+from sampler_lint.syntax_summary import SyntaxSummary, argument
 
 
 @dataclass
@@ -68,6 +70,47 @@ def _shard_call(context: FileContext, call: cst.Call, methods: tuple[str, ...]) 
     if size is None:
         return None
     return method, False, func.value, size.value, dim
+
+
+def indexed_shards(
+    summary: SyntaxSummary, methods: tuple[str, ...]
+) -> list[tuple[str, list[ast.expr]]]:
+    """The ``ast`` side of :func:`find_shard`: each call ``x.<method>(...)`` that a subscript
+    indexes by a name, attribute or call (what a rank can be), directly or through a name
+    assigned the call, as its method and the arguments that may be its size (either style)."""
+
+    def method(node: ast.expr | None) -> str | None:
+        if type(node) is ast.Call and type(node.func) is ast.Attribute:
+            return node.func.attr if node.func.attr in methods else None
+        return None
+
+    assigned: dict[str, list[ast.Call]] = {}
+    pairs: list[tuple[ast.expr, ast.expr | None]] = [
+        (t, a.value) for a in summary.nodes(ast.Assign) for t in a.targets
+    ]
+    pairs += [(a.target, a.value) for a in summary.nodes(ast.AnnAssign)]
+    for target, value in pairs:
+        if method(value) is not None and type(target) is ast.Name:
+            assert isinstance(value, ast.Call)
+            assigned.setdefault(target.id, []).append(value)
+    calls: list[ast.Call] = []
+    for subscript in summary.nodes(ast.Subscript):
+        if type(subscript.slice) not in (ast.Name, ast.Attribute, ast.Call):
+            continue
+        value = subscript.value
+        if method(value) is not None:
+            assert isinstance(value, ast.Call)
+            calls.append(value)
+        elif type(value) is ast.Name:
+            calls += assigned.get(value.id, [])
+    shards = []
+    for call in calls:
+        name = method(call)
+        assert name is not None
+        (m_size, _, m_kw), (f_size, _, f_kw) = _POSITIONS[name]
+        sizes = [argument(call, m_size, *m_kw), argument(call, f_size, *f_kw)]
+        shards.append((name, [size for size in sizes if size is not None]))
+    return shards
 
 
 def find_shard(

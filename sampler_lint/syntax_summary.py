@@ -110,6 +110,36 @@ class SyntaxSummary:
         return names
 
 
+def within(node: ast.expr | ast.stmt, outer: ast.stmt) -> bool:
+    """Whether ``node`` lies inside ``outer`` (by position; a decorator counts as inside)."""
+    decorators: list[ast.expr] = getattr(outer, "decorator_list", [])
+    first = decorators[0] if decorators else outer
+    start = (first.lineno, first.col_offset)
+    end = (outer.end_lineno or outer.lineno, outer.end_col_offset or 0)
+    return start <= (node.lineno, node.col_offset) and (
+        node.end_lineno or node.lineno, node.end_col_offset or 0
+    ) <= end
+
+
+def argument(call: ast.Call, position: int | None, *keywords: str) -> ast.expr | None:
+    """The value bound to a positional-or-keyword parameter of ``call``, as
+    :func:`sampler_lint.matching.get_arg` finds it in libcst: a keyword first, else the argument
+    at ``position`` unless a ``*args`` comes at or before it; ``None`` when not visibly bound."""
+    for keyword in call.keywords:
+        if keyword.arg is not None and keyword.arg in keywords:
+            return keyword.value
+    if position is None or len(call.args) <= position:
+        return None
+    if any(type(arg) is ast.Starred for arg in call.args[: position + 1]):
+        return None
+    return call.args[position]
+
+
+def is_constant(node: ast.expr | None, *types: type) -> bool:
+    """A literal whose value is exactly of one of ``types`` (``bool`` is not ``int`` here)."""
+    return type(node) is ast.Constant and type(node.value) in types
+
+
 def summarize(text: str) -> SyntaxSummary | None:
     """The summary, or ``None`` when Python cannot parse the text (libcst then decides)."""
     try:

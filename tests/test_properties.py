@@ -78,6 +78,15 @@ def shard_statement(draw: st.DrawFn) -> str:
         "sampler = DistributedSampler({x}, shuffle=True)",
         "sampler = DistributedSampler({x}, seed={r})",
         "loader.sampler.set_epoch({r})",
+        # Shapes the ast pre-filters look for more closely.
+        "q = {n} // {w}\nout = q % {w}",
+        "sampler = DistributedSampler({x}, shuffle=True, seed=0)\n"
+        "out = DataLoader({x}, batch_size=8, shuffle=True, sampler=sampler)",
+        "out = DataLoader({x}, 8, True, DistributedSampler({x}))",
+        "start = {r} * ({n} // {w})\nout = {x}[start:start + {n} // {w}]",
+        "for i in range({r} * ({n} // {w}), ({r} + 1) * ({n} // {w})):\n    out = i",
+        "s = loader.sampler\ns.set_epoch({r})",
+        "it = zip(loader, {x})\nloader.sampler.set_epoch({r})\nout = next(it)",
     ]))
     return shape.format(x=x, n=length, w=w, r=r)
 

@@ -1,0 +1,323 @@
+"""The second pre-filter stage (each rule's ``may_match`` over the ``ast`` summary) on shapes at
+the edge of what it can see: each snippet is flagged by its rule, and the pre-filter keeps it."""
+
+from __future__ import annotations
+
+import ast
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from sampler_lint.api import lint_code
+from sampler_lint.cli import main
+from sampler_lint.registry import rules_by_code
+from sampler_lint.syntax_summary import SyntaxSummary, argument, within
+
+CASES = {
+    # The rule compares divisors as text with whitespace removed, comments kept: these two
+    # spell `a.b` and `a` in ast terms, yet both read `(a#.b)` to the rule.
+    "SL402 comments in the divisors": (
+        "SL402",
+        "def f(n, a):\n"
+        "    q = n // (a  #\n"
+        "              .b)\n"
+        "    return q % (a  # .b\n"
+        "                )\n",
+    ),
+    "SL402 attribute quotient, literal divisor": (
+        "SL402",
+        "class S:\n"
+        "    def f(self):\n"
+        "        self.q = self.n // 4\n"
+        "        if self.q % 4:\n"
+        "            self.q += 1\n",
+    ),
+    "SL402 one line": (
+        "SL402",
+        "def f(n, k):\n"
+        "    q = n // k; r = 1\n"
+        "    return q % k\n",
+    ),
+    "SL301 subscripted sampler in a factory": (
+        "SL301",
+        "from torch.utils.data import DistributedSampler\n"
+        "\n"
+        "def make(dataset):\n"
+        "    sampler = DistributedSampler[int](dataset, shuffle=True, seed=0)\n"
+        "    return sampler\n",
+    ),
+    "SL302 positional seed": (
+        "SL302",
+        "import torch.distributed as dist\n"
+        "from torch.utils.data import DistributedSampler\n"
+        "\n"
+        "def make(dataset, world_size, seed):\n"
+        "    rank = dist.get_rank()\n"
+        "    return DistributedSampler(dataset, world_size, rank, True, seed + rank)\n",
+    ),
+    "SL503 positional shuffle and sampler": (
+        "SL503",
+        "from torch.utils.data import DataLoader, DistributedSampler\n"
+        "\n"
+        "sampler = DistributedSampler(data)\n"
+        "loader = DataLoader(data, 8, True, sampler)\n",
+    ),
+    "SL503 batch sampler and batch size": (
+        "SL503",
+        "import torch\n"
+        "\n"
+        "loader = torch.utils.data.DataLoader(data, batch_size=4, batch_sampler=make(data))\n",
+    ),
+    # No "sampler" in the text at all: the batch sampler is the fifth positional argument.
+    "SL503 positional batch sampler": (
+        "SL503",
+        "from torch.utils.data import DataLoader\n"
+        "\n"
+        "loader = DataLoader(data, 4, False, None, make(data))\n",
+    ),
+    "SL101 split through a name": (
+        "SL101",
+        "def shard(idx, rank, world_size):\n"
+        "    parts = idx.split(idx.size(0) // world_size)\n"
+        "    return parts[rank]\n",
+    ),
+    "SL102 chunk": (
+        "SL102",
+        "def shard(idx, rank, world_size):\n"
+        "    return idx.chunk(world_size)[rank]\n",
+    ),
+    "SL102 ceil-sized split": (
+        "SL102",
+        "import math\n"
+        "\n"
+        "def shard(idx, rank, world_size):\n"
+        "    return idx.split(math.ceil(idx.numel() / world_size))[rank]\n",
+    ),
+    "SL103 range": (
+        "SL103",
+        "def shard(n, rank, world_size):\n"
+        "    per = n // world_size\n"
+        "    return list(range(rank * per, (rank + 1) * per))\n",
+    ),
+    "SL103 islice imported under another name": (
+        "SL103",
+        "from itertools import islice as cut\n"
+        "\n"
+        "def shard(items, n, rank, world_size):\n"
+        "    per = n // world_size\n"
+        "    return list(cut(items, rank * per, (rank + 1) * per))\n",
+    ),
+    "SL103 slice through names": (
+        "SL103",
+        "def shard(x, rank, world_size):\n"
+        "    per = len(x) // world_size\n"
+        "    start = rank * per\n"
+        "    end = start + per\n"
+        "    return x[start:end]\n",
+    ),
+    # No `for` and no iter/enumerate/tqdm: the iterator comes from `zip`.
+    "SL203 iterator made by zip": (
+        "SL203",
+        "def step(loader, other, epoch):\n"
+        "    it = zip(loader, other)\n"
+        "    loader.sampler.set_epoch(epoch)\n"
+        "    return next(it)\n",
+    ),
+    "SL203 async for": (
+        "SL203",
+        "async def train(loader, epochs):\n"
+        "    async for batch in loader:\n"
+        "        loader.sampler.set_epoch(1)\n",
+    ),
+    "SL203 loader annotated": (
+        "SL203",
+        "def train(data, s, epoch):\n"
+        "    loader: DataLoader = DataLoader(data, sampler=s)\n"
+        "    it = iter(loader)\n"
+        "    s.set_epoch(epoch)\n"
+        "    return next(it)\n",
+    ),
+    "SL202 async for": (
+        "SL202",
+        "from torch.utils.data import DataLoader, DistributedSampler\n"
+        "\n"
+        "async def main(dataset, epochs, step):\n"
+        "    sampler = DistributedSampler(dataset)\n"
+        "    loader = DataLoader(dataset, batch_size=64, sampler=sampler)\n"
+        "    async for epoch in epochs:\n"
+        "        async for batch in loader:\n"
+        "            step(batch)\n",
+    ),
+    "SL201 sampler alias": (
+        "SL201",
+        "def train(loader, epochs):\n"
+        "    s = loader.sampler\n"
+        "    for epoch in range(epochs):\n"
+        "        s.set_epoch(epoch)\n"
+        "        for batch in loader:\n"
+        "            pass\n",
+    ),
+    "SL401 read in a nested function": (
+        "SL401",
+        "from torch.utils.data import DistributedSampler\n"
+        "\n"
+        "class Sub(DistributedSampler):\n"
+        "    def __len__(self):\n"
+        "        def inner():\n"
+        "            return self.num_sample\n"
+        "        return inner()\n",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_flagged_with_and_without_the_prefilter(name: str) -> None:
+    code, snippet = CASES[name]
+    without = lint_code(snippet, select=["ALL"], use_prefilter=False)
+    assert code in {f.code for f in without.findings}, "the snippet no longer shows the shape"
+    with_filter = lint_code(snippet, select=["ALL"])
+    assert sorted((f.location.line, f.code) for f in with_filter.findings) == sorted(
+        (f.location.line, f.code) for f in without.findings
+    )
+    summary = SyntaxSummary(ast.parse(snippet))
+    assert rules_by_code()[code].may_match(summary)
+
+
+REJECTED = {
+    "SL402": "def f(n, k, m):\n    q = n // k\n    return q % m\n",
+    "SL402 before": "def f(n, b):\n    low = n % b\n    n = n // b\n    return low\n",
+    "SL301": "from torch.utils.data import DistributedSampler\n"
+    "s = DistributedSampler(d, shuffle=False)\n",
+    "SL302": "from torch.utils.data import DistributedSampler\n"
+    "s = DistributedSampler(d, seed=42)\n",
+    "SL503": "from torch.utils.data import DataLoader\n"
+    "loader = DataLoader(d, batch_size=8, shuffle=(s is None), sampler=s)\n",
+    "SL103": "def f(x, i, bs):\n    return x[i * bs:(i + 1) * bs], f(a, b)\n",
+    "SL502": "from torch.utils.data import BatchSampler\nclass B(BatchSampler):\n    pass\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(REJECTED))
+def test_shapes_the_filter_rejects(name: str) -> None:
+    """Far from the pattern: the filter spares libcst (and the rule indeed finds nothing)."""
+    snippet = REJECTED[name]
+    code = name.split()[0]
+    assert not rules_by_code()[code].may_match(SyntaxSummary(ast.parse(snippet)))
+    without = lint_code(snippet, select=[code], use_prefilter=False)
+    assert not without.findings
+
+
+def test_argument_binds_like_get_arg() -> None:
+    call = ast.parse("f(a, b, *c, d, k=e)").body[0].value  # type: ignore[attr-defined]
+    assert isinstance(call, ast.Call)
+    assert ast.unparse(argument(call, 1, "x")) == "b"  # type: ignore[arg-type]
+    assert argument(call, 3, "x") is None  # after *c: unknowable
+    assert ast.unparse(argument(call, 0, "k")) == "e"  # type: ignore[arg-type]
+    assert argument(call, 9) is None
+
+
+def test_within_counts_decorators() -> None:
+    tree = ast.parse("@deco(self.a)\nclass K(B):\n    x = self.b\ny = self.c\n")
+    klass = tree.body[0]
+    assert isinstance(klass, ast.ClassDef)
+    attributes = {a.attr: a for a in ast.walk(tree) if isinstance(a, ast.Attribute)}
+    assert within(attributes["a"], klass) and within(attributes["b"], klass)
+    assert not within(attributes["c"], klass)
+
+
+# Projects whose findings the text pre-filter (``Rule.requires``) once hid: a seed passed
+# positionally, a sampler without "DistributedSampler" in its name, a batch sampler class in a
+# file that never says "Sampler", a BatchSampler reached through a base in another file, odd
+# spacing, a class fact collected for another rule.
+PROJECTS = {
+    "SL302 positional seed": {
+        "a.py": "import torch.distributed as dist\n"
+        "from torch.utils.data import DistributedSampler\n"
+        "\n"
+        "def make(dataset, world_size, base):\n"
+        "    rank = dist.get_rank()\n"
+        "    return DistributedSampler(dataset, world_size, rank, True, base + rank)\n",
+    },
+    "SL202 length-grouped sampler": {
+        "a.py": "from torch.utils.data import DataLoader\n"
+        "from transformers.trainer_pt_utils import DistributedLengthGroupedSampler\n"
+        "\n"
+        "def main(dataset, epochs, step, lengths):\n"
+        "    sampler = DistributedLengthGroupedSampler(8, dataset, lengths=lengths)\n"
+        "    loader = DataLoader(dataset, batch_size=64, sampler=sampler)\n"
+        "    for epoch in range(epochs):\n"
+        "        for batch in loader:\n"
+        "            step(batch)\n",
+    },
+    "SL501 no Sampler, no methods": {
+        "other.py": "# A Sampler of sorts.\n"
+        "class Other(object):\n"
+        "    def __init__(self, data):\n"
+        "        self.data = data\n"
+        "\n"
+        "    def __iter__(self):\n"
+        "        yield [0]\n",
+        "batcher.py": "import lightning as L\n"
+        "from torch.utils.data import DataLoader\n"
+        "\n"
+        "from other import Other\n"
+        "\n"
+        "class Batcher(Other):\n"
+        "    pass\n"
+        "\n"
+        "def loader(data):\n"
+        "    return DataLoader(data, batch_sampler=Batcher(data))\n",
+    },
+    "SL502 BatchSampler through a base": {
+        "base.py": "from torch.utils.data import BatchSampler\n\n"
+        "class Base(BatchSampler):\n    pass\n",
+        "mine.py": "import torch.distributed as dist\n"
+        "\n"
+        "from base import Base  # a Sampler family\n"
+        "\n"
+        "class Mine(Base):\n"
+        "    def __iter__(self):\n"
+        "        for bucket in self.buckets:\n"
+        "            yield bucket\n",
+    },
+    "SL201 spaced attribute": {
+        "a.py": "def train(loader, epochs):\n"
+        "    for epoch in range(epochs):\n"
+        "        loader. sampler.set_epoch(epoch)\n"
+        "        for batch in loader:\n"
+        "            pass\n",
+    },
+    "SL401 fact collected for SL501": {
+        "base.py": "from torch.utils.data import DistributedSampler\n\n"
+        "class Base(DistributedSampler):\n    pass\n",
+        "mine.py": "from base import Base\n"
+        "\n"
+        "# passed on as batch_sampler elsewhere\n"
+        "\n"
+        "class Mine(Base):\n"
+        "    def __len__(self):\n"
+        "        return self.num_sample\n",
+    },
+}
+
+
+def _project_findings(project: Path, *extra: str) -> list[tuple[str, int, str]]:
+    result = CliRunner().invoke(
+        main, ["check", "--no-cache", "--output-format", "json", str(project), *extra]
+    )
+    assert result.exit_code in (0, 1), result.output
+    return sorted(
+        (Path(f["filename"]).name, f["location"]["row"], f["code"])
+        for f in json.loads(result.stdout)
+    )
+
+
+@pytest.mark.parametrize("name", sorted(PROJECTS))
+def test_text_prefilter_keeps_project_findings(project: Path, name: str) -> None:
+    for filename, text in PROJECTS[name].items():
+        (project / filename).write_text(text)
+    unfiltered = _project_findings(project, "--no-prefilter")
+    assert name.split()[0] in {code for _, _, code in unfiltered}
+    assert _project_findings(project) == unfiltered
