@@ -6,12 +6,14 @@ import ast
 
 import libcst as cst
 
+from sampler_lint.index import ProjectIndex
 from sampler_lint.matching import expression_key
 from sampler_lint.rule import Applicability, Example, Fix, Rule, Severity
 from sampler_lint.sampler_family import (
     CLASS_FACT_WORDS,
     CLASS_FACTS,
     chain_of,
+    classes_at,
     find_class,
     near_miss,
 )
@@ -41,6 +43,15 @@ class MisspelledSamplerAttribute(Rule):
             for klass in summary.nodes(ast.ClassDef) if klass.bases
         )
 
+
+    @classmethod
+    def may_match_index(cls, index: ProjectIndex, path: str) -> bool:
+        # A class of this file that the index shows is a sampler, with every base visible.
+        for fact in classes_at(index, path):
+            chain = chain_of(index, fact)
+            if chain.is_sampler and not chain.opaque:
+                return True
+        return False
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         fact = find_class(self.context.index, node.name.value, str(self.context.path))

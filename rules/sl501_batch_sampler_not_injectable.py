@@ -9,17 +9,22 @@ import re
 import libcst as cst
 
 from sampler_lint.frameworks import (
+    FACT_BATCH_SAMPLERS,
+    FACT_INJECTION_OFF,
     FRAMEWORK_FACTS,
     LIGHTNING_IMPORTS,
     batch_sampler_classes,
     injection_disabled,
+    project_may_use_lightning,
     uses_lightning,
 )
+from sampler_lint.index import ProjectIndex
 from sampler_lint.rule import Example, Rule, Severity
 from sampler_lint.sampler_family import (
     CLASS_FACT_WORDS,
     CLASS_FACTS,
     chain_of,
+    classes_at,
     find_class,
 )
 from sampler_lint.syntax_summary import SyntaxSummary
@@ -50,6 +55,19 @@ class BatchSamplerNotInjectable(Rule):
         # the project uses Lightning, only the index can tell.
         return any(klass.bases for klass in summary.nodes(ast.ClassDef))
 
+
+    @classmethod
+    def may_match_index(cls, index: ProjectIndex, path: str) -> bool:
+        # Lightning somewhere, injection left on, and a class here that is or may be used as a
+        # batch sampler (any class whose bases are all visible may yield lists of indices).
+        if not project_may_use_lightning(index) or index.get(FACT_INJECTION_OFF):
+            return False
+        passed = set(index.get(FACT_BATCH_SAMPLERS))
+        for fact in classes_at(index, path):
+            chain = chain_of(index, fact)
+            if "BatchSampler" in chain.torch_bases or fact.name in passed or not chain.opaque:
+                return True
+        return False
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         fact = find_class(self.context.index, node.name.value, str(self.context.path))

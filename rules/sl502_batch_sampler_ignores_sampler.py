@@ -8,12 +8,18 @@ import re
 
 import libcst as cst
 
-from sampler_lint.frameworks import DISTRIBUTED_IMPORTS, uses_distributed_training
+from sampler_lint.frameworks import (
+    DISTRIBUTED_IMPORTS,
+    project_may_use_distributed_training,
+    uses_distributed_training,
+)
+from sampler_lint.index import ProjectIndex
 from sampler_lint.rule import Example, Rule, Severity
 from sampler_lint.sampler_family import (
     CLASS_FACT_WORDS,
     CLASS_FACTS,
     chain_of,
+    classes_at,
     find_class,
 )
 from sampler_lint.syntax_summary import SyntaxSummary
@@ -48,6 +54,14 @@ class BatchSamplerIgnoresSampler(Rule):
             for klass in summary.nodes(ast.ClassDef)
         )
 
+
+    @classmethod
+    def may_match_index(cls, index: ProjectIndex, path: str) -> bool:
+        # A BatchSampler subclass in this file, in a project that trains distributed.
+        return project_may_use_distributed_training(index) and any(
+            "BatchSampler" in chain_of(index, fact).torch_bases
+            for fact in classes_at(index, path)
+        )
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         fact = find_class(self.context.index, node.name.value, str(self.context.path))

@@ -64,6 +64,19 @@ def batch_sampler_classes(context: FileContext) -> set[str]:
     return set(context.index.get(FACT_BATCH_SAMPLERS))
 
 
+# For a rule's index stage (``Rule.may_match_index``): a project file that imports one of these
+# modules passes the question's text pre-filter and so its import is in the index, unless the
+# question was settled by another file; either way, ``False`` here means no file imports one.
+
+
+def project_may_use_lightning(index: ProjectIndex) -> bool:
+    return _project_imports(index, LIGHTNING)
+
+
+def project_may_use_distributed_training(index: ProjectIndex) -> bool:
+    return _project_imports(index, DISTRIBUTED)
+
+
 def collect_framework_facts(tree: ast.Module, path: str) -> dict[str, list[Any]]:
     off: list[str] = []
     passed: set[str] = set()

@@ -21,7 +21,7 @@ from sampler_lint.vocabulary import Vocabulary
 
 if TYPE_CHECKING:
     from sampler_lint.context import FileContext
-    from sampler_lint.index import FactCollector
+    from sampler_lint.index import FactCollector, ProjectIndex
     from sampler_lint.syntax_summary import SyntaxSummary
 
 
@@ -135,6 +135,13 @@ class Rule(cst.BatchableCSTVisitor):
     def may_match(cls, summary: SyntaxSummary) -> bool:
         """Second pre-filter stage: could a file with these node kinds and names hold the
         pattern? Must never hide a finding; set ``has_syntax_filter = True`` when overriding."""
+        return True
+
+    @classmethod
+    def may_match_index(cls, index: ProjectIndex, path: str) -> bool:
+        """Third pre-filter stage, for rules that read the project index: with the whole index
+        built, could the file at ``path`` still hold a finding (a class the index shows is no
+        sampler cannot hold a misspelled sampler attribute)? Must never hide a finding."""
         return True
 
     def report(self, node: cst.CSTNode, message: str, fix: Fix | None = None) -> None:

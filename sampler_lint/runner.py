@@ -328,6 +328,21 @@ def _check_task(task: tuple[Path, int, bool, tuple[str, ...] | None]) -> FileRes
     return check_file(path, _WORKER_LINTS[lint_id], write, only=only)
 
 
+def _index_stage(survey: Survey, job: _Job, lint: LintOptions, index: ProjectIndex) -> Survey:
+    """The third pre-filter stage: rules that read the index drop files the whole index shows
+    they cannot flag (``Rule.may_match_index``). Only for files of the project index: a file
+    outside it (named on the command line though excluded) has its own facts nowhere."""
+    if not survey.rules or job.fact_path is None or not lint.use_prefilter:
+        return survey
+    by_code = {rule.code: rule for rule in lint.rules}
+    path = str(job.path)
+    kept = tuple(
+        code for code in survey.rules
+        if code not in by_code or by_code[code].may_match_index(index, path)
+    )
+    return survey if kept == survey.rules else replace(survey, rules=kept)
+
+
 def _wants_lint(survey: Survey, lint: LintOptions) -> bool:
     """Whether the lint pass has anything to do for a surveyed file: a rule is left, the survey
     could not decide, or a ``noqa`` comment the unused-noqa check must read."""
@@ -407,6 +422,7 @@ def run(
         job, survey = jobs[number], surveys[number]
         assert job.lint_id is not None
         lint = lints[job.lint_id]
+        survey = surveys[number] = _index_stage(survey, job, lint, index)
         if not _wants_lint(survey, lint):
             # What lint_source would say, without a worker process or a second read.
             results[number] = FileResult(filename=str(job.path), skipped=True)

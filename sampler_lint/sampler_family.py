@@ -176,6 +176,22 @@ def find_class(index: ProjectIndex, name: str, path: str) -> ClassAttributes | N
     return None
 
 
+def classes_at(index: ProjectIndex, path: str) -> list[ClassAttributes]:
+    """The classes of the file at ``path`` that :func:`find_class` can return (the first fact of
+    each name there)."""
+    by_path: dict[str, list[ClassAttributes]] | None = index.__dict__.get("_sl4_by_path")
+    if by_path is None:
+        by_path = {}
+        for facts in _classes(index).values():
+            paths: set[str] = set()
+            for fact in facts:
+                if fact.path not in paths:
+                    paths.add(fact.path)
+                    by_path.setdefault(fact.path, []).append(fact)
+        index.__dict__["_sl4_by_path"] = by_path
+    return by_path.get(file_key(path), [])
+
+
 def chain_of(index: ProjectIndex, cls: ClassAttributes) -> Chain:
     chain = Chain(set(), set(cls.assigned), set(cls.read), set(), cls.opaque)
     for base in _bases(index, cls, frozenset({(cls.name, cls.path)})):

@@ -136,12 +136,19 @@ def test_a_change_relints_only_what_depends_on_it(project: Path) -> None:
     out, parsed = _parsed_files(project, ".")
     assert parsed == [] and "s.py:4:7: SL501" in out
 
-    # Turning sampler injection off changes the facts s.py reads: s.py, and only s.py, again.
+    # A change to facts s.py reads (the trainer's switches) re-lints s.py, and only s.py.
+    trainer.write_text(
+        "import lightning as L\n\ntrainer = L.Trainer(use_distributed_sampler=True)\n"
+    )
+    out, parsed = _parsed_files(project, ".")
+    assert parsed == ["s.py"] and "s.py:4:7: SL501" in out and "a.py:2:12: SL101" in out
+
+    # Turning injection off: the whole index shows SL501 cannot fire; s.py is not even parsed.
     trainer.write_text(
         "import lightning as L\n\ntrainer = L.Trainer(use_distributed_sampler=False)\n"
     )
     out, parsed = _parsed_files(project, ".")
-    assert parsed == ["s.py"] and "SL501" not in out and "a.py:2:12: SL101" in out
+    assert parsed == [] and "SL501" not in out and "a.py:2:12: SL101" in out
 
 
 def test_a_stale_noqa_is_reported_where_no_rule_looks(project: Path) -> None:
