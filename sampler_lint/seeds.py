@@ -7,6 +7,7 @@ import libcst as cst
 from sampler_lint.context import FileContext
 from sampler_lint.imports import dotted_name
 from sampler_lint.matching import get_arg, is_rank_like, single_assignment
+from sampler_lint.walk import descendants
 
 # Calls whose value differs between processes.
 _PER_PROCESS_CALLS = ("time.time", "time.time_ns", "os.getpid", "time.perf_counter")
@@ -24,15 +25,7 @@ def seed_argument(call: cst.Call) -> cst.Arg | None:
 
 
 def _walk(node: cst.CSTNode) -> list[cst.CSTNode]:
-    found: list[cst.CSTNode] = []
-
-    class _Collector(cst.CSTVisitor):
-        def on_visit(self, child: cst.CSTNode) -> bool:
-            found.append(child)
-            return True
-
-    node.visit(_Collector())
-    return found
+    return list(descendants(node))
 
 
 def rank_dependent_part(

@@ -22,6 +22,7 @@ from sampler_lint.matching import (
 )
 from sampler_lint.rule import Applicability, Fix
 from sampler_lint.syntax_summary import SyntaxSummary, argument
+from sampler_lint.walk import descendants
 
 
 @dataclass
@@ -249,24 +250,16 @@ def division_made_exact(
 
 
 def _modulos(stmt: cst.CSTNode) -> list[cst.BinaryOperation]:
-    found: list[cst.BinaryOperation] = []
+    """The ``%`` operations of one statement: nested blocks are statements of their own, and
+    functions and classes other scopes."""
+    return [
+        node for node in descendants(stmt, prune=_own_scope_or_block)
+        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Modulo)
+    ]
 
-    class _Collector(cst.CSTVisitor):
-        def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
-            if isinstance(node.operator, cst.Modulo):
-                found.append(node)
 
-        def visit_IndentedBlock(self, node: cst.IndentedBlock) -> bool:
-            return False  # nested blocks are visited as statements of their own
-
-        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-            return False
-
-        def visit_ClassDef(self, node: cst.ClassDef) -> bool:
-            return False
-
-    stmt.visit(_Collector())
-    return found
+def _own_scope_or_block(node: cst.CSTNode) -> bool:
+    return isinstance(node, (cst.IndentedBlock, cst.FunctionDef, cst.ClassDef))
 
 
 # ------------------------------------------------------------------------------------------------
