@@ -165,25 +165,8 @@ class FloorSliceShard(Rule):
             islice = (type(func) is ast.Name and "islice" in summary.names) or (
                 type(func) is ast.Attribute and func.attr == "islice"
             )
-            bounds = argument(call, 1), argument(call, 2)
-            if count == 3 and islice and _may_bound(*bounds, assigned):
-                return True
-        return False
-        if any(
-            piece.step is None and _may_bound(piece.lower, piece.upper)
-            for piece in summary.nodes(ast.Slice)
-        ):
-            return True
-        for call in summary.nodes(ast.Call):
-            count = len(call.args) + len(call.keywords)
-            func = call.func
-            if count == 2 and type(func) is ast.Name:  # range, or an alias of it
-                if _may_bound(argument(call, 0), argument(call, 1)):
-                    return True
-            if count == 3 and (type(func) is ast.Name or (
-                type(func) is ast.Attribute and func.attr == "islice"
-            )):
-                if _may_bound(argument(call, 1), argument(call, 2)):
+            if count == 3 and islice:
+                if _may_bound(argument(call, 1), argument(call, 2), assigned):
                     return True
         return False
 
