@@ -116,11 +116,17 @@ class FileContext:
 
     @property
     def source(self) -> str:
-        """The whole file's code (regenerated from the tree once, on first use)."""
+        """The whole file's code (the text it was parsed from when known, else regenerated from
+        the tree once, on first use)."""
         cached = self.__dict__.get("_source")
         if cached is None:
             cached = self.__dict__["_source"] = self.module.code
         return cached
+
+    def known_source(self, text: str) -> None:
+        """Tell the context the module's code without regenerating it (``text`` must equal
+        ``module.code``)."""
+        self.__dict__["_source"] = text
 
     def code_for(self, node: cst.CSTNode) -> str:
         return self.module.code_for_node(node)

@@ -143,7 +143,7 @@ def parse(path: str, data: bytes) -> cst.Module | Finding:
 
 def run_rules(
     path: Path, module: cst.Module, rules: Sequence[type[Rule]], lint: LintOptions,
-    index: ProjectIndex,
+    index: ProjectIndex, source: str | None = None,
 ) -> FileContext:
     context = FileContext(
         path=path,
@@ -152,6 +152,8 @@ def run_rules(
         vocabulary=lint.vocabulary,
         index=index,
     )
+    if source is not None:
+        context.known_source(source)
     visitors = [rule(context) for rule in rules]
     if walk.supported(visitors):
         parents: dict[cst.CSTNode, cst.CSTNode] = {}
@@ -248,6 +250,11 @@ class _Outcome:
         self.suppressions = suppressions
 
     @property
+    def code(self) -> str:
+        """The module's source (the text it was parsed from; regenerating it costs a parse)."""
+        return self.context.source
+
+    @property
     def active(self) -> list[Located]:
         return [
             item for item in self.located
@@ -257,12 +264,18 @@ class _Outcome:
 
 def _lint_module(
     path: Path, module: cst.Module, rules: Sequence[type[Rule]], lint: LintOptions,
-    index: ProjectIndex,
+    index: ProjectIndex, source: str | None = None,
 ) -> _Outcome:
-    context = run_rules(path, module, rules, lint, index)
+    context = run_rules(path, module, rules, lint, index, source)
     located = locate(context)
-    suppressions = noqa.parse(module.code) if located else noqa.Suppressions()
+    suppressions = noqa.parse(context.source) if located else noqa.Suppressions()
     return _Outcome(module, context, located, suppressions)
+
+
+def _same_as_parsed(text: str) -> str | None:
+    """``text`` when libcst's ``module.code`` is known to equal it (always, but for old Mac
+    ``\r`` line ends, which libcst rewrites), so the code need not be regenerated."""
+    return None if "\r" in text.replace("\r\n", "") else text
 
 
 def _applicable(item: Located, lint: LintOptions) -> bool:
@@ -359,7 +372,7 @@ def _lint_with_rules(path: Path, data: bytes, lint: LintOptions, index: ProjectI
             result.findings.append(parsed)
         return result, None, set(), None
     try:
-        outcome = _lint_module(path, parsed, rules, lint, index)
+        outcome = _lint_module(path, parsed, rules, lint, index, _same_as_parsed(text))
     except RecursionError:
         result.findings.append(_parse_error(name, "file is nested too deeply to analyse"))
         return result, None, set(), None
@@ -369,7 +382,7 @@ def _lint_with_rules(path: Path, data: bytes, lint: LintOptions, index: ProjectI
         outcome, fixed_bytes = _fix_loop(path, data, outcome, rules, lint, index, result)
 
     # Regenerating the source costs as much as parsing it: only files with findings pay for it.
-    lines = outcome.module.code.splitlines() if outcome.active else []
+    lines = outcome.code.splitlines() if outcome.active else []
     for item in outcome.active:
         edits = None
         if lint.want_edits and item.report.fix is not None:
@@ -378,7 +391,7 @@ def _lint_with_rules(path: Path, data: bytes, lint: LintOptions, index: ProjectI
             except Exception:  # a rule built a tree libcst refuses: no edits, never a crash
                 fixed_module = None
             if fixed_module is not None:
-                edits = (_text_edit(outcome.module.code, fixed_module.code),)
+                edits = (_text_edit(outcome.code, fixed_module.code),)
         result.findings.append(_to_finding(item, name, lines, edits))
     result.findings.sort(key=Finding.sort_key)
 
@@ -386,12 +399,12 @@ def _lint_with_rules(path: Path, data: bytes, lint: LintOptions, index: ProjectI
         result.diff = "".join(
             difflib.unified_diff(
                 parsed.code.splitlines(keepends=True),
-                outcome.module.code.splitlines(keepends=True),
+                outcome.code.splitlines(keepends=True),
                 fromfile=name,
                 tofile=name,
             )
         )
-    current = text if fixed_bytes is None else outcome.module.code
+    current = text if fixed_bytes is None else outcome.code
     return result, fixed_bytes, outcome.suppressions.used, current
 
 
@@ -401,7 +414,7 @@ def _unused_noqa(
 ) -> bytes | None:
     """SL002: report (or, fixing, remove) the ``# noqa`` codes of enabled rules that suppressed
     nothing. Returns the fixed bytes, as they now are."""
-    if "noqa" not in text.lower():
+    if not may_have_unused_noqa(text):
         return fixed
     from sampler_lint.registry import rules_by_code
 
@@ -446,6 +459,16 @@ def _unused_noqa(
             ))
     result.findings.sort(key=Finding.sort_key)
     return fixed
+
+
+def may_have_unused_noqa(text: str) -> bool:
+    """Whether ``text`` may hold a ``# noqa`` naming one of this tool's codes (only those are
+    ever reported unused): without one, no need to tokenize the file for its comments."""
+    if "noqa" not in text.lower():
+        return False
+    from sampler_lint.registry import rules_by_code
+
+    return any(code in text for code in rules_by_code())
 
 
 def rules_for_noqa() -> str:
@@ -495,7 +518,7 @@ def _fix_loop(
             result.errors.append(f"{result.filename}: fix failed and was not applied")
             return first, None
         new_code = new_module.code
-        if new_code == current.module.code:
+        if new_code == current.code:
             break
         reparsed = parse(result.filename, new_module.bytes)
         if isinstance(reparsed, Finding):
@@ -505,7 +528,7 @@ def _fix_loop(
             )
             return first, None
         if original_compiles is None:
-            original_compiles = _compiles(first.module.code)
+            original_compiles = _compiles(first.code)
         if original_compiles and not _compiles(new_code):
             result.errors.append(
                 f"{result.filename}: fixed code would not compile; file left unchanged"
@@ -517,7 +540,7 @@ def _fix_loop(
         # A fix may make another rule's pattern appear (SL401's rename can leave a remainder of
         # a quotient for SL402): the pre-filters judge the fixed code afresh.
         rules = _prefiltered_rules(new_code, noqa.file_level_codes(new_code), lint)
-        current = _lint_module(path, reparsed, rules, lint, index)
+        current = _lint_module(path, reparsed, rules, lint, index, _same_as_parsed(new_code))
     else:
         if any(_applicable(item, lint) for item in current.active):
             result.errors.append(

@@ -16,7 +16,7 @@ from pathlib import Path
 from sampler_lint import noqa
 from sampler_lint.cache import digest
 from sampler_lint.index import FactCollector, ProjectIndex
-from sampler_lint.linter import LintOptions, decode, rules_to_run
+from sampler_lint.linter import LintOptions, decode, may_have_unused_noqa, rules_to_run
 from sampler_lint.rule import Rule
 from sampler_lint.syntax_summary import SyntaxSummary
 
@@ -81,7 +81,7 @@ def survey_source(
     has_noqa = False
     if lint is not None and text is not None:
         rules = rules_to_run(text, noqa.file_level_codes(text), lint)
-        has_noqa = "noqa" in text.lower()
+        has_noqa = may_have_unused_noqa(text)
     wanted: list[FactCollector] = []
     questions: list[FactCollector] = []
     if fact_path is not None:
