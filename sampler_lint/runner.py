@@ -88,7 +88,7 @@ def _pool(jobs: int, work: int, initializer: Callable[..., None], *initargs: Any
 
 def _chunksize(work: int, jobs: int) -> int:
     # Small enough that a few large files do not leave one process working alone at the end.
-    return max(1, min(256, work // (jobs * 8)))
+    return max(1, min(48, work // (jobs * 8)))
 
 
 # ------------------------------------------------------------------------------------------------
@@ -343,6 +343,13 @@ def _index_stage(survey: Survey, job: _Job, lint: LintOptions, index: ProjectInd
     return survey if kept == survey.rules else replace(survey, rules=kept)
 
 
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
+
+
 def _wants_lint(survey: Survey, lint: LintOptions) -> bool:
     """Whether the lint pass has anything to do for a surveyed file: a rule is left, the survey
     could not decide, or a ``noqa`` comment the unused-noqa check must read."""
@@ -444,6 +451,9 @@ def run(
     done = len(jobs)
     if progress:
         progress(done, total)
+    # Largest files first: the last tasks to finish are then small ones, and no process is left
+    # working alone at the end on a big file.
+    pending.sort(key=lambda number: -_size(jobs[number].path))
     tasks = [
         (jobs[number].path, jobs[number].lint_id, write, surveys[number].rules)
         for number in pending
@@ -451,7 +461,9 @@ def run(
     pool = _pool(processes, len(tasks), _init_lint_worker, index, lints)
     if pool is not None:
         with pool:
-            checked = pool.map(_check_task, tasks, chunksize=_chunksize(len(tasks), processes))
+            # One file per task while there are few: they are the heavy part, largest first.
+            chunk = 1 if len(tasks) < 1000 else _chunksize(len(tasks), processes)
+            checked = pool.map(_check_task, tasks, chunksize=chunk)
             for number, result in zip(pending, checked, strict=True):
                 results[number] = result
                 done += 1
