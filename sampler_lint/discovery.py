@@ -102,7 +102,7 @@ def iter_source_files(
     paths: list[Path], resolver: ConfigResolver, *, force_exclude: bool = False
 ) -> Iterator[Path]:
     """Yield each file to lint once, in a stable order (sorted within each directory)."""
-    seen: set[Path] = set()
+    seen: set[str] = set()  # real paths as text: a Path per file costs more than the walk
     for path in paths:
         if not path.exists() and not path.is_symlink():
             raise FileNotFoundError(str(path))
@@ -119,14 +119,14 @@ def iter_source_files(
                     .child(path.resolve().parent).ignores(path.resolve(), False))
             ):
                 continue
-            key = path.resolve()
+            key = str(path.resolve())
             if key not in seen:
                 seen.add(key)
                 yield path
 
 
 def _walk(
-    directory: Path, resolver: ConfigResolver, ignores: _GitIgnores, seen: set[Path]
+    directory: Path, resolver: ConfigResolver, ignores: _GitIgnores, seen: set[str]
 ) -> Iterator[Path]:
     settings = resolver.for_directory(directory)
     absolute = directory.resolve()
@@ -141,6 +141,8 @@ def _walk(
         entries = sorted(os.scandir(directory), key=lambda e: e.name)
     except OSError:
         return
+    notebooks = settings.options.get("notebooks", True)
+    check_ignores = settings.respect_gitignore and bool(ignores.specs)
     for entry in entries:
         try:
             is_dir = entry.is_dir()
@@ -148,16 +150,15 @@ def _walk(
         except OSError:
             continue
         if not is_dir and not entry.name.endswith(SOURCE_SUFFIXES):
-            if not (entry.name.endswith(".ipynb") and settings.options.get("notebooks", True)):
+            if not (notebooks and entry.name.endswith(".ipynb")):
                 continue
-        # ``absolute`` is resolved and directory links are never followed, so this is the
-        # entry's real path unless the entry itself is a link.
-        entry_path = absolute / entry.name
         name = entry.name + "/" if is_dir else entry.name  # so `build/` patterns match here
         relative = "" if prefix is None else prefix + name
         if settings.is_excluded_entry(name, relative):
             continue
-        if settings.respect_gitignore and ignores.ignores(entry_path, is_dir):
+        # ``absolute`` is resolved and directory links are never followed, so this is the
+        # entry's real path unless the entry itself is a link.
+        if check_ignores and ignores.ignores(absolute / entry.name, is_dir):
             continue
         path = Path(entry.path)
         if is_dir:
@@ -165,7 +166,7 @@ def _walk(
                 continue  # never follow directory links: they loop and leave the project
             yield from _walk(path, resolver, ignores, seen)
         elif is_file:
-            key = path.resolve() if entry.is_symlink() else entry_path
+            key = str(path.resolve()) if entry.is_symlink() else os.path.join(absolute, entry.name)
             if key not in seen:
                 seen.add(key)
                 yield path
