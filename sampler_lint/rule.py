@@ -119,8 +119,8 @@ class Rule(cst.BatchableCSTVisitor):
     #: What the rule needs in the project index (``sampler_lint.index.FactCollector``); empty
     #: means the rule contributes no facts.
     collectors: ClassVar[tuple[FactCollector, ...]] = ()
-    #: The rule reads the engine's common facts (project classes and their bases, imported modules)
-    #: from ``context.index``.
+    #: The rule's findings depend on the project index (set with ``collectors``, or alone for a
+    #: rule that reads facts other rules collect): the cache then keys its results by the index.
     uses_index: ClassVar[bool] = False
 
     def __init__(self, context: FileContext) -> None:
