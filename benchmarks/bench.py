@@ -99,8 +99,12 @@ def main() -> int:
         ]
     times: dict[str, list[float]] = {name: [] for name in commands}
     peaks: dict[str, float] = {}
-    subprocess.run(commands["sampler-lint warm"], stdout=subprocess.DEVNULL,
-                   stderr=subprocess.DEVNULL, check=False)  # warm-up, fills any cache
+    # Warm-up, which fills the cache, and a check that sampler-lint runs at all with this Python
+    # (a broken command would time its own error message).
+    warm_up = subprocess.run(commands["sampler-lint warm"], capture_output=True, text=True,
+                             check=False)
+    if warm_up.returncode != 0:
+        sys.exit(f"sampler-lint failed with {sys.executable}:\n{warm_up.stderr[-2000:]}")
     for _ in range(args.runs):
         for name, command in commands.items():
             wall, peak = timed(command)
