@@ -105,20 +105,41 @@ class _Job:
 
 _WORKER_LINTS: list[LintOptions] = []
 _WORKER_COLLECTORS = Collectors()
+_WORKER_WRITE: bool | None = None  # None: survey only
 _WORKER_INDEX: ProjectIndex = EMPTY_INDEX
 
-
-def _init_survey_worker(lints: list[LintOptions], collectors: Collectors) -> None:
-    global _WORKER_LINTS, _WORKER_COLLECTORS
-    _WORKER_LINTS, _WORKER_COLLECTORS = lints, collectors
+_Surveyed = tuple[Survey, "FileResult | None"]
 
 
-def _survey_task(task: tuple[str, str | None, int | None]) -> Survey | None:
+def _init_survey_worker(
+    lints: list[LintOptions], collectors: Collectors, write: bool | None
+) -> None:
+    global _WORKER_LINTS, _WORKER_COLLECTORS, _WORKER_WRITE
+    _WORKER_LINTS, _WORKER_COLLECTORS, _WORKER_WRITE = lints, collectors, write
+
+
+def _survey_task(task: tuple[str, str | None, int | None]) -> _Surveyed | None:
     # Plain strings in, None out for a file with nothing in it for anyone: with tens of thousands
     # of small files, pickling Path objects and empty surveys cost more than surveying them.
     path, fact_path, lint_id = task
-    survey = _survey(_Job(Path(path), fact_path, lint_id), _WORKER_LINTS, _WORKER_COLLECTORS)
-    return None if survey == EMPTY_SURVEY else survey
+    job = _Job(Path(path), fact_path, lint_id)
+    surveyed = _survey_and_lint(job, _WORKER_LINTS, _WORKER_COLLECTORS, _WORKER_WRITE)
+    return None if surveyed == (EMPTY_SURVEY, None) else surveyed
+
+
+def _survey_and_lint(
+    job: _Job, lints: list[LintOptions], collectors: Collectors, write: bool | None
+) -> _Surveyed:
+    """The survey of a file and, when none of the rules left for it reads the project index,
+    its lint result at once (``write``: with its fixes written; ``None``: survey only): such a
+    file need not wait for the index, nor be read again."""
+    survey = _survey(job, lints, collectors)
+    if write is None or job.lint_id is None or survey.rules is None:
+        return survey, None
+    lint = lints[job.lint_id]
+    if not _wants_lint(survey, lint) or _reads_index(survey, lint):
+        return survey, None
+    return survey, check_file(job.path, lint, write, EMPTY_INDEX, survey.rules)
 
 
 def _survey(job: _Job, lints: list[LintOptions], collectors: Collectors,
@@ -136,10 +157,13 @@ def _survey(job: _Job, lints: list[LintOptions], collectors: Collectors,
 
 def survey_files(
     jobs: list[_Job], lints: list[LintOptions], collectors: Collectors, cache: Cache | None,
-    processes: int, progress: Callable[[int], None] | None = None,
-) -> tuple[list[Survey], list[str | None]]:
-    """The survey of every job (from the cache where the file is unchanged) and each file's
-    content key (``None`` when unread: no cache, or unreadable)."""
+    processes: int, progress: Callable[[int], None] | None = None, write: bool | None = None,
+) -> tuple[list[Survey], list[str | None], dict[int, FileResult]]:
+    """The survey of every job (from the cache where the file is unchanged), each file's
+    content key (``None`` when unread: no cache, or unreadable) and, unless ``write`` is
+    ``None``, the lint results of the files that did not need the index
+    (:func:`_survey_and_lint`)."""
+    early: dict[int, FileResult] = {}
     surveys: list[Survey | None] = [None] * len(jobs)
     contents: list[str | None] = [None] * len(jobs)
     keys: list[str | None] = [None] * len(jobs)
@@ -165,7 +189,7 @@ def survey_files(
     done = len(jobs) - len(missing)
     if progress is not None:
         progress(done)
-    pool = _pool(processes, len(missing), _init_survey_worker, lints, collectors)
+    pool = _pool(processes, len(missing), _init_survey_worker, lints, collectors, write)
     if pool is not None:
         with pool:
             work = [
@@ -173,14 +197,20 @@ def survey_files(
                 for number in missing
             ]
             computed = pool.map(_survey_task, work, chunksize=_chunksize(len(work), processes))
-            for number, survey in zip(missing, computed, strict=True):
-                surveys[number] = survey or EMPTY_SURVEY
+            for number, surveyed in zip(missing, computed, strict=True):
+                survey, result = surveyed or (EMPTY_SURVEY, None)
+                surveys[number] = survey
+                if result is not None:
+                    early[number] = result
                 done += 1
                 if progress is not None:
                     progress(done)
     else:
         for number in missing:
-            surveys[number] = _survey(jobs[number], lints, collectors)
+            survey, result = _survey_and_lint(jobs[number], lints, collectors, write)
+            surveys[number] = survey
+            if result is not None:
+                early[number] = result
             done += 1
             if progress is not None:
                 progress(done)
@@ -189,7 +219,7 @@ def survey_files(
             survey_key = keys[number]
             if survey_key is not None:
                 cache.put(survey_key, surveys[number])
-    return [survey or NOTHING for survey in surveys], contents
+    return [survey or NOTHING for survey in surveys], contents, early
 
 
 def merge_index(
@@ -239,7 +269,7 @@ def build_index(
         return EMPTY_INDEX
     work = [_Job(path, str(path), None) for path in files]
     collectors = Collectors.for_rules(rules)
-    surveys, _ = survey_files(work, [], collectors, cache, jobs)
+    surveys, _, _ = survey_files(work, [], collectors, cache, jobs)
     index, _ = merge_index(work, surveys, list(range(len(work))), collectors)
     return index
 
@@ -417,8 +447,8 @@ def run(
         if progress is not None:
             progress(done, total)
 
-    surveys, contents = survey_files(
-        jobs, lints, collectors, survey_cache, processes, surveyed if progress else None
+    surveys, contents, early = survey_files(
+        jobs, lints, collectors, survey_cache, processes, surveyed if progress else None, write
     )
     index, index_digest = merge_index(jobs, surveys, order, collectors)
     lint_keys = [_lint_key(lint) for lint in lints]
@@ -426,6 +456,7 @@ def run(
     results: list[FileResult | None] = [None] * linted
     result_keys: list[str | None] = [None] * linted
     pending: list[int] = []
+    linted_early: list[int] = []  # linted by the survey: no rule of theirs reads the index
     for number in range(linted):
         job, survey = jobs[number], surveys[number]
         assert job.lint_id is not None
@@ -446,6 +477,10 @@ def run(
             if hit is not None:
                 results[number] = hit
                 continue
+        if number in early:
+            results[number] = early[number]
+            linted_early.append(number)
+            continue
         pending.append(number)
 
     total = len(jobs) + len(pending)
@@ -479,7 +514,7 @@ def run(
                 progress(done, total)
 
     if result_cache is not None and survey_cache is not None:
-        for number in pending:
+        for number in pending + linted_early:
             done_key, done_result = result_keys[number], results[number]
             if done_key is None or done_result is None:
                 continue
