@@ -98,10 +98,19 @@ def _ignores_above(directory: Path) -> _GitIgnores:
     return ignores
 
 
+# A walk's record of the directories it was named: real path -> (the .gitignore folders that
+# applied above it, the files found under it). A later walk reaching the same directory under
+# the same .gitignore files reuses them (the project index walks the project around the paths
+# linted, and would otherwise walk those paths twice).
+Walked = dict[str, tuple[tuple[Path, ...], list[Path]]]
+
+
 def iter_source_files(
-    paths: list[Path], resolver: ConfigResolver, *, force_exclude: bool = False
+    paths: list[Path], resolver: ConfigResolver, *, force_exclude: bool = False,
+    record: Walked | None = None, known: Walked | None = None,
 ) -> Iterator[Path]:
-    """Yield each file to lint once, in a stable order (sorted within each directory)."""
+    """Yield each file to lint once, in a stable order (sorted within each directory). With
+    ``record``, note what each named directory held; with ``known``, reuse such notes."""
     seen: set[str] = set()  # real paths as text: a Path per file costs more than the walk
     for path in paths:
         if not path.exists() and not path.is_symlink():
@@ -110,7 +119,13 @@ def iter_source_files(
             settings = resolver.for_directory(path)
             if force_exclude and settings.is_excluded(path.resolve()):
                 continue
-            yield from _walk(path, resolver, _ignores_above(path.resolve()), seen)
+            ignores = _ignores_above(path.resolve())
+            if record is None:
+                yield from _walk(path, resolver, ignores, seen, known)
+                continue
+            found = list(_walk(path, resolver, ignores, seen, known))
+            record[str(path.resolve())] = (tuple(base for base, _ in ignores.specs), found)
+            yield from found
         else:
             settings = resolver.for_path(path)
             if force_exclude and (
@@ -126,10 +141,20 @@ def iter_source_files(
 
 
 def _walk(
-    directory: Path, resolver: ConfigResolver, ignores: _GitIgnores, seen: set[str]
+    directory: Path, resolver: ConfigResolver, ignores: _GitIgnores, seen: set[str],
+    known: Walked | None = None,
 ) -> Iterator[Path]:
     settings = resolver.for_directory(directory)
     absolute = directory.resolve()
+    if known:
+        bases, found = known.get(str(absolute), ((), []))
+        if found and bases == tuple(base for base, _ in ignores.specs):
+            for path in found:
+                key = os.path.abspath(path)
+                if key not in seen:
+                    seen.add(key)
+                    yield path
+            return
     try:
         below_root = absolute.relative_to(settings.resolved_root).as_posix()
         prefix = "" if below_root == "." else below_root + "/"
@@ -164,7 +189,7 @@ def _walk(
         if is_dir:
             if entry.is_symlink():
                 continue  # never follow directory links: they loop and leave the project
-            yield from _walk(path, resolver, ignores, seen)
+            yield from _walk(path, resolver, ignores, seen, known)
         elif is_file:
             key = str(path.resolve()) if entry.is_symlink() else os.path.join(absolute, entry.name)
             if key not in seen:

@@ -14,7 +14,7 @@ from typing import Any
 from sampler_lint import __version__, registry
 from sampler_lint.cache import DIRECTORY, Cache, cached_result, digest, result_is_cacheable
 from sampler_lint.config import ConfigResolver, Settings
-from sampler_lint.discovery import iter_source_files, project_root
+from sampler_lint.discovery import Walked, iter_source_files, project_root
 from sampler_lint.findings import FileResult
 from sampler_lint.index import EMPTY_INDEX, ProjectIndex
 from sampler_lint.linter import UNUSED_NOQA, LintOptions, lint_source
@@ -407,7 +407,10 @@ def run(
     options: RunOptions,
     progress: Callable[[int, int], None] | None = None,
 ) -> RunResult:
-    files = list(iter_source_files(paths, resolver, force_exclude=options.force_exclude))
+    walked: Walked = {}
+    files = list(iter_source_files(
+        paths, resolver, force_exclude=options.force_exclude, record=walked
+    ))
     write = options.fix and not options.diff
     # One LintOptions per distinct (settings, enabled rules): most runs have a single one.
     lints: list[LintOptions] = []
@@ -430,7 +433,7 @@ def run(
             kept_alive.append(settings)
         jobs.append(_Job(path, None, lint_id))
     all_enabled = {rule for lint in lints for rule in lint.rules}
-    order = _add_project_files(jobs, paths, resolver, needs_index(all_enabled))
+    order = _add_project_files(jobs, paths, resolver, needs_index(all_enabled), walked)
     collectors = Collectors.for_rules(tuple(sorted(all_enabled, key=lambda rule: rule.code)))
 
     # Fixing and diffing always work from the file as it is; linting may use the cache.
@@ -527,7 +530,8 @@ def run(
 
 
 def _add_project_files(
-    jobs: list[_Job], paths: list[Path], resolver: ConfigResolver, wanted: bool
+    jobs: list[_Job], paths: list[Path], resolver: ConfigResolver, wanted: bool,
+    walked: Walked | None = None,
 ) -> list[int]:
     """Give the linted jobs their place in the project index and add the project's other files
     (the nearest ``pyproject.toml`` or git root around ``paths``) as index-only jobs. Returns the
@@ -542,7 +546,7 @@ def _add_project_files(
         return list(range(len(jobs)))
     linted = {os.path.abspath(job.path): number for number, job in enumerate(jobs)}
     order: list[int] = []
-    for path in iter_source_files([root], resolver):
+    for path in iter_source_files([root], resolver, known=walked):
         found = linted.get(os.path.abspath(path))
         if found is None:
             order.append(len(jobs))

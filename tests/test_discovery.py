@@ -41,3 +41,36 @@ def test_fast_exclude_matches_the_spec(exclude: tuple[str, ...]) -> None:
             settings.exclude_spec.match_file(relative)
         )
         assert settings.is_excluded_entry(name, relative) == expected, relative
+
+
+def _tree(root: Path) -> None:
+    (root / ".git").mkdir()
+    (root / ".gitignore").write_text("generated/\n*_pb2.py\n")
+    for folder in ("a", "a/deep", "b", "b/generated", "c", "build"):
+        (root / folder).mkdir(parents=True, exist_ok=True)
+        (root / folder / "m.py").write_text("x = 1\n")
+        (root / folder / "m_pb2.py").write_text("x = 1\n")
+    (root / "a" / ".gitignore").write_text("deep/\n")
+    (root / "top.py").write_text("x = 1\n")
+
+
+def test_a_project_walk_reusing_the_linted_folders_finds_the_same_files(tmp_path: Path) -> None:
+    """The project index walks the project around the linted folders; reusing what the lint walk
+    found there gives exactly the files a fresh walk finds, in the same order."""
+    from sampler_lint.config import ConfigResolver, RawSettings
+    from sampler_lint.discovery import Walked, iter_source_files
+
+    _tree(tmp_path)
+    resolver = ConfigResolver(RawSettings(), isolated=True)
+    walked: Walked = {}
+    linted = list(iter_source_files(
+        [tmp_path / "a", tmp_path / "b", tmp_path / "build"], resolver, record=walked
+    ))
+    assert sorted(p.relative_to(tmp_path).as_posix() for p in linted) == [
+        "a/m.py", "b/m.py", "build/m.py",  # build/ is excluded by default, but named here
+    ]
+    fresh = list(iter_source_files([tmp_path], resolver))
+    reused = list(iter_source_files([tmp_path], resolver, known=walked))
+    assert reused == fresh
+    assert [p.relative_to(tmp_path).as_posix() for p in fresh] == ["a/m.py", "b/m.py", "c/m.py",
+                                                                    "top.py"]
