@@ -189,6 +189,16 @@ def survey_files(
     done = len(jobs) - len(missing)
     if progress is not None:
         progress(done)
+    def record(number: int, surveyed: _Surveyed | None) -> None:
+        nonlocal done
+        survey, result = surveyed or (EMPTY_SURVEY, None)
+        surveys[number] = survey
+        if result is not None:
+            early[number] = result
+        done += 1
+        if progress is not None:
+            progress(done)
+
     pool = _pool(processes, len(missing), _init_survey_worker, lints, collectors, write)
     if pool is not None:
         with pool:
@@ -198,22 +208,10 @@ def survey_files(
             ]
             computed = pool.map(_survey_task, work, chunksize=_chunksize(len(work), processes))
             for number, surveyed in zip(missing, computed, strict=True):
-                survey, result = surveyed or (EMPTY_SURVEY, None)
-                surveys[number] = survey
-                if result is not None:
-                    early[number] = result
-                done += 1
-                if progress is not None:
-                    progress(done)
+                record(number, surveyed)
     else:
         for number in missing:
-            survey, result = _survey_and_lint(jobs[number], lints, collectors, write)
-            surveys[number] = survey
-            if result is not None:
-                early[number] = result
-            done += 1
-            if progress is not None:
-                progress(done)
+            record(number, _survey_and_lint(jobs[number], lints, collectors, write))
     if cache is not None:
         for number in missing:
             survey_key = keys[number]
