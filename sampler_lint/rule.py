@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import enum
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -174,12 +174,6 @@ class Rule(cst.BatchableCSTVisitor):
                 groups.append(re.compile("|".join(re.escape(t) for t in sorted(set(tokens)))))
             cached = _PREFILTERS[key] = tuple(groups)
         return cached
-
-    @classmethod
-    def prefilter(cls, vocabulary: Vocabulary | None = None) -> Callable[[str], bool]:
-        """The text test of ``requires``: every group has a match."""
-        groups = cls.prefilter_groups(vocabulary)
-        return lambda text: all(group.search(text) for group in groups)
 
 
 _PREFILTERS: dict[tuple[type[Rule], Vocabulary | None], tuple[re.Pattern[str], ...]] = {}
