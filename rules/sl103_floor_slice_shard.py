@@ -117,10 +117,7 @@ def _may_bound(
 
 def _binary_assignments(summary: SyntaxSummary) -> dict[str, set[type[ast.operator]]]:
     found: dict[str, set[type[ast.operator]]] = {}
-    pairs: list[tuple[ast.expr, ast.expr | None]] = [
-        (t, a.value) for a in summary.nodes(ast.Assign) for t in a.targets
-    ]
-    pairs += [(a.target, a.value) for a in summary.nodes(ast.AnnAssign)]
+    pairs = summary.assignments()
     for target, value in pairs:
         if type(target) is ast.Name and type(value) is ast.BinOp:
             found.setdefault(target.id, set()).add(type(value.op))

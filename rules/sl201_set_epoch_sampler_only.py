@@ -33,10 +33,7 @@ class SetEpochSamplerOnly(Rule):
     @classmethod
     def may_match(cls, summary: SyntaxSummary) -> bool:
         # `L.sampler.set_epoch(...)` (L not `self`), or `s.set_epoch(...)` with `s = <...>.sampler`.
-        pairs: list[tuple[ast.expr, ast.expr | None]] = [
-            (t, a.value) for a in summary.nodes(ast.Assign) for t in a.targets
-        ]
-        pairs += [(a.target, a.value) for a in summary.nodes(ast.AnnAssign)]
+        pairs = summary.assignments()
         aliases = {
             t.id for t, value in pairs
             if type(t) is ast.Name and type(value) is ast.Attribute and value.attr == "sampler"

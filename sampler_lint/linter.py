@@ -478,9 +478,9 @@ def may_have_unused_noqa(text: str) -> bool:
     ever reported unused): without one, no need to tokenize the file for its comments."""
     if "noqa" not in text.lower():
         return False
-    from sampler_lint.registry import rules_by_code
+    from sampler_lint.registry import all_rules
 
-    return any(code in text for code in rules_by_code())
+    return any(rule.code in text for rule in all_rules())
 
 
 def rules_for_noqa() -> str:

@@ -86,10 +86,7 @@ def indexed_shards(
         return None
 
     assigned: dict[str, list[ast.Call]] = {}
-    pairs: list[tuple[ast.expr, ast.expr | None]] = [
-        (t, a.value) for a in summary.nodes(ast.Assign) for t in a.targets
-    ]
-    pairs += [(a.target, a.value) for a in summary.nodes(ast.AnnAssign)]
+    pairs = summary.assignments()
     for target, value in pairs:
         if method(value) is not None and type(target) is ast.Name:
             assert isinstance(value, ast.Call)

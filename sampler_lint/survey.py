@@ -108,8 +108,11 @@ def survey_source(
     if syntax_stage and rules:
         summary = SyntaxSummary.of(tree)
         rules = [rule for rule in rules if rule.may_match(summary)]
-    facts_digest = digest(pickle.dumps(dict(facts.facts))) if facts.facts else ""
-    return Survey(facts, facts_digest, _codes(rules), has_noqa)
+    return Survey(facts, _digest(facts), _codes(rules), has_noqa)
+
+
+def _digest(facts: ProjectIndex) -> str:
+    return digest(pickle.dumps(dict(facts.facts))) if facts.facts else ""
 
 
 def _names(collectors: list[FactCollector]) -> tuple[str, ...]:
@@ -141,7 +144,7 @@ def answer_questions(
             facts = _collect(tree, fact_path, [collector])
             if facts.facts:
                 found.merge(facts)
-                digests += [fact_path, digest(pickle.dumps(dict(facts.facts)))]
+                digests += [fact_path, _digest(facts)]
                 if collector.settled(found):
                     break
         answers.merge(found)

@@ -79,6 +79,15 @@ class SyntaxSummary:
         """Every node of exactly this type, in ``ast.walk`` order."""
         return self._by_kind.get(kind, [])  # type: ignore[return-value]
 
+    def assignments(self) -> list[tuple[ast.expr, ast.expr | None]]:
+        """``(target, value)`` for every target of every assignment, annotated ones included
+        (their value may be ``None``)."""
+        pairs: list[tuple[ast.expr, ast.expr | None]] = [
+            (target, assign.value) for assign in self.nodes(ast.Assign) for target in assign.targets
+        ]
+        pairs += [(assign.target, assign.value) for assign in self.nodes(ast.AnnAssign)]
+        return pairs
+
     def parent(self, node: ast.AST) -> ast.AST | None:
         return self._parents.get(node)
 
