@@ -114,7 +114,7 @@ class FloorDivisionSplit(Rule):
                 return None
         if ceil:
             return ceil_split_fix(shard, dividend, world_size)
-        return tensor_split_fix(shard, world_size)
+        return tensor_split_fix(self.context, shard, world_size)
 
     documentation = """
     Sharding with a floor-divided split size drops samples.

@@ -103,7 +103,7 @@ class UnevenChunkShard(Rule):
 
     def _fix(self, shard: Shard, world_size: cst.BaseExpression, form: str) -> Fix | None:
         if form == "chunk":
-            return tensor_split_fix(shard, world_size)
+            return tensor_split_fix(self.context, shard, world_size)
         dim = 0
         if shard.dim is not None:
             if not isinstance(shard.dim.value, cst.Integer):
@@ -115,7 +115,7 @@ class UnevenChunkShard(Rule):
             return None
         if division.through_name and not is_repeatable(world_size):
             return None
-        return tensor_split_fix(shard, world_size)
+        return tensor_split_fix(self.context, shard, world_size)
 
     documentation = """
     Sharding with `chunk(world_size)` or a ceil-sized split can leave ranks without data.

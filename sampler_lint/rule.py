@@ -78,12 +78,22 @@ class Fix:
 
     ``imports`` lists ``(module, name)`` pairs the fixed code needs (``("math", None)`` for
     ``import math``); the engine adds them with libcst's import helpers.
+
+    ``risk``: for an unsafe fix, one line saying what could go wrong when it is applied (the
+    reporters print it, so ``--unsafe-fixes`` users know what they accept). Rules usually leave it
+    empty and set :attr:`Rule.fix_risk`, which the engine uses instead.
+
+    ``tidy``: after the fix, the engine removes the imports and function locals that the replaced
+    code read and that nothing reads any more (``sampler_lint.orphans``). A rule whose fix must
+    leave such bindings alone sets it to ``False``.
     """
 
     replacements: list[Replacement]
     applicability: Applicability
     message: str
     imports: list[tuple[str, str | None]] = field(default_factory=list)
+    risk: str = ""
+    tidy: bool = True
 
 
 @dataclass
@@ -104,6 +114,10 @@ class Rule(cst.BatchableCSTVisitor):
     severity: ClassVar[Severity]
     #: ``None`` when the rule never offers a fix.
     fix_applicability: ClassVar[Applicability | None] = None
+    #: For a rule with an unsafe fix: one line saying what could go wrong when the fix is applied
+    #: (printed under each unsafe fix by the full and concise outputs). Required for every rule
+    #: whose fixes may be unsafe (``tests/test_rule_examples.py`` checks it).
+    fix_risk: ClassVar[str] = ""
     default_enabled: ClassVar[bool] = True
     #: Text pre-filter: every group must have at least one of its strings in the file for the rule
     #: to possibly fire. It must never hide a finding, so keep groups to what the pattern requires.

@@ -20,6 +20,7 @@ from sampler_lint.matching import (
     scope_body_statements,
     single_assignment,
 )
+from sampler_lint.realign import realign_call
 from sampler_lint.rule import Applicability, Fix
 from sampler_lint.syntax_summary import SyntaxSummary, argument
 from sampler_lint.walk import descendants
@@ -263,8 +264,10 @@ def _own_scope_or_block(node: cst.CSTNode) -> bool:
 # Fixes shared by SL101 and SL102
 
 
-def tensor_split_fix(shard: Shard, world_size: cst.BaseExpression) -> Fix:
-    """``X.tensor_split(W, dim=d)`` in place of the split or chunk call (shared with SL102)."""
+def tensor_split_fix(context: FileContext, shard: Shard, world_size: cst.BaseExpression) -> Fix:
+    """``X.tensor_split(W, dim=d)`` in place of the split or chunk call (shared with SL102).
+    Continuation lines aligned with the call's bracket move with it; the size local or the
+    ``ceil`` import the old size used is removed by the engine when nothing else reads it."""
     call = shard.call
     args: list[cst.Arg] = []
     size_arg_seen = False
@@ -278,9 +281,9 @@ def tensor_split_fix(shard: Shard, world_size: cst.BaseExpression) -> Fix:
             args.append(arg)
     assert size_arg_seen
     assert isinstance(call.func, cst.Attribute)
-    new_call = call.with_changes(
+    new_call = realign_call(context, call, call.with_changes(
         func=call.func.with_changes(attr=cst.Name("tensor_split")), args=_positional_first(args)
-    )
+    ))
     receiver = "torch.tensor_split(X, W)" if shard.function_style else "X.tensor_split(W)"
     return Fix(
         replacements=[(call, new_call)],
