@@ -8,9 +8,16 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from sampler_lint.imports import dotted_name
-from sampler_lint.index import dotted_expression
+from sampler_lint.index import ProjectIndex, dotted_expression
 from sampler_lint.matching import expression_key, is_repeatable
 from sampler_lint.rule import Applicability, Example, Fix, Rule, Severity
+from sampler_lint.sampler_family import (
+    CLASS_FACT_WORDS,
+    CLASS_FACTS,
+    chain_of,
+    classes_at,
+    find_class,
+)
 from sampler_lint.syntax_summary import SyntaxSummary
 
 if TYPE_CHECKING:
@@ -21,9 +28,23 @@ class RemainderOfQuotient(Rule):
     code = "SL402"
     name = "remainder-of-quotient"
     severity = Severity.ERROR
-    fix_applicability = Applicability.SAFE
-    requires = (("//",), ("%",))
+    fix_applicability = Applicability.UNSAFE
+    fix_risk = (
+        "changes the value whenever (A // B) % B != A % B: right where the remainder of the "
+        "dividend was meant, wrong where the parity of the quotient was"
+    )
+    # Only sampler-family code (RULES.md): the file holds a class the index knows, so it mentions
+    # one of the words that class facts are collected for.
+    requires = (("//",), ("%",), CLASS_FACT_WORDS)
+    collectors = (CLASS_FACTS,)
+    uses_index = True
     has_syntax_filter = True
+
+    @classmethod
+    def may_match_index(cls, index: ProjectIndex, path: str) -> bool:
+        # The remainder must sit in a sampler-family class of this file or in a function one
+        # of them calls: the file must hold such a class.
+        return any(chain_of(index, fact).is_sampler for fact in classes_at(index, path))
 
     @classmethod
     def may_match(cls, summary: SyntaxSummary) -> bool:
@@ -52,6 +73,36 @@ class RemainderOfQuotient(Rule):
         self._quotients: dict[
             int, dict[str, tuple[cst.BaseExpression, cst.BaseExpression, cst.CSTNode]]
         ] = {}
+        self._sampler_code: tuple[set[int], set[str]] | None = None
+
+    # -- scope: sampler-family code only --------------------------------------------------------
+    def _in_sampler_code(self, node: cst.CSTNode) -> bool:
+        """Whether ``node`` sits in a sampler-family class (RULES.md: torch's samplers and
+        classes deriving from them through the project) or in a module-level function of this
+        file that such a class calls by name. Elsewhere the parity of a quotient is usually meant
+        (``half = (w - t) // 2; if half % 2:`` keeps halves even): no finding."""
+        samplers, called = self._sampler_scopes()
+        for ancestor in self.context.ancestors(node):
+            if id(ancestor) in samplers:
+                return True
+            if isinstance(ancestor, cst.FunctionDef) and ancestor.name.value in called:
+                if self.context.parent(ancestor) is self.context.module:
+                    return True
+        return False
+
+    def _sampler_scopes(self) -> tuple[set[int], set[str]]:
+        if self._sampler_code is None:
+            samplers: set[int] = set()
+            called: set[str] = set()
+            path = str(self.context.path)
+            for klass in _class_defs(self.context.module):
+                fact = find_class(self.context.index, klass.name.value, path)
+                if fact is None or not chain_of(self.context.index, fact).is_sampler:
+                    continue
+                samplers.add(id(klass))
+                called |= _called_names(klass)
+            self._sampler_code = (samplers, called)
+        return self._sampler_code
 
     def _scope_for(self, name: str, node: cst.CSTNode) -> cst.CSTNode:
         if name.startswith("self."):
@@ -108,6 +159,8 @@ class RemainderOfQuotient(Rule):
             return  # a second, different divisor: the remainder of the quotient is meant
         if self._inside_own_assignment(node, name):
             return
+        if not self._in_sampler_code(node):
+            return
         a = self.context.code_for(dividend)
         b = self.context.code_for(node.right)
         message = (
@@ -123,7 +176,7 @@ class RemainderOfQuotient(Rule):
                 )
             fix = Fix(
                 replacements=[(node.left, replacement)],
-                applicability=Applicability.SAFE,
+                applicability=Applicability.UNSAFE,
                 message=f"Use the dividend: `{a} % {b}`",
             )
         self.report(node, message, fix)
@@ -151,6 +204,11 @@ class RemainderOfQuotient(Rule):
     with the same `B`, and not rebound since. A modulo by a different divisor, a modulo before the
     quotient is assigned, and `q = q % B` are not flagged.
 
+    Only sampler-family code is checked: methods of classes deriving from torch's samplers
+    (directly or through project classes), and module-level functions of the same file that
+    such a class calls by name. Elsewhere the parity of a quotient is usually meant: a rotary
+    embedding's `half = (dim - t) // 2; if half % 2: ...` keeps both halves even on purpose.
+
     ## Why is this bad
     Splitting `A` items into `B` parts gives `A // B` each and hands the `A % B` left over to the
     first parts. Taking `(A // B) % B` instead hands out the wrong number, so a sampler's
@@ -173,9 +231,11 @@ class RemainderOfQuotient(Rule):
     ```
 
     ## Fix safety
-    Safe: it puts the dividend in place of the quotient, which is the only reading in which
-    the surrounding code hands out the remainder correctly. Offered when the dividend has no
-    calls (it is evaluated again).
+    Unsafe: it replaces `(A // B) % B` by `A % B`, which changes the value by definition
+    whenever the two differ. That is the point where the remainder of the dividend was meant
+    (the sub-epoch sampler above), and a bug where the parity or the cycle of the quotient was
+    meant. Read the surrounding code before accepting it. Offered when the dividend has no calls
+    (it is evaluated again).
 
     ## References
     - EfficientViT issue #175 and commit c3da447
@@ -183,19 +243,28 @@ class RemainderOfQuotient(Rule):
 
     examples = (
         Example(
-            "class SubEpochSampler:\n"
+            "from torch.utils.data import DistributedSampler\n"
+            "class SubEpochSampler(DistributedSampler):\n"
             "    def set_sub_num_samples(self, k, sub_epoch):\n"
             "        self.sub_num_samples = self.num_samples // k\n"
             "        if self.sub_num_samples % k > sub_epoch:\n"
             "            self.sub_num_samples += 1\n",
-            lines=(4,),
+            lines=(5,),
             fixed=(
-                "class SubEpochSampler:\n"
+                "from torch.utils.data import DistributedSampler\n"
+                "class SubEpochSampler(DistributedSampler):\n"
                 "    def set_sub_num_samples(self, k, sub_epoch):\n"
                 "        self.sub_num_samples = self.num_samples // k\n"
                 "        if self.num_samples % k > sub_epoch:\n"
                 "            self.sub_num_samples += 1\n"
             ),
+        ),
+        Example(
+            "class Rotary:\n"
+            "    def __init__(self, dim, t):\n"
+            "        half = (dim - t) // 2\n"
+            "        if half % 2:\n"
+            "            t -= 2\n"
         ),
         Example(
             "def split(n, k, m):\n"
@@ -209,6 +278,34 @@ class RemainderOfQuotient(Rule):
             "    return low\n"
         ),
     )
+
+
+def _class_defs(module: cst.Module) -> list[cst.ClassDef]:
+    """Every class of the module, nested ones included (the index names them too)."""
+    found: list[cst.ClassDef] = []
+    stack: list[cst.CSTNode] = [module]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.ClassDef):
+            found.append(node)
+        if isinstance(node, (cst.Module, cst.ClassDef, cst.FunctionDef, cst.BaseSuite,
+                             cst.BaseCompoundStatement)):
+            stack.extend(node.children)
+    return found
+
+
+def _called_names(klass: cst.ClassDef) -> set[str]:
+    """The plain names a class calls (``helper(self.n, k)``): candidates for module-level helpers
+    of the sampler. Only this file's functions are followed; a helper imported from elsewhere is
+    not (a person reads it with the sampler)."""
+    names: set[str] = set()
+    stack: list[cst.CSTNode] = [klass]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Name):
+            names.add(node.func.value)
+        stack.extend(node.children)
+    return names
 
 
 def _names_in_target(target: cst.BaseExpression) -> list[str]:

@@ -20,7 +20,9 @@ CASES = {
     # spell `a.b` and `a` in ast terms, yet both read `(a#.b)` to the rule.
     "SL402 comments in the divisors": (
         "SL402",
-        "def f(n, a):\n"
+        "from torch.utils.data import Sampler\n"
+        "class S(Sampler):\n"
+        "  def f(n, a):\n"
         "    q = n // (a  #\n"
         "              .b)\n"
         "    return q % (a  # .b\n"
@@ -28,7 +30,8 @@ CASES = {
     ),
     "SL402 attribute quotient, literal divisor": (
         "SL402",
-        "class S:\n"
+        "from torch.utils.data import BatchSampler as B\n"
+        "class S(B):\n"
         "    def f(self):\n"
         "        self.q = self.n // 4\n"
         "        if self.q % 4:\n"
@@ -36,9 +39,13 @@ CASES = {
     ),
     "SL402 one line": (
         "SL402",
+        "from torch.utils.data import Sampler\n"
         "def f(n, k):\n"
         "    q = n // k; r = 1\n"
-        "    return q % k\n",
+        "    return q % k\n"
+        "class S(Sampler):\n"
+        "    def __len__(self):\n"
+        "        return f(self.n, 4)\n",
     ),
     "SL301 subscripted sampler in a factory": (
         "SL301",
