@@ -9,6 +9,7 @@ import libcst as cst
 from sampler_lint.matching import is_repeatable
 from sampler_lint.rule import Applicability, Example, Fix, Option, Rule, Severity
 from sampler_lint.sharding import (
+    SHARD_SIZE_RISK,
     Shard,
     division_made_exact,
     find_shard,
@@ -56,6 +57,7 @@ class FloorDivisionSplit(Rule):
     name = "floor-division-split"
     severity = Severity.ERROR
     fix_applicability = Applicability.UNSAFE
+    fix_risk = SHARD_SIZE_RISK
     requires = (("split",), ("//",), ("{world_size}",), ("{rank}",))
     has_syntax_filter = True
 
@@ -158,11 +160,22 @@ class FloorDivisionSplit(Rule):
     ## Fix safety
     Unsafe. Per-rank sizes become unequal by one. Under DDP every rank must run the same number of
     steps: a rank with one more batch than the others waits forever in the gradient all-reduce
-    (4,097 items, 4 ranks, batch 1,024: 2 batches on rank 0, 1 on the others). Keep the ranks in
-    step with `drop_last=True` on the per-rank loader, or wrap the loop in DDP's `join()` context
-    (`with model.join(): ...`), or trim to `n - n % w` items before sharding if dropping is what
-    you want (then say so with `assert`). The fix is offered only when `A` is the length of `X`
-    along the split dimension; otherwise the finding is reported without a fix.
+    (4,097 items, 4 ranks, batch 1,024: 2 batches on rank 0, 1 on the others). `drop_last=True`
+    on the per-rank loader does NOT keep the ranks in step: 4,095 items on 4 ranks give parts of
+    1,024, 1,024, 1,024 and 1,023, hence 1, 1, 1 and 0 batches, and three ranks wait forever.
+    What does guard:
+
+    - DDP's `join()` context (`with model.join(): ...`), which shadows the collectives of the
+      ranks that ran out;
+    - agreeing on a common step count: all-reduce the per-rank batch counts with `MIN` and stop
+      every rank there;
+    - padding every rank to the same size, as `DistributedSampler` does (`drop_last=False`), or
+      trimming to `n - n % w` items first if dropping is what you want (then say so with
+      `assert`).
+
+    The fix is offered only when `A` is the length of `X` along the split dimension; otherwise
+    the finding is reported without a fix. The size local and the `ceil` import the old split
+    used are removed when nothing else reads them.
 
     ## References
     - PyTorch Geometric issue #9744 and PR #9753

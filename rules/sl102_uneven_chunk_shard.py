@@ -7,16 +7,22 @@ import ast
 
 import libcst as cst
 
+from sampler_lint.context import FileContext
 from sampler_lint.matching import is_repeatable, is_world_size_like
 from sampler_lint.rule import Applicability, Example, Fix, Rule, Severity
 from sampler_lint.sharding import (
+    SHARD_SIZE_RISK,
     Shard,
     ceil_division,
     chunk_count_guarded,
+    constant_length,
     find_shard,
     gathered_in_scope,
+    in_autograd_backward,
     indexed_shards,
     is_length_of,
+    padded_in_scope,
+    passed_to_collective,
     remainder_by_multiple_of,
     tensor_split_fix,
 )
@@ -48,8 +54,18 @@ class UnevenChunkShard(Rule):
     name = "uneven-chunk-shard"
     severity = Severity.WARNING
     fix_applicability = Applicability.UNSAFE
+    fix_risk = SHARD_SIZE_RISK
+    # Off by default (RULES.md, 2026-11-23): on ten large public trees none of its findings was a
+    # real bug. `--select SL102` / `extend-select` turn it on.
+    default_enabled = False
     requires = (("chunk", "split"), ("{world_size}",), ("{rank}",))
     has_syntax_filter = True
+
+    def __init__(self, context: FileContext) -> None:
+        super().__init__(context)
+        # One finding per statement: `return a[rank], b[rank]` over two chunk lists is one place
+        # to look at, and one fix round handles both.
+        self._reported: set[int] = set()
 
     @classmethod
     def may_match(cls, summary: SyntaxSummary) -> bool:
@@ -82,6 +98,11 @@ class UnevenChunkShard(Rule):
             form = "ceil-sized split"
         if self._made_exact(shard, world_size):
             return
+        statement = self.context.enclosing_statement(node)
+        key = id(statement if statement is not None else node)
+        if key in self._reported:
+            return
+        self._reported.add(key)
         world = self.context.code_for(world_size)
         message = (
             f"{form} of `{self.context.code_for(shard.receiver)}` across `{world}` ranks yields "
@@ -91,13 +112,20 @@ class UnevenChunkShard(Rule):
         self.report(node, message, self._fix(shard, world_size, form))
 
     def _made_exact(self, shard: Shard, world_size: cst.BaseExpression) -> bool:
-        """The chunks come out even or the short list is handled: ``n % W`` (or ``n % (k * W)``)
-        checked, padded or handed out, a tensor all-gathered from ``W`` equal parts, or the chunk
-        read under ``if len(chunks) > rank``."""
+        """The chunks come out even, the length is large by construction, or the short list is
+        handled: ``n % W`` (or ``n % (k * W)``) checked, padded or handed out; a tensor
+        all-gathered from ``W`` equal parts, or the gradient in the ``backward`` of an
+        ``autograd.Function`` (SL103's exemptions); a communication buffer (passed to a
+        collective in the function) or a receiver of constant length; or the chunk read under
+        ``if len(chunks) > rank``."""
         node = shard.subscript
         return (
             remainder_by_multiple_of(self.context, node, world_size)
             or gathered_in_scope(self.context, node)
+            or in_autograd_backward(self.context, node)
+            or padded_in_scope(self.context, node)
+            or passed_to_collective(self.context, node, shard.receiver)
+            or constant_length(self.context, shard.receiver)
             or chunk_count_guarded(self.context, shard)
         )
 
@@ -159,9 +187,12 @@ class UnevenChunkShard(Rule):
 
     ## Fix safety
     Unsafe, for the reason SL101 gives: part sizes then differ by one, so under DDP a rank with
-    one more batch waits in the all-reduce. Use `drop_last=True` on the per-rank loader or DDP's
-    `join()` context. A ceil-sized split is fixed only when its dividend is the length of the
-    split tensor along the split dimension.
+    one more batch waits in the all-reduce. `drop_last=True` on the per-rank loader is no guard
+    (4,095 items on 4 ranks, batch 1,024: 1, 1, 1 and 0 batches); DDP's `join()` context, an
+    all-reduced `MIN` of the step count, or padding every rank as `DistributedSampler` does are.
+    A ceil-sized split is fixed only when its dividend is the length of the split tensor along
+    the split dimension; the size local and the `ceil` import it used go with it when nothing
+    else reads them.
 
     ## References
     - `torch.chunk` documentation: "may return fewer than the specified number of chunks"

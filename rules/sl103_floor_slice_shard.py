@@ -19,7 +19,13 @@ from sampler_lint.matching import (
     single_assignment,
 )
 from sampler_lint.rule import Applicability, Example, Fix, Rule, Severity
-from sampler_lint.sharding import Division, floor_division, is_length_of, modulos_in_scope
+from sampler_lint.sharding import (
+    SHARD_SIZE_RISK,
+    Division,
+    floor_division,
+    is_length_of,
+    modulos_in_scope,
+)
 from sampler_lint.syntax_summary import SyntaxSummary, argument
 
 
@@ -133,6 +139,7 @@ class FloorSliceShard(Rule):
     name = "floor-slice-shard"
     severity = Severity.WARNING
     fix_applicability = Applicability.UNSAFE
+    fix_risk = SHARD_SIZE_RISK
     requires = (("//",), ("{world_size}",), ("{rank}",))
     has_syntax_filter = True
 
@@ -333,7 +340,8 @@ class FloorSliceShard(Rule):
 
     ## Fix safety
     Unsafe: part sizes then differ by one, so under DDP a rank with one more batch waits in the
-    all-reduce (see SL101 for `drop_last=True` and DDP's `join()`). The fix is offered only when
+    all-reduce; `drop_last=True` does not prevent it (see SL101 for what does: DDP's `join()`,
+    an all-reduced `MIN` of the step count, or padding). The fix is offered only when
     the bounds are written at the slice and repeating the length and world size has no side
     effects.
 

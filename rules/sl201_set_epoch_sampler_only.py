@@ -26,6 +26,10 @@ class SetEpochSamplerOnly(Rule):
     name = "set-epoch-sampler-only"
     severity = Severity.ERROR
     fix_applicability = Applicability.SAFE
+    fix_risk = (
+        "an unusual guard (a call other than isinstance / hasattr / getattr) is evaluated again "
+        "for the batch sampler"
+    )
     requires = (("set_epoch",), ("sampler",))  # `loader. sampler` is an attribute too
     collectors = (LOADER_FACTS,)
     has_syntax_filter = True

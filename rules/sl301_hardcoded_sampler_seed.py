@@ -38,6 +38,10 @@ class HardcodedSamplerSeed(Rule):
     name = "hardcoded-sampler-seed"
     severity = Severity.WARNING
     fix_applicability = Applicability.SAFE
+    fix_risk = (
+        "a seed that may be None fails in DistributedSampler, and the factory fix adds a `seed` "
+        "keyword to its signature"
+    )
     requires = (("Sampler",),)
     has_syntax_filter = True
     options = (

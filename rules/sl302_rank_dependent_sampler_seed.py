@@ -26,6 +26,10 @@ class RankDependentSamplerSeed(Rule):
     name = "rank-dependent-sampler-seed"
     severity = Severity.ERROR
     fix_applicability = Applicability.UNSAFE
+    fix_risk = (
+        "changes which samples each rank sees (to the intended partition): runs are not "
+        "comparable with earlier ones"
+    )
     requires = (("Sampler",),)  # the seed may be the fifth positional argument
     has_syntax_filter = True
 

@@ -28,6 +28,10 @@ class DataLoaderSamplerConflict(Rule):
     name = "dataloader-sampler-conflict"
     severity = Severity.ERROR
     fix_applicability = Applicability.UNSAFE
+    fix_risk = (
+        "which of the conflicting arguments was meant is a guess: the sampler is kept, shuffle / "
+        "batch_size / drop_last are dropped"
+    )
     requires = (("DataLoader",),)  # a sampler may come positionally, named anything
     has_syntax_filter = True
 

@@ -27,6 +27,7 @@ class FixInfo:
     applicability: str
     message: str
     edits: tuple[Edit, ...] | None = None  # computed only for formats that print them
+    risk: str = ""  # unsafe fixes: what could go wrong when it is applied (one line)
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ from sampler_lint.context import FileContext
 from sampler_lint.findings import Edit, FileResult, Finding, FixInfo, Location
 from sampler_lint.fixes import apply_fixes
 from sampler_lint.index import EMPTY_INDEX, ProjectIndex
-from sampler_lint.rule import Applicability, Report, Rule
+from sampler_lint.rule import Applicability, Fix, Report, Rule
 from sampler_lint.syntax_summary import summarize
 from sampler_lint.vocabulary import Vocabulary
 
@@ -222,9 +222,16 @@ def _to_finding(
         filename=path,
         location=Location(start.line, start.column + 1),
         end_location=Location(end.line, end.column + 1),
-        fix=FixInfo(fix.applicability.value, fix.message, edits) if fix else None,
+        fix=FixInfo(fix.applicability.value, fix.message, edits, _risk(rule, fix)) if fix else None,
         source_line=lines[start.line - 1] if 0 < start.line <= len(lines) else "",
     )
+
+
+def _risk(rule: type[Rule], fix: Fix) -> str:
+    """The line the reporters print under an unsafe fix: the fix's own, else the rule's."""
+    if fix.applicability is not Applicability.UNSAFE:
+        return ""
+    return fix.risk or rule.fix_risk
 
 
 def _text_edit(before: str, after: str) -> Edit:

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import libcst as cst
 from libcst.metadata import (
@@ -83,7 +84,7 @@ def remove_orphans(
         removals: dict[int, cst.CSTNode | cst.RemovalSentinel] = {}
         removed_statements: list[cst.CSTNode] = []
         for binding in released:
-            found = _find_binding(scopes, paths, binding)
+            found = _find_binding(paths, binding)
             if found is None:
                 continue
             scope, assignment = found
@@ -182,7 +183,7 @@ def _definitions(node: cst.CSTNode) -> Iterable[cst.FunctionDef | cst.ClassDef]:
 
 
 def _find_binding(
-    scopes: Mapping[cst.CSTNode, Scope | None], paths: dict[tuple[tuple[str, str, int], ...], Scope], binding: _Binding
+    paths: dict[tuple[tuple[str, str, int], ...], Scope], binding: _Binding
 ) -> tuple[Scope, Assignment | ImportAssignment] | None:
     scope = paths.get(binding.scope_path)
     if scope is None:
@@ -386,12 +387,10 @@ class _Remover(cst.CSTTransformer):
         super().__init__()
         self.removals = removals
 
-    def on_leave(
-        self, original_node: cst.CSTNode, updated_node: cst.CSTNode
-    ) -> cst.CSTNode | cst.RemovalSentinel:
+    def on_leave(self, original_node: cst.CSTNode, updated_node: cst.CSTNode) -> Any:
         if id(original_node) in self.removals:
             return self.removals[id(original_node)]
-        return super().on_leave(original_node, updated_node)  # type: ignore[return-value]
+        return super().on_leave(original_node, updated_node)
 
     def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
         # The blank lines after a removed first statement (`import math` then a blank line) now

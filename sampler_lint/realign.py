@@ -23,7 +23,7 @@ def realign_call(context: FileContext, old: cst.Call, new: cst.Call) -> cst.Call
     or right of ``old``'s bracket moved by the change in the bracket's column."""
     delta = len(_code(new.func)) - len(_code(old.func))
     old_code = context.code_for(old)
-    if delta == 0 or "\n" not in old_code and "\r" not in old_code:
+    if delta == 0 or ("\n" not in old_code and "\r" not in old_code):
         return new
     if "\t" in context.code_for(context.enclosing_statement(old) or old):
         return new  # columns of tabs depend on the reader's settings

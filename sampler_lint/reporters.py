@@ -89,8 +89,19 @@ def concise(findings: Sequence[Finding], context: ReportContext, color: bool) ->
         f"{_fix_marker(f, context)}{f.message}"
         for f in findings
     ]
+    out += _risks(findings)
     out += _summary(findings, context)
     return "\n".join(out) + "\n"
+
+
+def _risks(findings: Sequence[Finding]) -> list[str]:
+    """Concise output: each distinct risk of the unsafe fixes on show, once, after the findings
+    (one line per finding would break the one-finding-per-line format editors parse)."""
+    seen = dict.fromkeys(
+        (f.code, f.fix.risk) for f in findings
+        if f.fix is not None and f.fix.applicability == "unsafe" and f.fix.risk
+    )
+    return [f"{code} unsafe fix risk: {risk}" for code, risk in seen]
 
 
 def full(findings: Sequence[Finding], context: ReportContext, color: bool) -> str:
@@ -129,6 +140,9 @@ def full(findings: Sequence[Finding], context: ReportContext, color: bool) -> st
                     label = "help" if f.fix.applicability == "safe" else "help (unsafe fix)"
                     message = escape(f.fix.message)
                     console.print(f"[blue]{pad} =[/] [bold cyan]{label}[/]: {message}")
+                    if f.fix.applicability == "unsafe" and f.fix.risk:
+                        risk = escape(f.fix.risk)
+                        console.print(f"[blue]{pad} =[/] [bold yellow]risk[/]: {risk}")
             console.print()
         for line in _summary(findings, context):
             console.print(escape(line))

@@ -263,6 +263,15 @@ def _own_scope_or_block(node: cst.CSTNode) -> bool:
 # ------------------------------------------------------------------------------------------------
 # Fixes shared by SL101 and SL102
 
+#: What the unsafe re-sharding fixes (SL101, SL102, SL103) risk: parts that differ by one item.
+#: `drop_last=True` is no guard (4,095 items, 4 ranks, batch 1,024: parts 1,024 / 1,024 / 1,024 /
+#: 1,023 give 1, 1, 1, 0 batches), so the line names the guards that are.
+SHARD_SIZE_RISK = (
+    "parts then differ by one item, so ranks may run different step counts and hang in DDP's "
+    "all-reduce (drop_last=True does not prevent it); keep them in step with join(), an "
+    "all-reduced MIN of the step count, or padding as DistributedSampler does"
+)
+
 
 def tensor_split_fix(context: FileContext, shard: Shard, world_size: cst.BaseExpression) -> Fix:
     """``X.tensor_split(W, dim=d)`` in place of the split or chunk call (shared with SL102).
@@ -393,4 +402,91 @@ def chunk_count_guarded(context: FileContext, shard: Shard) -> bool:
         text = re.sub(r"\s+", "", context.code_for(test))
         if "len(" in text and rank in text:
             return True
+    return False
+
+
+# ------------------------------------------------------------------------------------------------
+# Shapes where the length is a multiple of W or large by construction (SL102, SL103)
+
+
+def in_autograd_backward(context: FileContext, node: cst.CSTNode) -> bool:
+    """``node`` is in the ``backward`` of an ``autograd.Function``: the gradient has the shape of
+    the forward's output, which (for the all-gather functions that shard it back) is ``W`` equal
+    parts, so splitting it ``W`` ways is exact."""
+    function = context.enclosing_function(node)
+    klass = context.enclosing_class(node)
+    if function is None or klass is None or function.name.value != "backward":
+        return False
+    bases = " ".join(context.code_for(arg.value) for arg in klass.bases)
+    return "Function" in bases
+
+
+def padded_in_scope(context: FileContext, node: cst.CSTNode) -> bool:
+    """The function holding ``node`` pads (a name or call mentioning ``pad``): the length is then
+    made a multiple of the world size before sharding."""
+    function = context.enclosing_function(node)
+    return function is not None and bool(_PAD.search(context.code_for(function)))
+
+
+_COLLECTIVES = frozenset({
+    "all_reduce", "all_gather", "all_gather_into_tensor", "broadcast", "reduce", "reduce_scatter",
+    "reduce_scatter_tensor", "all_to_all", "all_to_all_single",
+})
+
+
+def passed_to_collective(
+    context: FileContext, node: cst.CSTNode, receiver: cst.BaseExpression
+) -> bool:
+    """``receiver`` is an argument of a collective (``dist.all_reduce(buf)``) in the function
+    holding ``node``: a communication buffer, whose size every rank agrees on and which is not a
+    dataset being sharded."""
+    function = context.enclosing_function(node)
+    if function is None:
+        return False
+    key = expression_key(receiver)
+    for call in descendants(function):
+        if not isinstance(call, cst.Call):
+            continue
+        func = call.func
+        name = func.attr.value if isinstance(func, cst.Attribute) else (
+            func.value if isinstance(func, cst.Name) else ""
+        )
+        if name in _COLLECTIVES and any(expression_key(a.value) == key for a in call.args):
+            return True
+    return False
+
+
+_CONSTRUCTORS = frozenset({"zeros", "ones", "empty", "full", "rand", "randn", "arange"})
+_CONSTANT_NAME = re.compile(r"^[A-Z][A-Z0-9_]*$")
+
+
+def constant_length(context: FileContext, receiver: cst.BaseExpression) -> bool:
+    """The receiver's length is a constant of the program (a literal, or an UPPER_CASE name):
+    ``torch.zeros(BUFFER_NUMEL)`` directly or through one assignment, or an UPPER_CASE constant
+    itself. Its chunks by ``W`` do not depend on the data, and a short chunk list would need more
+    ranks than any run of the program has."""
+    value: cst.BaseExpression | None = receiver
+    if isinstance(receiver, cst.Name):
+        if _CONSTANT_NAME.match(receiver.value):
+            return True
+        value = single_assignment(context, receiver)
+    if not isinstance(value, cst.Call):
+        return False
+    func = value.func
+    name = func.attr.value if isinstance(func, cst.Attribute) else (
+        func.value if isinstance(func, cst.Name) else ""
+    )
+    if name not in _CONSTRUCTORS or not value.args:
+        return False
+    size = value.args[0].value
+    return _is_constant(size)
+
+
+def _is_constant(node: cst.BaseExpression) -> bool:
+    if isinstance(node, cst.Integer):
+        return True
+    if isinstance(node, cst.Name):
+        return bool(_CONSTANT_NAME.match(node.value))
+    if isinstance(node, cst.BinaryOperation):
+        return _is_constant(node.left) and _is_constant(node.right)
     return False

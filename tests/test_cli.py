@@ -131,7 +131,7 @@ def test_full_output_has_a_code_frame_and_the_fix_hint(repo: Path) -> None:
 
 def test_statistics(repo: Path) -> None:
     (repo / "more.py").write_text(BUGGY + CHUNKED)
-    _, out, _ = run(repo, "--statistics", ".")
+    _, out, _ = run(repo, "--statistics", "--extend-select", "SL102", ".")
     rows = [line.split() for line in out.splitlines() if line.strip()]
     assert ["2", "SL101", "[*]", "floor-division-split"] in rows
     assert ["1", "SL102", "[*]", "uneven-chunk-shard"] in rows
@@ -149,7 +149,8 @@ def test_output_file(repo: Path) -> None:
 @pytest.mark.parametrize(
     ("args", "codes"),
     [
-        ([], {"SL101", "SL102"}),
+        ([], {"SL101"}),  # SL102 is off by default (RULES.md)
+        (["--extend-select", "SL102"], {"SL101", "SL102"}),
         (["--select", "SL102"], {"SL102"}),
         (["--select", "uneven-chunk-shard"], {"SL102"}),
         (["--select", "SL1", "--ignore", "floor-division-split"], {"SL102"}),
@@ -166,11 +167,13 @@ def test_rule_selection(repo: Path, args: list[str], codes: set[str]) -> None:
 
 def test_configuration_selection_and_cli_on_top(repo: Path) -> None:
     (repo / "more.py").write_text(BUGGY + CHUNKED)
-    (repo / "pyproject.toml").write_text('[tool.sampler-lint]\nignore = ["SL101"]\n')
+    (repo / "pyproject.toml").write_text(
+        '[tool.sampler-lint]\nignore = ["SL101"]\nextend-select = ["SL102"]\n'
+    )
     _, out, _ = run(repo, "--output-format", "json", "more.py")
     assert {f["code"] for f in json.loads(out)} == {"SL102"}
     _, out, _ = run(repo, "--output-format", "json", "--isolated", "more.py")
-    assert {f["code"] for f in json.loads(out)} == {"SL101", "SL102"}
+    assert {f["code"] for f in json.loads(out)} == {"SL101"}
 
 
 def test_closest_configuration_wins(repo: Path) -> None:

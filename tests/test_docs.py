@@ -65,7 +65,9 @@ def test_pre_commit_hooks_run_their_entries(tmp_path: Path) -> None:
     (tmp_path / "pyproject.toml").write_text("[project]\nname = 'x'\n")
     target = tmp_path / "train.py"
     for entry in entries:
-        target.write_text("def f(x, world_size, rank):\n    return x.chunk(world_size)[rank]\n")
+        target.write_text(
+            "def f(x, world_size, rank):\n    return x.split(x.size(0) // world_size)[rank]\n"
+        )
         argv = shlex.split(entry)
         assert argv[0] == "sampler-lint"
         process = subprocess.run(
@@ -74,7 +76,7 @@ def test_pre_commit_hooks_run_their_entries(tmp_path: Path) -> None:
         )
         # pre-commit fails the commit on exit 1: the finding remains (its fix is unsafe).
         assert process.returncode == 1, process.stderr
-        assert "SL102" in process.stdout
+        assert "SL101" in process.stdout
 
 
 def _yaml_blocks(markdown: str) -> list[str]:
