@@ -29,8 +29,11 @@ class _Replacer(cst.CSTTransformer):
         return replacement
 
 
-def apply_fixes(module: cst.Module, fixes: Sequence[Fix]) -> cst.Module | None:
-    """The module with every fix applied, or ``None`` if a fix targets a node not in it."""
+def apply_fixes(
+    module: cst.Module, fixes: Sequence[Fix], *, package_init: bool = False
+) -> cst.Module | None:
+    """The module with every fix applied, or ``None`` if a fix targets a node not in it.
+    ``package_init``: the module is a package's ``__init__.py``, whose imports are its API."""
     replacements: dict[int, Any] = {}
     keep_alive = []
     for fix in fixes:
@@ -45,7 +48,7 @@ def apply_fixes(module: cst.Module, fixes: Sequence[Fix]) -> cst.Module | None:
     # and an import a fix needs is read by its own new code, so it is never taken for unused.
     tidy = [old for fix in fixes if fix.tidy for old, _ in fix.replacements]
     if tidy:
-        new_module = remove_orphans(module, new_module, tidy)
+        new_module = remove_orphans(module, new_module, tidy, keep_module_imports=package_init)
     imports = [item for fix in fixes for item in fix.imports]
     if imports:
         # libcst.codemod pulls in libcst.matchers, which alone takes most of a second to import:

@@ -227,6 +227,11 @@ def _to_finding(
     )
 
 
+def _is_package_init(path: Path | str) -> bool:
+    """A package's ``__init__.py`` re-exports what it imports: fixes keep its imports."""
+    return Path(path).name == "__init__.py"
+
+
 def _risk(rule: type[Rule], fix: Fix) -> str:
     """The line the reporters print under an unsafe fix: the fix's own, else the rule's."""
     if fix.applicability is not Applicability.UNSAFE:
@@ -406,7 +411,9 @@ def _lint_with_rules(path: Path, data: bytes, lint: LintOptions, index: ProjectI
         edits = None
         if lint.want_edits and item.report.fix is not None:
             try:
-                fixed_module = apply_fixes(outcome.module, [item.report.fix])
+                fixed_module = apply_fixes(
+                    outcome.module, [item.report.fix], package_init=_is_package_init(path)
+                )
             except Exception:  # a rule built a tree libcst refuses: no edits, never a crash
                 fixed_module = None
             if fixed_module is not None:
@@ -527,7 +534,7 @@ def _fix_loop(
             break
         fixes = [item.report.fix for item in chosen if item.report.fix is not None]
         try:
-            new_module = apply_fixes(current.module, fixes)
+            new_module = apply_fixes(current.module, fixes, package_init=_is_package_init(path))
         except Exception as error:  # a rule built an invalid tree: refuse, never crash
             result.errors.append(f"{result.filename}: fix failed and was not applied: {error}")
             return first, None

@@ -68,10 +68,13 @@ class _Binding:
 
 
 def remove_orphans(
-    before: cst.Module, after: cst.Module, replaced: Sequence[cst.CSTNode]
+    before: cst.Module, after: cst.Module, replaced: Sequence[cst.CSTNode], *,
+    keep_module_imports: bool = False,
 ) -> cst.Module:
     """``after`` without the imports and locals that the replacement of ``replaced`` (nodes of
-    ``before``) left unused. Returns ``after`` itself when nothing is removed."""
+    ``before``) left unused. Returns ``after`` itself when nothing is removed.
+    ``keep_module_imports``: the module's own imports are its public API (a package's
+    ``__init__.py``), so only function-level bindings may go."""
     released = _released_bindings(before, replaced)
     for _ in range(_MAX_ROUNDS):
         if not released:
@@ -88,6 +91,8 @@ def remove_orphans(
             if found is None:
                 continue
             scope, assignment = found
+            if keep_module_imports and isinstance(scope, GlobalScope):
+                continue
             statement = _removable(current, scope, assignment, parents)
             if statement is None:
                 continue

@@ -99,3 +99,24 @@ def test_ceil_split_option_uses_everything_but_can_leave_ranks_empty() -> None:
     shard = _function(fixed)
     assert _covers_exactly_once(_parts(shard, 12, 4), 12, 4)
     assert _parts(shard, 9, 4) is None  # 3 chunks of 3 for 4 ranks: why ceil is not the default
+
+
+def test_drop_last_does_not_keep_ranks_in_step_after_the_fix() -> None:
+    """What SL101's docs and risk line say: after the tensor_split fix the parts differ by one,
+    and `drop_last=True` on each rank's loader can still give different step counts (4,095 items,
+    4 ranks, batch 1,024: 1, 1, 1, 0 batches), which hangs DDP's all-reduce. Padding every rank
+    to the same size, as DistributedSampler does, keeps them in step."""
+    from torch.utils.data import DataLoader, DistributedSampler
+
+    fixed = _function(_fixed(SL101, "SL101"))
+    data = torch.arange(4095)
+    steps = [
+        len(DataLoader(fixed(data, 4, rank), batch_size=1024, drop_last=True)) for rank in range(4)
+    ]
+    assert steps == [1, 1, 1, 0]
+    padded = [
+        len(DataLoader(data, batch_size=1024, drop_last=True,
+                       sampler=DistributedSampler(data, num_replicas=4, rank=rank)))
+        for rank in range(4)
+    ]
+    assert len(set(padded)) == 1
