@@ -64,6 +64,10 @@ def test_fix_keeps_encoding_bom_newlines_tabs_and_mode(
     expected_text = fixture.with_name(fixture.stem + ".fixed.py").read_text(encoding="utf-8")
     if variant == "latin1" and not all(ord(c) < 256 for c in text + expected_text):
         pytest.skip("fixture is not representable in latin-1")
+    if variant == "tabs" and "# fixture-no-tabs" in text:
+        # Visual indents aligned to a bracket have no faithful tab form (a tab's width is the
+        # reader's); fixes leave tab-indented continuations as written.
+        pytest.skip("fixture aligns continuation lines by column")
     select, options = _settings(text, fixture.parent.name)
     (tmp_path / "pyproject.toml").write_text(_config(options))
     target = tmp_path / fixture.name

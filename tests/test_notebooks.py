@@ -33,7 +33,10 @@ def _notebook(layout: str = "nbformat") -> str:
 
 
 def run(*args: str) -> tuple[int, str, str]:
-    result = CliRunner().invoke(main, ["check", "--no-cache", "--jobs", "1", *args])
+    # The notebook shapes use SL102's `chunk(world_size)[rank]`; SL102 is off by default.
+    result = CliRunner().invoke(
+        main, ["check", "--no-cache", "--jobs", "1", "--extend-select", "SL102", *args]
+    )
     return result.exit_code, result.stdout, result.stderr
 
 
