@@ -299,9 +299,10 @@ def _exported(module: cst.Module, name: str) -> bool:
 def _removable_local(
     module: cst.Module, scope: Scope, assignment: Assignment, parents: Parents
 ) -> Removal | None:
-    """``name = <value>`` alone on its line, directly in a function body (not in a branch or a
-    loop, where it may be the only binding on one path), with a side-effect-free value, in a
-    function that declares no ``global`` / ``nonlocal`` of the name and never reads its locals
+    """``name = <value>`` alone on its line in a function (in its body or in a branch or loop of
+    it: the binding is the name's only one in the function and nothing reads it any more, so no
+    path can miss it), with a side-effect-free value, in a block that keeps another statement,
+    in a function that declares no ``global`` / ``nonlocal`` and never reads its locals
     dynamically. Module-level names are never removed: other modules may import them."""
     if not isinstance(scope, FunctionScope) or not isinstance(scope.node, cst.FunctionDef):
         return None
@@ -316,13 +317,11 @@ def _removable_local(
     if not isinstance(line, cst.SimpleStatementLine) or len(line.body) != 1:
         return None
     block = _parent(parents, line)
-    if not isinstance(block, cst.IndentedBlock) or _parent(parents, block) is not scope.node:
-        return None
-    if len(block.body) == 1:
-        return None
+    if not isinstance(block, cst.IndentedBlock) or len(block.body) == 1:
+        return None  # `if c: n = 1` on one line, or a block that would be left empty
     if not is_side_effect_free(assign.value):
         return None
-    if _reads_locals_dynamically(scope.node):
+    if _reads_locals_dynamically(scope.node, scope):
         return None
     return line, cst.RemovalSentinel.REMOVE
 
@@ -373,14 +372,25 @@ def _dotted(node: cst.BaseExpression) -> str | None:
     return None
 
 
-def _reads_locals_dynamically(function: cst.FunctionDef) -> bool:
+def _reads_locals_dynamically(function: cst.FunctionDef, scope: Scope) -> bool:
+    """``locals()``, ``vars()``, ``eval`` or ``exec`` called (the builtins: a project function
+    named ``eval`` is just a function), or a ``global`` / ``nonlocal`` declaration."""
     for node in _subtree(function.body):
         if isinstance(node, cst.Call) and isinstance(node.func, cst.Name):
-            if node.func.value in _DYNAMIC_SCOPE_CALLS:
+            name = node.func.value
+            if name in _DYNAMIC_SCOPE_CALLS and not _user_defined(scope, name):
                 return True
         if isinstance(node, (cst.Global, cst.Nonlocal)):
             return True
     return False
+
+
+def _user_defined(scope: Scope, name: str) -> bool:
+    """``name`` resolves, from ``scope``, only to bindings of the program (never the builtin)."""
+    bindings = list(scope[name])
+    return bool(bindings) and all(
+        isinstance(b, (Assignment, ImportAssignment)) for b in bindings
+    )
 
 
 def _parent(parents: Parents, node: cst.CSTNode | None) -> cst.CSTNode | None:

@@ -443,7 +443,14 @@ def passed_to_collective(
     function = context.enclosing_function(node)
     if function is None:
         return False
-    key = expression_key(receiver)
+    keys = {expression_key(receiver)}
+    # One step back: `sign = buf.sign().add_(1)` after `all_reduce(buf)` is the same buffer's
+    # size (a chain of methods and attributes on it, no other operand).
+    if isinstance(receiver, cst.Name):
+        value = single_assignment(context, receiver)
+        root = _chain_root(value) if value is not None else None
+        if root is not None:
+            keys.add(expression_key(root))
     for call in descendants(function):
         if not isinstance(call, cst.Call):
             continue
@@ -451,9 +458,26 @@ def passed_to_collective(
         name = func.attr.value if isinstance(func, cst.Attribute) else (
             func.value if isinstance(func, cst.Name) else ""
         )
-        if name in _COLLECTIVES and any(expression_key(a.value) == key for a in call.args):
+        if name in _COLLECTIVES and any(expression_key(a.value) in keys for a in call.args):
             return True
     return False
+
+
+def _chain_root(node: cst.BaseExpression) -> cst.Name | None:
+    """``buf`` for ``buf.sign().add_(1).float()`` (methods and attributes only; a call may take
+    only literal arguments, so no second tensor decides the shape)."""
+    while True:
+        if isinstance(node, cst.Name):
+            return node
+        if isinstance(node, cst.Attribute):
+            node = node.value
+        elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+            if not all(isinstance(a.value, (cst.Integer, cst.Float, cst.UnaryOperation))
+                       for a in node.args):
+                return None
+            node = node.func.value
+        else:
+            return None
 
 
 _CONSTRUCTORS = frozenset({"zeros", "ones", "empty", "full", "rand", "randn", "arange"})

@@ -46,6 +46,16 @@ REMOVED = {
         "    return REPLACE_ME(n)\n",
         "def f(x, w):\n    return new\n",
     ),
+    "a local bound in a branch, read only there": (
+        "import math\n\n\ndef f(x, w):\n    if w > 1:\n        n = math.ceil(x.size(0) / w)\n"
+        "        x = REPLACE_ME(n)\n    return x\n",
+        "def f(x, w):\n    if w > 1:\n        x = new\n    return x\n",
+    ),
+    "a local in a function calling the project's own `eval`": (
+        "def eval(m):\n    return m\n\n\ndef f(x, w):\n    n = len(x) // w\n"
+        "    eval(x)\n    return REPLACE_ME(n)\n",
+        "def eval(m):\n    return m\n\n\ndef f(x, w):\n    eval(x)\n    return new\n",
+    ),
     "a local read through a measurement": (
         "def f(x, w):\n    per = x.shape[0] // w\n    return REPLACE_ME(per)\n",
         "def f(x, w):\n    return new\n",
@@ -79,8 +89,8 @@ KEPT = {
         "def f(x, w, flag):\n    n = len(x) // w\n    if flag:\n        n = 1\n"
         "    return REPLACE_ME(n)\n"
     ),
-    "a local bound in a branch": (
-        "def f(x, w, flag):\n    if flag:\n        n = len(x) // w\n        print(1)\n"
+    "the only statement of a block": (
+        "def f(x, w, flag):\n    if flag:\n        n = len(x) // w\n"
         "    return REPLACE_ME(n)\n"
     ),
     "read by a closure": (
