@@ -75,6 +75,9 @@ def _git(repo: Path, *args: str) -> str:
 @pytest.fixture
 def scratch(project: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A repository whose main branch has one finding, with a pull request adding another."""
+    # SL102 (the pull request's new finding) is off by default: this project opts in.
+    with (project / "pyproject.toml").open("a") as config:
+        config.write('\n[tool.sampler-lint]\nextend-select = ["SL102"]\n')
     (project / "src").mkdir()
     (project / "src" / "train.py").write_text(OLD)
     _git(project, "init", "-q")

@@ -35,6 +35,9 @@ def run(*args: str, cwd: Path | None = None) -> tuple[int, str, str]:
 
 @pytest.fixture
 def repo(project: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    # The tests' second shape is SL102's, which is off by default: this project opts in.
+    with (project / "pyproject.toml").open("a") as config:
+        config.write('\n[tool.sampler-lint]\nextend-select = ["SL102"]\n')
     (project / "train.py").write_text(BUGGY)
     monkeypatch.chdir(project)
     return project

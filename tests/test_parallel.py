@@ -32,8 +32,8 @@ def _check(root: Path, jobs: int) -> Any:
     runner = CliRunner()
     result = runner.invoke(
         main,
-        ["check", "--no-cache", "--isolated", "--output-format", "json", "--jobs", str(jobs),
-         str(root)],
+        ["check", "--no-cache", "--isolated", "--extend-select", "SL102", "--output-format", "json",
+         "--jobs", str(jobs), str(root)],
     )
     assert result.exit_code == 1, result.output
     return json.loads(result.stdout)

@@ -30,6 +30,7 @@ def run(name: str, source: str, *args: str) -> tuple[int, str, str]:
 def repo(project: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     (project / "pyproject.toml").write_text(
         "[project]\nname = 'demo'\n\n[tool.sampler-lint]\nextend-exclude = ['vendor']\n"
+        "extend-select = ['SL102']\n"
         "per-file-ignores = { 'legacy/*.py' = ['SL101'] }\n"
     )
     (project / "sub").mkdir()
