@@ -19,14 +19,19 @@ import ast
 import os
 from collections import defaultdict
 from collections.abc import Iterable
-from pathlib import PurePath
 from typing import Any
 
 import libcst as cst
 
 from sampler_lint.context import FileContext
 from sampler_lint.imports import dotted_name
-from sampler_lint.index import FactCollector, ProjectIndex, dotted_expression
+from sampler_lint.index import (
+    FactCollector,
+    ModuleResolver,
+    ProjectIndex,
+    dotted_expression,
+    imported_module,
+)
 from sampler_lint.matching import scope_body_statements
 from sampler_lint.syntax_summary import SyntaxSummary, argument
 
@@ -56,6 +61,7 @@ FACT_CLASSES = "sl2_classes"  # (class name, path, simple names of its bases)
 FACT_CALLS = "sl2_calls"  # (callee name, path, positional origins, keyword origins)
 FACT_SELF = "sl2_self"  # (class name, path, attr, origin)
 FACT_NAMES = "sl2_names"  # (path, names defined there, (name, module) imported there)
+# (an imported module keeps the leading dots of a relative import: `..data`)
 FACT_ALIASES = "sl2_aliases"  # (path, local name, module, original name): `import x as y`
 FACT_SET_EPOCH = "sl2_set_epoch"  # dotted receivers of every `.set_epoch(...)` call
 # Files on a loader's way mention it somehow; a file missed here can only make SL201 flag more
@@ -120,12 +126,13 @@ class _FactCollector:
             for alias in plain.names:
                 self.imported.add(("", alias.name))
         for statement in nodes(ast.ImportFrom):
-            module = statement.module or ""
+            module = imported_module(statement)  # `..data`: relative imports keep their dots
             for alias in statement.names:
                 self.imported.add((alias.asname or alias.name, module))
                 if alias.asname and alias.asname != alias.name:
                     self.aliases.add((self.path, alias.asname, module, alias.name))
-                self.imported.add(("", f"{module}.{alias.name}"))
+                joined = f"{module}{alias.name}" if module.endswith(".") else f"{module}.{alias.name}"
+                self.imported.add(("", joined))
         for definition in nodes(ast.ClassDef):
             self.defined.add(definition.name)
             bases = tuple(
@@ -544,7 +551,7 @@ def _returned(index: ProjectIndex, origin: Origin) -> list[Origin]:
             if where == caller and local == name:  # `from .build import build_loader as bl`
                 found += [
                     o for function, path, origins, _ in index.get(FACT_RETURNS)
-                    if function == original and _from_module(names, path, module, original)
+                    if function == original and _from_module(names, path, module, original, caller)
                     for o in origins
                 ]
         return found
@@ -629,7 +636,7 @@ def _class_family(index: ProjectIndex, klass: str, path: str) -> set[tuple[str, 
 
 
 class _Names:
-    """Per-file name facts of the project (defined names, imports), with the package map and
+    """Per-file name facts of the project (defined names, imports), with the module resolver and
     the memo that re-export lookups need: one call per loader origin must not scan the project."""
 
     def __init__(self, index: ProjectIndex) -> None:
@@ -637,17 +644,8 @@ class _Names:
             path: (frozenset(defined), frozenset(imported))
             for path, defined, imported in index.get(FACT_NAMES)
         }
-        # Every dotted suffix of a package folder -> the imports of its __init__.py files:
-        # ``a/b/timm/data/__init__.py`` answers for ``data``, ``timm.data``, ``b.timm.data``...
-        self.packages: dict[tuple[str, ...], list[frozenset[tuple[str, str]]]] = defaultdict(list)
-        for path, (_, imported) in self.by_file.items():
-            file = PurePath(path)
-            if file.name != "__init__.py":
-                continue
-            parts = file.parent.parts
-            for start in range(len(parts)):
-                self.packages[parts[start:]].append(imported)
-        self.reexports: dict[tuple[str, str, str, int], bool] = {}
+        self.modules = ModuleResolver(self.by_file)
+        self.provides_memo: dict[tuple[str, str, str], bool] = {}
 
     def get(
         self, path: str, default: tuple[frozenset[str], frozenset[tuple[str, str]]]
@@ -662,59 +660,55 @@ def _names(index: ProjectIndex) -> _Names:
     return cached
 
 
-def _stem(defined_at: str) -> str:
-    """The module name a file is imported as: its stem, or its package's name for __init__.py."""
-    path = PurePath(defined_at)
-    return path.parent.name if path.stem == "__init__" else path.stem
-
-
 def _reaches(names: _Names, caller: str, defined_at: str, name: str) -> bool:
     """Whether ``name`` as used in the file ``caller`` can be the one defined in ``defined_at``:
-    the same file, or an import of it from a module named like that file (``from trainer import
-    Trainer`` reaches ``trainer.py``, not ``multigpu.py``). A file that defines its own ``name``
-    uses that one."""
+    the same file, or an import that resolves by module path to that file (``from pkg.trainer
+    import Trainer`` reaches ``pkg/trainer.py``, never an unrelated ``recipes/trainer.py``), also
+    through a package or module that re-exports it. A file that defines its own ``name`` uses
+    that one; an import the project cannot resolve reaches nothing."""
     if caller == defined_at:
         return True
     defined, imported = names.get(caller, (frozenset(), frozenset()))
     if name in defined:
         return False
-    stem = _stem(defined_at)
     for local, module in imported:
-        last = module.rsplit(".", 1)[-1]
-        if local == name and last == stem:
-            return True  # from <...>.stem import name
-        if local == name and module and _reexported(names, module, name, stem, 0):
-            return True  # from package import name, the package's __init__ importing it
-        if not local and (last == stem or module.endswith(f".{stem}.{name}")):
-            return True  # import <...>.stem, then stem.name(...)
+        if local == name and _from_module(names, defined_at, module, name, caller):
+            return True  # from <module> import name
+        if not local and defined_at in names.modules.resolve(caller, module):
+            return True  # import pkg.module, then module.name(...)
     return False
 
 
-def _from_module(names: _Names, defined_at: str, module: str, name: str) -> bool:
-    """Whether ``name`` imported from ``module`` can be the one defined in ``defined_at``."""
-    stem = _stem(defined_at)
-    return module.rsplit(".", 1)[-1] == stem or (
-        bool(module) and _reexported(names, module, name, stem, 0)
+def _from_module(
+    names: _Names, defined_at: str, module: str, name: str, importer: str = ""
+) -> bool:
+    """Whether ``name`` imported from ``module`` in the file ``importer`` can be the one defined
+    in ``defined_at``: the module is that file, or re-exports the name from it."""
+    return any(
+        _provides(names, found, name, defined_at, 0)
+        for found in names.modules.resolve(importer, module)
     )
 
 
-def _reexported(names: _Names, module: str, name: str, stem: str, depth: int) -> bool:
-    """Whether the package ``module`` (its ``__init__.py`` in the project) imports ``name``
-    from a module named ``stem``, directly or through another package (``from timm.data import
-    create_loader``, ``timm/data/__init__.py`` holding ``from .loader import create_loader``)."""
+def _provides(names: _Names, module_file: str, name: str, defined_at: str, depth: int) -> bool:
+    """Whether the module at ``module_file`` offers ``name`` from ``defined_at``: it is that
+    file, or it imports ``name`` from a module that does (``timm/data/__init__.py`` holding
+    ``from .loader import create_loader``), a few re-exports deep."""
+    if module_file == defined_at:
+        return True
     if depth > 3:
         return False
-    key = (module, name, stem, depth)
-    known = names.reexports.get(key)
+    key = (module_file, name, defined_at)
+    known = names.provides_memo.get(key)
     if known is None:
-        known = names.reexports[key] = any(
-            local == name and inner and (
-                inner.rsplit(".", 1)[-1] == stem
-                or _reexported(names, inner, name, stem, depth + 1)
-            )
-            for imported in names.packages.get(tuple(module.split(".")), ())
-            for local, inner in imported
+        names.provides_memo[key] = False  # a cycle of re-exports provides nothing
+        defined, imported = names.get(module_file, (frozenset(), frozenset()))
+        known = name not in defined and any(
+            local == name and _provides(names, inner, name, defined_at, depth + 1)
+            for local, module in imported
+            for inner in names.modules.resolve(module_file, module)
         )
+        names.provides_memo[key] = known
     return known
 
 

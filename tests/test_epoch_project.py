@@ -228,3 +228,50 @@ def test_a_method_of_an_instance_of_a_project_class_is_followed(project: Path) -
         "        train_loader.sampler.set_epoch(epoch)\n"
     )
     assert _codes(project, ".") == []
+
+
+# -- imports resolved by module path ---------------------------------------------------------------
+
+LOOP = (
+    "from torch.utils.data import DataLoader, DistributedSampler\n\n\n"
+    "def main(items):\n"
+    "    run_epochs(DataLoader(items, batch_size=8, sampler=DistributedSampler(items)), 3)\n\n\n"
+    "def run_epochs(feed, epochs):\n"
+    "    for epoch in range(epochs):\n"
+    "        feed.sampler.set_epoch(epoch)\n"
+)
+UNKNOWN_CALLER = "{imports}\n\n\ndef elsewhere(cfg, loader):\n    run_epochs(loader, cfg.epochs)\n"
+
+
+@pytest.mark.parametrize("imports", [
+    "from tools.loop import run_epochs",  # no tools/loop.py in the project: unknown
+    "from other.run_epochs import run_epochs",  # a module named like the function
+    "import loop\nrun_epochs = loop.run_epochs",  # no loop.py beside it or above it
+])
+def test_an_import_is_matched_by_module_path_not_by_file_name(project: Path, imports: str) -> None:
+    (project / "recipe").mkdir()
+    (project / "recipe" / "loop.py").write_text(LOOP)
+    (project / "bench").mkdir()
+    (project / "bench" / "compare.py").write_text(UNKNOWN_CALLER.format(imports=imports))
+    assert _codes(project, ".") == []
+
+
+@pytest.mark.parametrize(("caller_at", "imports"), [
+    ("bench/compare.py", "from recipe.loop import run_epochs"),  # from the project root
+    ("recipe/compare.py", "from loop import run_epochs"),  # a script beside the module
+    ("recipe/compare.py", "from .loop import run_epochs"),  # relative
+    ("recipe/sub/compare.py", "from ..loop import run_epochs"),  # relative, one level up
+    ("bench/compare.py", "from recipe import loop as lp\nrun_epochs = lp.run_epochs"),
+    ("tests/compare.py", "from recipe.loop import run_epochs"),  # the src layout
+])
+def test_an_import_resolved_by_module_path_reaches_the_function(
+    project: Path, caller_at: str, imports: str
+) -> None:
+    source = project / "src" if caller_at.startswith("tests/") else project
+    (source / "recipe").mkdir(parents=True)
+    (source / "recipe" / "loop.py").write_text(LOOP)
+    caller = project / caller_at
+    caller.parent.mkdir(parents=True, exist_ok=True)
+    caller.write_text(UNKNOWN_CALLER.format(imports=imports))
+    # A caller passing a loader of unknown origin: the function may get a batch sampler.
+    assert [name for name, _ in _codes(project, ".")] == ["loop.py"]
