@@ -37,7 +37,11 @@ from sampler_lint.syntax_summary import SyntaxSummary, argument
 
 # An expression's provenance, as plain tuples (picklable, comparable, stable in the index):
 #   ("loader", built_with_sampler, built_with_batch_sampler)  a DataLoader(...) construction
-#   ("call", path, name)                    the result of calling `name` in the file at `path`
+#   ("call", path, name, passed)            the result of calling `name` in the file at `path`;
+#                                           `passed` is what the call passes (:func:`_passed`)
+#   ("given", ((param, position), ...), origin)  in FACT_RETURNS only: a value returned only when
+#                                           the caller passes one of these optional parameters
+#                                           (`if plan is not None: return ...`, default `None`)
 #   ("method", path, class_name, name)      the result of `self.name(...)` inside `class_name`:
 #                                           its definition in that class, a base or a subclass
 #   ("objmethod", path, receiver, name)     `x.name(...)` with `x`'s origin `receiver`: when `x` is
@@ -146,6 +150,10 @@ class _FactCollector:
         for ret in nodes(ast.Return):
             if ret.value is not None and self._enter(ret):
                 origins = tuple(self._origins(ret.value))
+                given = _required_parameters(ret, self._function[-1], bool(self._class),
+                                             self.summary)
+                if given:
+                    origins = tuple(("given", given, o) for o in origins)
                 klass = self._class[-1] if self._class else ""
                 self.returns.append((self._function[-1].name, self.path, origins, klass))
         for call in nodes(ast.Call):
@@ -241,7 +249,12 @@ class _FactCollector:
                 receiver = _merge(self._origins(node.func.value, depth + 1))
                 if receiver[0] == "call":
                     return [("objmethod", self.path, receiver, node.func.attr)]
-            return [("call", self.path, name.rsplit(".", 1)[-1])]
+            passed = _passed(
+                sum(1 for a in node.args if not isinstance(a, ast.Starred)),
+                [kw.arg for kw in node.keywords],
+                any(isinstance(a, ast.Starred) for a in node.args),
+            )
+            return [("call", self.path, name.rsplit(".", 1)[-1], passed)]
         if isinstance(node, ast.Tuple):
             return [("tuple", tuple(_merge(self._origins(e, depth)) for e in node.elts))]
         if (
@@ -268,6 +281,105 @@ class _FactCollector:
         ):
             return [("self", self.path, self._class[-1], node.attr)]
         return [UNKNOWN]
+
+
+def _passed(
+    positional: int, keywords: Iterable[str | None], star: bool
+) -> tuple[int, tuple[str, ...]] | None:
+    """What a call passes: the number of positional arguments and the keyword names, or
+    ``None`` when ``*args`` / ``**kwargs`` may pass anything."""
+    names = list(keywords)
+    if star or None in names:
+        return None
+    return (positional, tuple(sorted(n for n in names if n is not None)))
+
+
+def _gives(passed: tuple[int, tuple[str, ...]] | None, required: Iterable[tuple[str, int]]) -> bool:
+    """Whether a call passing ``passed`` may pass one of the ``required`` parameters."""
+    if passed is None:
+        return True
+    positional, keywords = passed
+    return any(name in keywords or 0 <= position < positional for name, position in required)
+
+
+def _required_parameters(
+    node: ast.stmt, function: _Function, is_method: bool, summary: SyntaxSummary
+) -> tuple[tuple[str, int], ...]:
+    """The optional parameters (default ``None`` or ``False``) that must have been passed for
+    ``node`` to run: it sits in the branch of an ``if`` that tests one of them (``if plan is not
+    None:``, ``if plan:``, the ``else`` of ``if plan is None:``), or after an ``if`` of the
+    opposite test that always leaves the function (``if plan is None: return ...``)."""
+    falsy = _falsy_defaults(function)
+    if not falsy:
+        return ()
+    required: set[str] = set()
+    child: ast.AST = node
+    for ancestor in summary.ancestors(node):
+        if isinstance(ancestor, ast.If):
+            if child in ancestor.body:
+                required |= _tested(ancestor.test, falsy, truthy=True)
+            elif child in ancestor.orelse:
+                required |= _tested(ancestor.test, falsy, truthy=False)
+        for block in ("body", "orelse", "finalbody"):
+            statements = getattr(ancestor, block, None)
+            if isinstance(statements, list) and child in statements:
+                for earlier in statements[: statements.index(child)]:
+                    if isinstance(earlier, ast.If) and not earlier.orelse and _leaves(earlier):
+                        required |= _tested(earlier.test, falsy, truthy=False)
+        if ancestor is function:
+            break
+        child = ancestor
+    found = []
+    for name in sorted(required):
+        position = _parameter_position(function, name, is_method)
+        if position is not None:
+            found.append((name, position))
+    return tuple(found)
+
+
+def _falsy_defaults(function: _Function) -> dict[str, object]:
+    """Parameter -> its default, for defaults that are literally ``None`` or ``False``."""
+    args = function.args
+    positional = args.posonlyargs + args.args
+    pairs = list(zip(positional[len(positional) - len(args.defaults):], args.defaults))
+    pairs += [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None]
+    return {
+        a.arg: d.value for a, d in pairs
+        if isinstance(d, ast.Constant) and (d.value is None or d.value is False)
+    }
+
+
+def _tested(test: ast.expr, falsy: dict[str, object], truthy: bool) -> set[str]:
+    """The parameters that ``test`` being ``truthy`` proves were given a value other than their
+    default: ``p`` / ``p is not None`` when true, ``not p`` / ``p is None`` when false (``is not
+    None`` only for a ``None`` default)."""
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) and truthy:
+        return set().union(*(_tested(v, falsy, True) for v in test.values))
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or) and not truthy:
+        return set().union(*(_tested(v, falsy, False) for v in test.values))
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return _tested(test.operand, falsy, not truthy)
+    if isinstance(test, ast.Name) and test.id in falsy:
+        return {test.id} if truthy else set()
+    if (
+        isinstance(test, ast.Compare)
+        and isinstance(test.left, ast.Name)
+        and test.left.id in falsy
+        and len(test.ops) == 1
+        and isinstance(test.comparators[0], ast.Constant)
+        and test.comparators[0].value is None
+        and falsy[test.left.id] is None
+    ):
+        if isinstance(test.ops[0], ast.IsNot):
+            return {test.left.id} if truthy else set()
+        if isinstance(test.ops[0], ast.Is):
+            return set() if truthy else {test.left.id}
+    return set()
+
+
+def _leaves(statement: ast.If) -> bool:
+    """An ``if`` whose body always ends by leaving the function (``return`` / ``raise``)."""
+    return bool(statement.body) and isinstance(statement.body[-1], (ast.Return, ast.Raise))
 
 
 def _assigned_pairs(node: ast.Assign | ast.AnnAssign) -> list[tuple[str, ast.expr]]:
@@ -378,7 +490,13 @@ def origins_at(context: FileContext, node: cst.BaseExpression) -> list[Origin]:
             receiver = _merge(origins_at(context, func.value))
             if receiver[0] == "call":
                 return [("objmethod", path, receiver, func.attr.value)]
-        return [("call", path, name.rsplit(".", 1)[-1])]
+        passed = _passed(
+            sum(1 for arg in node.args if arg.keyword is None and not arg.star),
+            [arg.keyword.value if arg.keyword else None for arg in node.args
+             if arg.keyword is not None or arg.star == "**"],
+            any(arg.star == "*" for arg in node.args),
+        )
+        return [("call", path, name.rsplit(".", 1)[-1], passed)]
     if isinstance(node, cst.Tuple):
         return [("tuple", tuple(_merge(origins_at(context, e.value)) for e in node.elements))]
     if isinstance(node, cst.Subscript) and len(node.slice) == 1:
@@ -541,7 +659,8 @@ def _returned(index: ProjectIndex, origin: Origin) -> list[Origin]:
     """What the function a ``call`` or ``method`` origin names may return."""
     names = _names(index)
     if origin[0] == "call":
-        _, caller, name = origin
+        caller, name = origin[1], origin[2]
+        passed = origin[3] if len(origin) > 3 else None
         found = [
             o for function, path, origins, _ in index.get(FACT_RETURNS)
             if function == name and _reaches(names, caller, path, name)
@@ -554,26 +673,41 @@ def _returned(index: ProjectIndex, origin: Origin) -> list[Origin]:
                     if function == original and _from_module(names, path, module, original, caller)
                     for o in origins
                 ]
-        return found
+        return _reachable(found, passed)
     if origin[0] == "objmethod":
         _, caller, receiver, name = origin
-        _, receiver_path, klass = receiver
+        receiver_path, klass = receiver[1], receiver[2]
         homes = _resolve_class(index, klass, receiver_path)
         if not homes:  # not an instance of a project class: a function of that name, as before
-            return _returned(index, ("call", caller, name))
+            return _returned(index, ("call", caller, name, None))
         family = set().union(*(_class_family(index, klass, home) for home in homes))
-        return [
+        return _reachable([
             o for function, path, origins, owner in index.get(FACT_RETURNS)
             if function == name and (owner, path) in family
             for o in origins
-        ]
+        ], None)
     _, caller, klass, name = origin
     family = _class_family(index, klass, caller)
-    return [
+    return _reachable([
         o for function, path, origins, owner in index.get(FACT_RETURNS)
         if function == name and (owner, path) in family
         for o in origins
-    ]
+    ], None)
+
+
+def _reachable(
+    returned: list[Origin], passed: tuple[int, tuple[str, ...]] | None
+) -> list[Origin]:
+    """The returned values a call passing ``passed`` may get: a value returned only when an
+    optional parameter is given is left out for a call that does not give it."""
+    found = []
+    for origin in returned:
+        if origin[0] == "given":
+            if not _gives(passed, origin[1]):
+                continue
+            origin = origin[2]
+        found.append(origin)
+    return found
 
 
 def _resolve_class(index: ProjectIndex, name: str, used_in: str) -> list[str]:

@@ -275,3 +275,72 @@ def test_an_import_resolved_by_module_path_reaches_the_function(
     caller.write_text(UNKNOWN_CALLER.format(imports=imports))
     # A caller passing a loader of unknown origin: the function may get a batch sampler.
     assert [name for name, _ in _codes(project, ".")] == ["loop.py"]
+
+
+# -- a batch-sampler branch behind an optional parameter the caller never passes ----------------
+
+OPTIONAL_FACTORY = (
+    "from torch.utils.data import BatchSampler, DataLoader, DistributedSampler\n\n\n"
+    "def make_loader(items, size, plan={default}, *, rank_order=False):\n"
+    "    order = DistributedSampler(items)\n"
+    "{branch}"
+    "    return DataLoader(items, batch_size=size, sampler=order)\n"
+)
+BRANCHES = {
+    "is not None": "    if plan is not None:\n"
+                   "        return DataLoader(items, batch_sampler=BatchSampler(order, size, True))\n",
+    "truthy and": "    if plan and size > 1:\n"
+                  "        return DataLoader(items, batch_sampler=BatchSampler(order, size, True))\n",
+    "early return": "    if plan is None:\n"
+                    "        return DataLoader(items, batch_size=size, sampler=order)\n"
+                    "    return DataLoader(items, batch_sampler=BatchSampler(order, size, True))\n",
+    "else of not": "    if not plan:\n        pass\n    else:\n"
+                   "        return DataLoader(items, batch_sampler=BatchSampler(order, size, True))\n",
+    "keyword-only": "    if rank_order:\n"
+                    "        return DataLoader(items, batch_sampler=BatchSampler(order, size, True))\n",
+}
+USER = (
+    "from pkg.factory import make_loader\n\n\n"
+    "def main(items, epochs):\n"
+    "    train = make_loader({arguments})\n"
+    "    for epoch in range(epochs):\n"
+    "        train.sampler.set_epoch(epoch)\n"
+)
+
+
+def _factory_project(project: Path, branch: str, default: str, arguments: str) -> None:
+    (project / "pkg").mkdir()
+    (project / "pkg" / "__init__.py").write_text("")
+    (project / "pkg" / "factory.py").write_text(
+        OPTIONAL_FACTORY.format(default=default, branch=BRANCHES[branch])
+    )
+    (project / "run.py").write_text(USER.format(arguments=arguments))
+
+
+@pytest.mark.parametrize("branch", list(BRANCHES))
+def test_a_batch_sampler_branch_the_caller_never_takes_is_unreachable(
+    project: Path, branch: str
+) -> None:
+    _factory_project(project, branch, "None", "items, 8")
+    assert _codes(project, ".") == []
+
+
+@pytest.mark.parametrize(("branch", "arguments"), [
+    ("is not None", "items, 8, plan=[1, 2]"),
+    ("is not None", "items, 8, [1, 2]"),  # positional
+    ("truthy and", "items, 8, True"),
+    ("early return", "items, 8, plan=None"),  # passed, even as None: not proven unreachable
+    ("keyword-only", "items, 8, rank_order=True"),
+    ("keyword-only", "items, 8, **options"),  # anything may be in there
+])
+def test_a_caller_that_passes_the_parameter_keeps_the_finding(
+    project: Path, branch: str, arguments: str
+) -> None:
+    _factory_project(project, branch, "None", arguments)
+    assert _codes(project, ".") == [("run.py", 7)]
+
+
+def test_a_default_that_takes_the_branch_keeps_the_finding(project: Path) -> None:
+    # `plan=False` is not None: `if plan is not None:` is taken when the caller passes nothing.
+    _factory_project(project, "is not None", "False", "items, 8")
+    assert _codes(project, ".") == [("run.py", 7)]
