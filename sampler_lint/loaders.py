@@ -135,7 +135,8 @@ class _FactCollector:
                 self.imported.add((alias.asname or alias.name, module))
                 if alias.asname and alias.asname != alias.name:
                     self.aliases.add((self.path, alias.asname, module, alias.name))
-                joined = f"{module}{alias.name}" if module.endswith(".") else f"{module}.{alias.name}"
+                dot = "" if module.endswith(".") else "."
+                joined = f"{module}{dot}{alias.name}"
                 self.imported.add(("", joined))
         for definition in nodes(ast.ClassDef):
             self.defined.add(definition.name)
@@ -341,8 +342,10 @@ def _falsy_defaults(function: _Function) -> dict[str, object]:
     """Parameter -> its default, for defaults that are literally ``None`` or ``False``."""
     args = function.args
     positional = args.posonlyargs + args.args
-    pairs = list(zip(positional[len(positional) - len(args.defaults):], args.defaults))
-    pairs += [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None]
+    pairs = list(zip(positional[len(positional) - len(args.defaults):], args.defaults,
+                     strict=True))
+    keyword_only = zip(args.kwonlyargs, args.kw_defaults, strict=True)
+    pairs += [(a, d) for a, d in keyword_only if d is not None]
     return {
         a.arg: d.value for a, d in pairs
         if isinstance(d, ast.Constant) and (d.value is None or d.value is False)

@@ -286,18 +286,15 @@ OPTIONAL_FACTORY = (
     "{branch}"
     "    return DataLoader(items, batch_size=size, sampler=order)\n"
 )
+BATCHES = "        return DataLoader(items, batch_sampler=BatchSampler(order, size, 1))\n"
 BRANCHES = {
-    "is not None": "    if plan is not None:\n"
-                   "        return DataLoader(items, batch_sampler=BatchSampler(order, size, True))\n",
-    "truthy and": "    if plan and size > 1:\n"
-                  "        return DataLoader(items, batch_sampler=BatchSampler(order, size, True))\n",
+    "is not None": "    if plan is not None:\n" + BATCHES,
+    "truthy and": "    if plan and size > 1:\n" + BATCHES,
     "early return": "    if plan is None:\n"
                     "        return DataLoader(items, batch_size=size, sampler=order)\n"
-                    "    return DataLoader(items, batch_sampler=BatchSampler(order, size, True))\n",
-    "else of not": "    if not plan:\n        pass\n    else:\n"
-                   "        return DataLoader(items, batch_sampler=BatchSampler(order, size, True))\n",
-    "keyword-only": "    if rank_order:\n"
-                    "        return DataLoader(items, batch_sampler=BatchSampler(order, size, True))\n",
+                    + BATCHES[4:],
+    "else of not": "    if not plan:\n        pass\n    else:\n" + BATCHES,
+    "keyword-only": "    if rank_order:\n" + BATCHES,
 }
 USER = (
     "from pkg.factory import make_loader\n\n\n"
