@@ -145,11 +145,11 @@ def test_each_shape_is_fixed_and_the_fix_reshuffles(shape: str) -> None:
 
 def test_the_elif_fix_is_not_hidden_behind_the_test_that_fails() -> None:
     # With a batch sampler, `dataloader.sampler` is a SequentialSampler without set_epoch: code
-    # inserted inside the `elif` body would never run. The fix turns the elif into else + if.
+    # inserted inside the `elif` body would never run. The new tests join the chain before it.
     fixed = lint_code(SHAPES["elif"], select=["SL201"], fix=True).fixed
     assert fixed is not None
-    assert "    else:\n" in fixed
-    assert "        if distributed and hasattr(dataloader.sampler" in fixed
+    assert "    elif distributed and hasattr(getattr(dataloader, \"batch_sampler\"" in fixed
+    assert "    elif distributed and hasattr(dataloader.sampler" in fixed
     dataset = torch.arange(32)
     loader = DataLoader(dataset, batch_sampler=EpochBatchSampler(range(32), 4))
     before = _orders(SHAPES["elif"], loader)
@@ -250,3 +250,57 @@ def test_the_infinite_iterator_repeats_its_pass_and_the_fix_reshuffles() -> None
     before, after = passes(INFINITE), passes(fixed)
     assert before[0] == before[1] == before[2]
     assert after[0] == before[0] and after[1] != after[0] and after[2] != after[1]
+
+
+# The short forms: the reused guard ends an `if` / `elif` chain; the file's quotes are kept.
+CHAINED = {
+    "isinstance": """\
+from torch.utils.data import DistributedSampler
+
+
+def start_epoch(dataloader, epoch):
+    if isinstance(dataloader.sampler, DistributedSampler):
+        dataloader.sampler.set_epoch(epoch)
+""",
+    "hasattr, single quotes": """\
+def start_epoch(dataloader, epoch):
+    if hasattr(dataloader.sampler, 'set_epoch'):
+        dataloader.sampler.set_epoch(epoch)
+""",
+    "proven DataLoader": """\
+from torch.utils.data import DataLoader, DistributedSampler
+
+
+def start_epoch(dataloader, epoch):
+    if isinstance(dataloader, DataLoader) and isinstance(dataloader.sampler, DistributedSampler):
+        dataloader.sampler.set_epoch(epoch)
+""",
+}
+
+
+@pytest.mark.parametrize("shape", list(CHAINED))
+def test_the_chained_fix_reaches_whichever_object_shuffles(shape: str) -> None:
+    source = CHAINED[shape]
+    fixed = lint_code(source, select=["SL201"], fix=True).fixed
+    assert fixed is not None and "for _sampler" not in fixed and "else:" not in fixed
+    assert fixed.count("elif ") == 2
+    if "single quotes" in shape:
+        assert '"' not in fixed
+    dataset = torch.arange(32)
+
+    def distributed() -> Any:
+        return DistributedSampler(dataset, num_replicas=2, rank=0, shuffle=True, seed=0)
+
+    # A DistributedSampler inside torch's BatchSampler: the fix reshuffles.
+    after = _orders(fixed, _loader())
+    assert after[0] != after[1] and after[1] != after[2]
+    # Built with sampler=: exactly the orders of the original code.
+    plain = DataLoader(dataset, batch_size=4, sampler=distributed())
+    assert _orders(fixed, plain) == _orders(source, DataLoader(
+        dataset, batch_size=4, sampler=distributed()
+    ))
+    # A batch sampler that shuffles by epoch itself (hasattr guards reach it).
+    if "hasattr" in source:
+        custom = DataLoader(dataset, batch_sampler=EpochBatchSampler(range(32), 4))
+        orders = _orders(fixed, custom)
+        assert orders[0] != orders[1] and orders[1] != orders[2]
