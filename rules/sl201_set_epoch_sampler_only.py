@@ -168,9 +168,10 @@ class SetEpochSamplerOnly(Rule):
             isinstance(target.body, cst.IndentedBlock) and len(target.body.body) == 1
         )
         skip = "" if chained else f" and {batch}.sampler is not {loader_name}.sampler"
+        first, second = test.replace("{}", read), test.replace("{}", inner)
         code = (
-            f"if {test.format(read)}:\n    {batch}.set_epoch({epoch_code})\n"
-            f"elif {test.format(inner)}{skip}:\n    {batch}.sampler.set_epoch({epoch_code})\n"
+            f"if {first}:\n    {batch}.set_epoch({epoch_code})\n"
+            f"elif {second}{skip}:\n    {batch}.sampler.set_epoch({epoch_code})\n"
         )
         try:
             added = cst.parse_module(code, config=self.context.module.config_for_parsing).body[0]

@@ -33,6 +33,8 @@ _PLAIN_SAMPLERS = (
 )
 # Calls that iterate the loader they are given, here and now.
 _ITERATING = ("iter", "enumerate", "tqdm", "zip", "trange", "islice", "chain")
+# Of those, the ones that return a one-pass iterator (not an alias of the loader).
+_ONE_PASS = ("iter", "enumerate", "zip", "islice", "chain")
 # Bases that give a wrapper class no `set_epoch` of their own.
 _PLAIN_BASES = ("object", "IterableDataset", "Generic", "Sampler", "BatchSampler")
 # Calls that read a loader without consuming or keeping it.
@@ -109,7 +111,7 @@ class MissingSetEpoch(Rule):
             return
         shown = sampler_name or self.context.code_for(construction)
         if in_callee:
-            where = f"`{loader}` is handed to `{in_callee}`, which iterates it once per epoch"
+            where = f"`{loader}` is handed to `{in_callee}` and iterated once per epoch from there"
         elif shape == "iterator":
             where = f"`iter({loader})` is created again when exhausted"
         else:
@@ -217,7 +219,7 @@ class MissingSetEpoch(Rule):
                     not targets <= names
                     and _receives(value, names)
                     and not self._is_framework_call(value)
-                    and (dotted_name(value.func) or "").rsplit(".", 1)[-1] not in _ITERATING
+                    and (dotted_name(value.func) or "").rsplit(".", 1)[-1] not in _ONE_PASS
                 ):
                     names |= targets
         return names
