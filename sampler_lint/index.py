@@ -19,6 +19,7 @@ Facts are plain picklable values so that the index can be handed to worker proce
 from __future__ import annotations
 
 import ast
+import os
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -133,7 +134,8 @@ def imported_module(node: ast.ImportFrom) -> str:
 class ModuleResolver:
     """Which project files an import names, by module path, never by file name alone.
 
-    ``known`` is every file the caller may resolve to (absolute, normalised paths). An absolute
+    ``known`` is every file the caller may resolve to (absolute paths, symbolic links
+    resolved; a candidate is compared after resolving its links). An absolute
     module ``a.b.c`` imported from ``<dir>/x.py`` is ``<root>/a/b/c.py`` or
     ``<root>/a/b/c/__init__.py`` (a regular or a namespace package) where ``<root>`` is what
     Python may have on ``sys.path`` for that file: its own folder (a script run directly), one of
@@ -146,6 +148,17 @@ class ModuleResolver:
     def __init__(self, known: Iterable[str]) -> None:
         self.known = frozenset(known)
         self._memo: dict[tuple[str, str], tuple[str, ...]] = {}
+        self._reals: dict[str, str] = {}
+
+    def _real(self, path: str) -> str:
+        """``path`` with symbolic links resolved, as the index keys files: recipes often link a
+        shared module into their folder (``asr_datamodule.py -> ../tdnn/asr_datamodule.py``)."""
+        if path in self.known:
+            return path
+        real = self._reals.get(path)
+        if real is None:
+            real = self._reals[path] = os.path.realpath(path)
+        return real
 
     def roots(self, importer: str) -> list[PurePath]:
         """Where an absolute import in ``importer`` may start, nearest first."""
@@ -185,7 +198,7 @@ class ModuleResolver:
             candidates = [str(folder / "__init__.py")]
             if parts:
                 candidates.insert(0, str(folder.with_name(folder.name + ".py")))
-            for candidate in candidates:
+            for candidate in map(self._real, candidates):
                 if candidate in self.known and candidate not in seen:
                     seen.add(candidate)
                     yield candidate

@@ -341,3 +341,29 @@ def test_a_default_that_takes_the_branch_keeps_the_finding(project: Path) -> Non
     # `plan=False` is not None: `if plan is not None:` is taken when the caller passes nothing.
     _factory_project(project, "is not None", "False", "items, 8")
     assert _codes(project, ".") == [("run.py", 7)]
+
+
+def test_a_module_linked_into_the_recipe_folder_resolves_to_its_target(project: Path) -> None:
+    # icefall's recipes link a shared data module into their folder under another name.
+    shared = project / "shared"
+    shared.mkdir()
+    (shared / "datamodule.py").write_text(
+        "from torch.utils.data import DataLoader, DistributedSampler\n\n\n"
+        "class Data:\n"
+        "    def train_loader(self, items):\n"
+        "        return DataLoader(items, batch_size=None, sampler=DistributedSampler(items))\n"
+    )
+    recipe = project / "recipe"
+    recipe.mkdir()
+    (recipe / "corpus.py").symlink_to("../shared/datamodule.py")
+    (recipe / "train.py").write_text(
+        "from corpus import Data\n\n\n"
+        "def main(items, epochs):\n"
+        "    data = Data()\n"
+        "    train_dl = data.train_loader(items)\n"
+        "    for epoch in range(epochs):\n"
+        "        train_dl.sampler.set_epoch(epoch)\n"
+    )
+    assert _codes(project, ".") == []
+    (recipe / "corpus.py").unlink()  # the import no longer resolves: the loader is unknown
+    assert _codes(project, ".") == [("train.py", 8)]
