@@ -491,16 +491,30 @@ class MissingSetEpoch(Rule):
     A shuffling `DistributedSampler` whose `set_epoch` is never called.
 
     ## What it does
-    Flags a `DistributedSampler` (or a known subclass) built with `shuffle` not literally
-    `False`, whose loader is iterated once per epoch (an epoch loop, `for epoch in ...:` or
-    `for i in range(args.start_epoch, args.epochs):`, around `for batch in loader` or a call
-    taking the loader; or `iter(loader)` re-created when it is exhausted inside a `while` loop),
-    when no code sets the epoch: neither this file nor, when the loader is handed to a function,
-    the project calls `set_epoch` on that sampler or loader. A sampler that is `None` on some
-    paths (`DistributedSampler(d) if distributed else None`, or an `if` / `else`) counts.
-    Evaluation loaders (named `val`, `test`, `eval`...) and loaders handed to something that
-    calls `set_epoch` itself (Lightning's `Trainer.fit` and Fabric's `setup_dataloaders`,
-    `accelerator.prepare`, a transformers `Trainer`, an mmengine `Runner`) are not flagged.
+    Flags a `DistributedSampler` built with `shuffle` not literally `False`, whose loader is
+    iterated once per epoch, when no code sets the epoch. The sampler is torch's, a known
+    subclass, a project subclass at any depth (this file or another), or a class picked by a
+    condition and called through a local (`cls = DistributedSampler if multi else
+    RandomSampler`); alternatives that are `None` or torch's samplers that never shuffle by
+    epoch (`RandomSampler(d) if single else DistributedSampler(d)`, an `if` / `else`) leave it
+    the one that matters. The loader is iterated once per epoch when an epoch loop (`for epoch
+    in ...:` or `for i in range(args.start_epoch, args.epochs):`) goes over it, over what a call
+    returned for it (`batches = wrap(loader)`, `wrap(x if c else loader)`), or hands it to a
+    call; when `iter(loader)` is re-created once exhausted inside a `while` loop; or when the
+    loader is handed, outside any loop, to a function of the file holding such a loop (two calls
+    deep). The epoch counts as set when this scope calls `set_epoch` on the sampler or the loader;
+    when a function of the file it is handed to calls `set_epoch` (or hands it on to something
+    that may); or, for a call the rule cannot follow, when the project calls `set_epoch` on some
+    loader's sampler. Evaluation loaders (named `val`, `test`, `eval`...) and loaders handed to a
+    framework that calls `set_epoch` itself are not flagged: a call named like an entry point
+    (`fit`, `prepare`, `Trainer`...) that resolves to Lightning, accelerate, mmengine,
+    transformers, trl, Composer... (an imported name, or a method of an object the file cannot
+    trace to the project); the project's own `train()` or `fit()` is an ordinary call.
+
+    Also flags a class that builds a shuffling `DistributedSampler` in `__init__`, keeps it on
+    `self`, and draws from it in `__iter__`, when the class has no `set_epoch` (nor a base other
+    than torch's that could give one) and nothing in the project calls `set_epoch` on that
+    attribute or on a `.sampler`.
 
     ## Why is this bad
     `DistributedSampler` draws its permutation from `seed + epoch`. Without `set_epoch`, the epoch
@@ -529,13 +543,15 @@ class MissingSetEpoch(Rule):
 
     ## Fix safety
     Safe: it inserts `if hasattr(s, "set_epoch"): s.set_epoch(epoch)`, which changes nothing but
-    the epoch the sampler shuffles with (and does nothing when `s` is `None`), as the first
-    statement of the epoch loop; in the infinite-iterator shape, right before the re-created
-    `iter(loader)`, when the `except StopIteration` handler counts epochs before it
-    (`epoch += 1`). Offered only when the sampler is a name bound on every path into the loop
-    (a parameter, an assignment, an `if` / `else` binding it in both branches) and not rebound
-    in it, and the epoch counter is clear; otherwise (an inline sampler, no counter) reported
-    only.
+    the epoch the sampler shuffles with (and does nothing when `s` is `None` or one of torch's
+    samplers that do not shuffle by epoch), as the first statement of the epoch loop; in the
+    infinite-iterator shape, right before the re-created `iter(loader)`, when the
+    `except StopIteration` handler counts epochs before it (`epoch += 1`). Offered only when the
+    sampler is a name bound on every path into the loop (a parameter, an assignment, an `if` /
+    `else` binding it in both branches) and not rebound in it, and the epoch counter is clear;
+    otherwise reported only: an inline sampler, a loop in the function the loader is handed to
+    (the sampler is not a name there), and a wrapper class (where to count epochs is an API
+    decision: add a `set_epoch(epoch)` method that forwards the epoch to the sampler).
 
     ## References
     - torch `DistributedSampler` documentation ("calling the set_epoch() method at the beginning
