@@ -13,12 +13,14 @@ from sampler_lint.loaders import (
     EPOCH_AWARE_CALLS,
     FACT_SET_EPOCH,
     LOADER_FACTS,
+    EpochUse,
     constructed,
     is_distributed_sampler,
     is_epoch_loop,
     is_evaluation_name,
     is_loader_constructor,
     loader_sampler_argument,
+    project_epoch_uses,
     shuffles,
 )
 from sampler_lint.matching import get_arg, scope_body_statements
@@ -59,8 +61,8 @@ class MissingSetEpoch(Rule):
     @classmethod
     def may_match(cls, summary: SyntaxSummary) -> bool:
         # Something called `...Sampler` (a construction, or a class picked by a condition and
-        # called through a local), and either a loader assigned with a sampler argument and a
-        # loop, or a sampler kept on `self` in a class that defines `__iter__`.
+        # called through a local), and either a loader assigned, or a sampler kept on `self`
+        # in a class that defines `__iter__`.
         if not any(n.endswith("Sampler") for n in summary.names):
             return False
         if any(
@@ -68,8 +70,7 @@ class MissingSetEpoch(Rule):
             for f in summary.nodes(ast.FunctionDef)
         ):
             return True
-        if not {"For", "AsyncFor", "While"} & summary.kinds:
-            return False
+        # (No loop needed here: the epoch loop may live in the function the loader goes to.)
         return any(
             type(value) is ast.Call and is_loader_constructor(dotted_expression(value.func))
             for _, value in summary.assignments()
@@ -121,7 +122,10 @@ class MissingSetEpoch(Rule):
             "epoch draws the same permutation"
         )
         fix = None
-        if sampler_name is not None and not in_callee and self._bound_before(loop, sampler_name):
+        if (
+            sampler_name is not None and loop is not None and not in_callee
+            and self._bound_before(loop, sampler_name)
+        ):
             if isinstance(loop, cst.For):
                 fix = self._fix(loop, sampler_name)
             elif isinstance(loop, cst.While):
@@ -226,7 +230,7 @@ class MissingSetEpoch(Rule):
 
     def _epoch_use(
         self, scope: cst.CSTNode, names: set[str], depth: int
-    ) -> tuple[cst.For | cst.While, bool, str, str] | None:
+    ) -> tuple[cst.For | cst.While | None, bool, str, str] | None:
         """The loop that goes over the loader once per epoch; whether it is also handed there
         to a call that cannot be followed (that callee may set the epoch); the shape
         (``epoch`` or ``iterator``); and the project function holding the loop when the loader
@@ -235,11 +239,18 @@ class MissingSetEpoch(Rule):
             if isinstance(statement, cst.For) and is_epoch_loop(statement):
                 uses = _uses(statement.body, names)
                 if uses.iterated or uses.calls:
-                    unresolved = [c for c in uses.calls if self._callee(c) is None]
-                    resolved = [c for c in uses.calls if self._callee(c) is not None]
-                    if any(self._callee_sets_epoch(c, names, depth) for c in resolved):
-                        return None  # handed each epoch to project code that sets the epoch
-                    return statement, bool(unresolved), "epoch", ""
+                    unresolved = False
+                    for call in uses.calls:
+                        if self._callee(call) is not None:
+                            if self._callee_sets_epoch(call, names, depth):
+                                return None  # handed each epoch to code that sets the epoch
+                            continue
+                        elsewhere = self._project_use(call, names)
+                        if elsewhere is None or elsewhere[2]:
+                            unresolved = True  # the rule cannot follow it: it may set it
+                        elif elsewhere[0]:
+                            return None  # a project function that sets the epoch
+                    return statement, unresolved, "epoch", ""
             if isinstance(statement, cst.While) and _recreates_iterator(statement, names):
                 return statement, False, "iterator", ""
         if depth >= _CALLEE_DEPTH:
@@ -250,6 +261,9 @@ class MissingSetEpoch(Rule):
                 continue
             callee = self._callee(call)
             if callee is None:
+                elsewhere = self._project_use(call, names)
+                if elsewhere is not None and elsewhere == (False, True, False):
+                    return None, False, "epoch", dotted_name(call.func) or ""
                 continue
             parameter = _parameter_for(call, callee, names)
             if parameter is None:
@@ -261,6 +275,38 @@ class MissingSetEpoch(Rule):
                 loop, _, shape, _ = inner
                 return loop, False, shape, callee.name.value
         return None
+
+    def _project_use(self, call: cst.Call, names: set[str]) -> EpochUse | None:
+        """How a function of another project file, that ``call`` runs, uses the loader it is
+        handed (``(sets, loops, hands_on)``, see :func:`loaders.epoch_uses`); ``None`` when the
+        call does not resolve to one by module path."""
+        name = dotted_name(call.func)
+        if name is None or self._is_framework_call(call):
+            return None
+        root = name.split(".", 1)[0]
+        if root not in self.context.imports.aliases:
+            return None  # a method of a local object, or a name of this file
+        callee = name.rsplit(".", 1)[-1]
+        rows = project_epoch_uses(self.context.index, str(self.context.path), callee)
+        if rows is None:
+            return None
+        sets = any(use[0] for _, _, use in rows)
+        position = 0
+        for arg in call.args:
+            if arg.star:
+                return (sets, False, True)
+            is_loader = isinstance(arg.value, cst.Name) and arg.value.value in names
+            if arg.keyword is not None:
+                if is_loader:
+                    key = arg.keyword.value
+                    found = [u for p, _, u in rows if p == key]
+                    return found[0] if found else (sets, False, False)
+                continue
+            if is_loader:
+                found = [u for _, i, u in rows if i == position]
+                return found[0] if found else (sets, False, False)
+            position += 1
+        return (sets, False, True)  # handed inside an expression: not followed
 
     def _ancestors_in(self, node: cst.CSTNode, scope: cst.CSTNode) -> list[cst.CSTNode]:
         found = []

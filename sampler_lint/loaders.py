@@ -68,6 +68,9 @@ FACT_NAMES = "sl2_names"  # (path, names defined there, (name, module) imported 
 # (an imported module keeps the leading dots of a relative import: `..data`)
 FACT_ALIASES = "sl2_aliases"  # (path, local name, module, original name): `import x as y`
 FACT_SET_EPOCH = "sl2_set_epoch"  # dotted receivers of every `.set_epoch(...)` call
+# (function name, path, parameter, position, its epoch use): how a module-level function uses
+# each parameter, for SL202 to follow a loader into the project function it is handed to.
+FACT_EPOCH_USERS = "sl2_epoch_users"
 # Files on a loader's way mention it somehow; a file missed here can only make SL201 flag more
 # (an origin without facts may carry a batch sampler). "_data" was here too: it added 549 files
 # to parse over the 9 benchmark trees and changed no finding on 13 trees (Composer at #3124,
@@ -119,6 +122,7 @@ class _FactCollector:
         self.imported: set[tuple[str, str]] = set()
         self.aliases: set[tuple[str, str, str, str]] = set()
         self.set_epoch: set[str] = set()
+        self.epoch_users: list[tuple[str, str, str, int, EpochUse]] = []
         # The scope of the node being read: the innermost function, the enclosing class names.
         self._class: list[str] = []
         self._function: list[_Function] = []
@@ -148,6 +152,11 @@ class _FactCollector:
         functions: list[_Function] = [*nodes(ast.FunctionDef), *nodes(ast.AsyncFunctionDef)]
         for function in functions:
             self.defined.add(function.name)
+            if isinstance(self.summary.parent(function), ast.Module):
+                self.epoch_users.extend(
+                    (function.name, self.path, name, position, use)
+                    for name, position, use in epoch_uses(function)
+                )
         for ret in nodes(ast.Return):
             if ret.value is not None and self._enter(ret):
                 origins = tuple(self._origins(ret.value))
@@ -444,6 +453,94 @@ def _parameter_position(
     return None
 
 
+# How a function uses one of its parameters, for SL202: ("sets", "loops", "hands_on") flags:
+#   sets      the function calls `set_epoch` on anything
+#   loops     an epoch loop in it iterates the parameter
+#   hands_on  it hands the parameter to a call that does not just iterate or read it
+EpochUse = tuple[bool, bool, bool]
+_ITERATING_CALLS = ("iter", "enumerate", "tqdm", "zip", "trange", "islice", "chain")
+_READING_CALLS = (
+    "len", "print", "isinstance", "hasattr", "getattr", "str", "repr", "type", "id", "range",
+    "int", "float", "bool", "format", "info", "debug", "warning", "log",
+)
+
+
+def epoch_uses(function: _Function) -> list[tuple[str, int, EpochUse]]:
+    """``(parameter, position, use)`` for the parameters of a module-level function."""
+    args = function.args
+    positional = [a.arg for a in args.posonlyargs + args.args]
+    parameters = [(name, i) for i, name in enumerate(positional)]
+    parameters += [(a.arg, -1) for a in args.kwonlyargs]
+    nodes = list(ast.walk(function))
+    sets = any(
+        isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+        and n.func.attr == "set_epoch" for n in nodes
+    )
+    found = [("", -2, (sets, False, False))]  # the function itself: known to the index
+    for name, position in parameters:
+        loops = hands_on = False
+        for node in nodes:
+            if isinstance(node, (ast.For, ast.AsyncFor)) and _is_epoch_loop_ast(node):
+                loops = loops or any(_iterates(inner, name) for inner in ast.walk(node))
+            elif isinstance(node, ast.Call) and any(
+                isinstance(a, ast.Name) and a.id == name
+                for a in [*node.args, *(k.value for k in node.keywords)]
+            ):
+                called = (dotted_expression(node.func) or "").rsplit(".", 1)[-1]
+                if called not in _ITERATING_CALLS and called not in _READING_CALLS:
+                    hands_on = True
+        if loops or hands_on or sets:
+            found.append((name, position, (sets, loops, hands_on)))
+    return found
+
+
+def _iterates(node: ast.AST, name: str) -> bool:
+    if isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
+        return isinstance(node.iter, ast.Name) and node.iter.id == name
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+        return node.func.id in _ITERATING_CALLS and any(
+            isinstance(a, ast.Name) and a.id == name for a in node.args
+        )
+    return False
+
+
+def _is_epoch_loop_ast(loop: ast.For | ast.AsyncFor) -> bool:
+    """The ``ast`` twin of :func:`is_epoch_loop`."""
+    if not isinstance(loop.target, ast.Name):
+        return False
+    if "epoch" in loop.target.id.lower():
+        return True
+    iterable = loop.iter
+    if not isinstance(iterable, ast.Call):
+        return False
+    called = (dotted_expression(iterable.func) or "").rsplit(".", 1)[-1]
+    if called not in ("range", "trange", "tqdm"):
+        return False
+    return any(
+        (isinstance(n, ast.Name) and "epoch" in n.id.lower())
+        or (isinstance(n, ast.Attribute) and "epoch" in n.attr.lower())
+        for arg in iterable.args for n in ast.walk(arg)
+    )
+
+
+def project_epoch_uses(
+    index: ProjectIndex, caller: str, name: str
+) -> list[tuple[str, int, EpochUse]] | None:
+    """How the project function ``name``, as called from the file ``caller`` (resolved by
+    module path), uses its parameters; ``None`` when the name resolves to no project function
+    the index knows."""
+    names = _names(index)
+    caller = file_key(caller)
+    rows = [
+        row for row in index.get(FACT_EPOCH_USERS)
+        if row[0] == name and row[1] != caller and _reaches(names, caller, row[1], name)
+    ]
+    files = {row[1] for row in rows}
+    if len(files) != 1:
+        return None
+    return [(parameter, position, use) for _, _, parameter, position, use in rows]
+
+
 def collect_loader_facts(tree: ast.Module, path: str) -> dict[str, list[Any]]:
     """The SL2xx facts of one file."""
     collector = _FactCollector(path, SyntaxSummary.of(tree))
@@ -458,6 +555,7 @@ def collect_loader_facts(tree: ast.Module, path: str) -> dict[str, list[Any]]:
             collector.path, tuple(sorted(collector.defined)), tuple(sorted(collector.imported))
         )],
         FACT_SET_EPOCH: sorted(collector.set_epoch),
+        FACT_EPOCH_USERS: sorted(collector.epoch_users),
     }
 
 

@@ -367,3 +367,72 @@ def test_a_module_linked_into_the_recipe_folder_resolves_to_its_target(project: 
     assert _codes(project, ".") == []
     (recipe / "corpus.py").unlink()  # the import no longer resolves: the loader is unknown
     assert _codes(project, ".") == [("train.py", 8)]
+
+
+# -- SL202 follows the loader into the project function it is handed to -------------------------
+
+SL202_MAIN = '''\
+from torch.utils.data import DataLoader, DistributedSampler
+
+from {module} import {function}
+
+
+def main(dataset, model, epochs):
+    sampler = DistributedSampler(dataset)
+    loader = DataLoader(dataset, batch_size=8, sampler=sampler)
+{body}'''
+PER_EPOCH = "    for epoch in range(epochs):\n        {function}(model, loader, epoch)\n"
+ONCE = "    {function}(model, loader, epochs)\n"
+HOOKS = "def on_epoch(state, epoch):\n    state.other_loader.sampler.set_epoch(epoch)\n"
+
+
+def _sl202(project: Path) -> list[tuple[str, int]]:
+    result = CliRunner().invoke(
+        main, ["check", "--no-cache", "--output-format", "json", "--select", "SL202",
+               str(project)],
+    )
+    assert result.exit_code in (0, 1), result.output
+    return [(Path(f["filename"]).name, f["location"]["row"]) for f in json.loads(result.stdout)]
+
+
+@pytest.mark.parametrize(("engine", "body", "expected"), [
+    # iterates the loader, sets no epoch: an unrelated set_epoch elsewhere does not count
+    ("def train_one_epoch(model, data_loader, epoch):\n    for batch in data_loader:\n"
+     "        model(batch)\n", PER_EPOCH, [("main.py", 7)]),
+    # sets the epoch itself
+    ("def train_one_epoch(model, data_loader, epoch):\n    data_loader.sampler.set_epoch(epoch)\n"
+     "    for batch in data_loader:\n        model(batch)\n", PER_EPOCH, []),
+    # hands the loader on: not followed, the project-wide check stays (HOOKS sets some epoch)
+    ("def train_one_epoch(model, data_loader, epoch):\n    run(model, data_loader)\n",
+     PER_EPOCH, []),
+    # the epoch loop lives in the callee, handed the loader once
+    ("def train_one_epoch(model, data_loader, epochs):\n    for epoch in range(epochs):\n"
+     "        for batch in data_loader:\n            model(batch)\n", ONCE, [("main.py", 7)]),
+    ("def train_one_epoch(model, data_loader, epochs):\n    for epoch in range(epochs):\n"
+     "        data_loader.sampler.set_epoch(epoch)\n        for batch in data_loader:\n"
+     "            model(batch)\n", ONCE, []),
+])
+def test_sl202_follows_the_loader_into_another_file(
+    project: Path, engine: str, body: str, expected: list[tuple[str, int]]
+) -> None:
+    (project / "pkg").mkdir()
+    (project / "pkg" / "engine.py").write_text(engine)
+    (project / "pkg" / "hooks.py").write_text(HOOKS)
+    (project / "main.py").write_text(SL202_MAIN.format(
+        module="pkg.engine", function="train_one_epoch",
+        body=body.format(function="train_one_epoch"),
+    ))
+    assert _sl202(project) == expected
+
+
+def test_sl202_an_import_that_does_not_resolve_keeps_the_project_wide_check(
+    project: Path
+) -> None:
+    (project / "hooks.py").write_text(HOOKS)
+    (project / "main.py").write_text(SL202_MAIN.format(
+        module="elsewhere", function="train_one_epoch",
+        body=PER_EPOCH.format(function="train_one_epoch"),
+    ))
+    assert _sl202(project) == []
+    (project / "hooks.py").unlink()
+    assert _sl202(project) == [("main.py", 7)]
