@@ -63,7 +63,7 @@ class MissingSetEpoch(Rule):
         # Something called `...Sampler` (a construction, or a class picked by a condition and
         # called through a local), and either a loader assigned, or a sampler kept on `self`
         # in a class that defines `__iter__`.
-        if not any(n.endswith("Sampler") for n in summary.names):
+        if not _constructs_a_sampler(summary):
             return False
         if any(
             type(f) is ast.FunctionDef and f.name == "__iter__"
@@ -643,6 +643,25 @@ class MissingSetEpoch(Rule):
             "            step(batch)\n"
         ),
     )
+
+
+def _constructs_a_sampler(summary: SyntaxSummary) -> bool:
+    """A call of something named ``...Sampler``, or a local bound to such a class (a class
+    picked by a condition: ``cls = DistributedSampler if multi else RandomSampler``)."""
+    for call in summary.nodes(ast.Call):
+        if (dotted_expression(call.func) or "").endswith("Sampler"):
+            return True
+    for _, value in summary.assignments():
+        for option in _ast_alternatives(value):
+            if (dotted_expression(option) or "").endswith("Sampler"):
+                return True
+    return False
+
+
+def _ast_alternatives(value: ast.expr | None) -> list[ast.expr]:
+    if isinstance(value, ast.IfExp):
+        return [*_ast_alternatives(value.body), *_ast_alternatives(value.orelse)]
+    return [value] if isinstance(value, (ast.Name, ast.Attribute)) else []
 
 
 class _Uses:
