@@ -355,9 +355,15 @@ def _falsy_defaults(function: _Function) -> dict[str, object]:
                      strict=True))
     keyword_only = zip(args.kwonlyargs, args.kw_defaults, strict=True)
     pairs += [(a, d) for a, d in keyword_only if d is not None]
+    # A parameter the function rebinds (`plan = plan or default_plan()`) may be set whatever
+    # the caller passed: only the untouched ones count.
+    rebound = {
+        n.id for n in ast.walk(function) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+    }
     return {
         a.arg: d.value for a, d in pairs
         if isinstance(d, ast.Constant) and (d.value is None or d.value is False)
+        and a.arg not in rebound
     }
 
 
