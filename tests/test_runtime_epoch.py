@@ -304,3 +304,39 @@ def test_the_chained_fix_reaches_whichever_object_shuffles(shape: str) -> None:
         custom = DataLoader(dataset, batch_sampler=EpochBatchSampler(range(32), 4))
         orders = _orders(fixed, custom)
         assert orders[0] != orders[1] and orders[1] != orders[2]
+
+
+# SL202 with a plain torch sampler as the other alternative (issue 15): the fix reshuffles the
+# distributed path and leaves the single-process path exactly as it was.
+MIXED = """\
+import torch
+from torch.utils.data import DataLoader, DistributedSampler, RandomSampler
+
+
+def main(dataset, epochs, record, multi):
+    order = (
+        DistributedSampler(dataset, num_replicas=2, rank=0, seed=0) if multi
+        else RandomSampler(dataset, generator=torch.Generator().manual_seed(0))
+    )
+    loader = DataLoader(dataset, batch_size=4, sampler=order)
+    for epoch in range(epochs):
+        record.append([int(i) for batch in loader for i in batch])
+"""
+
+
+def test_a_plain_alternative_keeps_its_orders_and_the_distributed_one_reshuffles() -> None:
+    assert [f.code for f in lint_code(MIXED, select=["SL202"]).findings] == ["SL202"]
+    fixed = lint_code(MIXED, select=["SL202"], fix=True).fixed
+    assert fixed is not None and 'if hasattr(order, "set_epoch"):' in fixed
+
+    def orders(source: str, multi: bool) -> list[list[int]]:
+        namespace: dict[str, Any] = {}
+        exec(compile(source, "<mixed>", "exec"), namespace)
+        record: list[list[int]] = []
+        namespace["main"](torch.arange(32), 3, record, multi)
+        return record
+
+    assert orders(fixed, False) == orders(MIXED, False)
+    before, after = orders(MIXED, True), orders(fixed, True)
+    assert before[0] == before[1] == before[2]
+    assert after[0] == before[0] and after[1] != after[0] and after[2] != after[1]
