@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 
 import libcst as cst
 
@@ -53,8 +54,9 @@ class MissingSetEpoch(Rule):
     name = "missing-set-epoch"
     severity = Severity.WARNING
     fix_applicability = Applicability.SAFE
-    # A sampler (torch's, a known subclass or a project subclass of DistributedSampler).
-    requires = (("Sampler",),)
+    # A sampler (torch's, a known subclass or a project subclass of DistributedSampler), or a
+    # `set_epoch` call (the dataset-level shape).
+    requires = (("Sampler", "set_epoch"),)
     collectors = (LOADER_FACTS, CLASS_FACTS)
     has_syntax_filter = True
 
@@ -63,6 +65,8 @@ class MissingSetEpoch(Rule):
         # Something called `...Sampler` (a construction, or a class picked by a condition and
         # called through a local), and either a loader assigned, or a sampler kept on `self`
         # in a class that defines `__iter__`.
+        if _sets_an_inner_dataset(summary):
+            return True
         if not _constructs_a_sampler(summary):
             return False
         if any(
@@ -81,6 +85,72 @@ class MissingSetEpoch(Rule):
             self._loader(node)
         elif self._is_distributed(node):
             self._owned_by_wrapper(node)
+        elif isinstance(node.func, cst.Attribute) and node.func.attr.value == "set_epoch":
+            self._inner_dataset(node)
+
+    # -- the epoch set on a dataset the loader does not iterate -----------------------------------
+    def _keeps_its_own_epoch(self, klass: cst.ClassDef) -> bool:
+        """The class's ``set_epoch`` stores the epoch on ``self`` (it shuffles by it), rather
+        than only passing it on to what it wraps."""
+        for statement in klass.body.body:
+            if isinstance(statement, cst.FunctionDef) and statement.name.value == "set_epoch":
+                code = self.context.code_for(statement.body)
+                return re.search(r"\bself\.\w+\s*(=(?!=)|\+=)", code) is not None
+        return False
+
+    def _inner_dataset(self, node: cst.Call) -> None:
+        """``inner.set_epoch(epoch)`` in an epoch loop whose loader iterates ``outer =
+        Wrapper(inner, ...)``, where ``Wrapper`` is a class of this file with its own
+        ``set_epoch`` that nothing calls: the object that shuffles by epoch is the wrapper."""
+        receiver = node.func.value if isinstance(node.func, cst.Attribute) else None
+        if not isinstance(receiver, cst.Name):
+            return
+        inner = receiver.value
+        scope = self.context.enclosing_scope(node)
+        loop = next(
+            (a for a in self.context.ancestors(node)
+             if isinstance(a, cst.For) and is_epoch_loop(a)), None
+        )
+        if loop is None or not isinstance(scope, cst.FunctionDef):
+            return
+        classes = {
+            s.name.value: s for s in self.context.module.body if isinstance(s, cst.ClassDef)
+        }
+        receivers = _set_epoch_receivers(scope)
+        assignments = self.context.assignments(scope)
+        for loader, values in assignments.items():
+            if len(values) != 1 or not isinstance(values[0], cst.Call):
+                continue
+            call = values[0]
+            if not is_loader_constructor(dotted_name(call.func)):
+                continue
+            dataset = get_arg(call, 0, "dataset")
+            if dataset is None or not isinstance(dataset.value, cst.Name):
+                continue
+            outer = dataset.value.value
+            if outer == inner or is_evaluation_name(loader):
+                continue
+            wrapped = assignments.get(outer, [])
+            if len(wrapped) != 1 or not isinstance(wrapped[0], cst.Call):
+                continue
+            wrapper = wrapped[0]
+            klass = classes.get(dotted_name(wrapper.func) or "")
+            if klass is None or not _receives(wrapper, {inner}):
+                continue
+            if not self._keeps_its_own_epoch(klass) or _defines(klass, "__getattr__"):
+                continue
+            if outer in receivers or any(r.split(".", 1)[0] == loader for r in receivers):
+                continue
+            if not _uses(loop.body, self._loader_names(scope, loader)).iterated:
+                continue
+            message = (
+                f"`{inner}.set_epoch` reaches the dataset inside `{outer}`, but the loader "
+                f"`{loader}` iterates `{outer}`, a `{klass.name.value}` with its own "
+                "`set_epoch` that nothing calls: it shuffles every epoch the same way; call "
+                f"`{outer}.set_epoch(...)` (or have it forward the epoch)"
+            )
+            self.report(node, message, None)
+            return
 
     # -- a loader built in a function ------------------------------------------------------------
     def _loader(self, node: cst.Call) -> None:
@@ -642,6 +712,26 @@ class MissingSetEpoch(Rule):
             "        for batch in loader:\n"
             "            step(batch)\n"
         ),
+    )
+
+
+def _sets_an_inner_dataset(summary: SyntaxSummary) -> bool:
+    """``x.set_epoch(...)`` on a plain name, and a class of the file defining ``set_epoch``."""
+    called = any(
+        type(c.func) is ast.Attribute and c.func.attr == "set_epoch"
+        and type(c.func.value) is ast.Name
+        for c in summary.nodes(ast.Call)
+    )
+    return called and any(
+        type(f) is ast.FunctionDef and f.name == "set_epoch"
+        and type(summary.parent(f)) is ast.ClassDef
+        for f in summary.nodes(ast.FunctionDef)
+    )
+
+
+def _defines(klass: cst.ClassDef, method: str) -> bool:
+    return any(
+        isinstance(s, cst.FunctionDef) and s.name.value == method for s in klass.body.body
     )
 
 
