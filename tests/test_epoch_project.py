@@ -438,3 +438,23 @@ def test_sl202_an_import_that_does_not_resolve_keeps_the_project_wide_check(
     assert _sl202(project) == []
     (project / "hooks.py").unlink()
     assert _sl202(project) == [("main.py", 7)]
+
+
+@pytest.mark.parametrize("imports", ["from pkg.engine import train", "from .engine import train"])
+def test_sl202_a_project_function_named_train_is_not_a_framework(
+    project: Path, imports: str
+) -> None:
+    (project / "pkg").mkdir()
+    (project / "pkg" / "__init__.py").write_text("")
+    (project / "pkg" / "engine.py").write_text(
+        "def train(model, data_loader, epoch):\n    for batch in data_loader:\n"
+        "        model(batch)\n"
+    )
+    source = SL202_MAIN.format(module="pkg.engine", function="train",
+                               body=PER_EPOCH.format(function="train"))
+    source = source.replace("from pkg.engine import train", imports)
+    (project / "pkg" / "main.py").write_text(source)
+    assert _sl202(project) == [("main.py", 7)]
+    # The same call to Lightning's entry point is a hand-off.
+    (project / "pkg" / "main.py").write_text(source.replace(imports, "from lightning import train"))
+    assert _sl202(project) == []
