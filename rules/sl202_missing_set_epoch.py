@@ -314,6 +314,9 @@ class MissingSetEpoch(Rule):
                         if self._callee(call) is not None:
                             if self._callee_sets_epoch(call, names, depth):
                                 return None  # handed each epoch to code that sets the epoch
+                            # A method may be overridden in a subclass elsewhere: the
+                            # project-wide check stays for it.
+                            unresolved |= isinstance(call.func, cst.Attribute)
                             continue
                         elsewhere = self._project_use(call, names)
                         if elsewhere is None or elsewhere[2]:
@@ -387,8 +390,23 @@ class MissingSetEpoch(Rule):
         return found
 
     def _callee(self, call: cst.Call) -> cst.FunctionDef | None:
-        """The function of this file a bare-name call runs (a module-level ``def`` the file
-        does not rebind or import over)."""
+        """The function of this file a call runs: a module-level ``def`` the file does not
+        rebind or import over, for a bare name; the method of the enclosing class, for
+        ``self.name(...)``."""
+        func = call.func
+        if (
+            isinstance(func, cst.Attribute)
+            and isinstance(func.value, cst.Name)
+            and func.value.value == "self"
+        ):
+            klass = self.context.enclosing_class(call)
+            if klass is None:
+                return None
+            methods = [
+                s for s in klass.body.body
+                if isinstance(s, cst.FunctionDef) and s.name.value == func.attr.value
+            ]
+            return methods[0] if len(methods) == 1 else None
         if not isinstance(call.func, cst.Name):
             return None
         name = call.func.value
@@ -830,6 +848,8 @@ def _parameter_for(call: cst.Call, callee: cst.FunctionDef, names: set[str]) -> 
     """The parameter of ``callee`` that ``call`` binds to the loader (one of ``names``)."""
     params = callee.params
     positional = [p.name.value for p in (*params.posonly_params, *params.params)]
+    if isinstance(call.func, cst.Attribute) and positional[:1] in (["self"], ["cls"]):
+        positional = positional[1:]  # `self.method(loader)`: bound
     keyword_names = {*positional, *(p.name.value for p in params.kwonly_params)}
     position = 0
     for arg in call.args:
