@@ -645,10 +645,17 @@ class MissingSetEpoch(Rule):
     transformers, trl, Composer... (an imported name, or a method of an object the file cannot
     trace to the project); the project's own `train()` or `fit()` is an ordinary call.
 
+    The loader is followed into the functions it is handed to: a function of this file (or
+    `self.method` of the enclosing class, whose overrides elsewhere keep the project-wide check),
+    and a module-level function of another project file, resolved by module path.
+
     Also flags a class that builds a shuffling `DistributedSampler` in `__init__`, keeps it on
     `self`, and draws from it in `__iter__`, when the class has no `set_epoch` (nor a base other
     than torch's that could give one) and nothing in the project calls `set_epoch` on that
-    attribute or on a `.sampler`.
+    attribute or on a `.sampler`; and, at the dataset level, an epoch loop calling
+    `inner.set_epoch(epoch)` while its loader iterates `outer = Wrapper(inner, ...)`, `Wrapper`
+    a class of the file whose own `set_epoch` stores the epoch (it does not only forward it)
+    and that nothing calls.
 
     ## Why is this bad
     `DistributedSampler` draws its permutation from `seed + epoch`. Without `set_epoch`, the epoch
