@@ -136,61 +136,104 @@ class SetEpochSamplerOnly(Rule):
         statement = self.context.enclosing_statement(call)
         if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
             return None
-        scope = self.context.enclosing_function(call) or self.context.module
-        scope_code = self.context.code_for(scope)
-        if any(re.search(rf"\b{name}\b", scope_code) for name in ("_sampler", "_batch_sampler")):
-            return None
         readers = [f"{loader_name}.sampler", *([alias] if alias else [])]
+        quote = _quote_style(self.context.module)
         target: cst.SimpleStatementLine | cst.If = statement
-        predicate = 'hasattr(_sampler, "set_epoch")'
+        test: str | None = f"hasattr({{}}, {quote}set_epoch{quote})"
         applicability = Applicability.SAFE
         guard = self._sampler_guard(statement, readers)
         if guard is not None:
             target = guard
-            try:  # one line, whatever the guard's layout: it goes one block deeper
-                test = ast.unparse(ast.parse(self.context.code_for(guard.test), mode="eval"))
-            except SyntaxError:
-                return None
-            predicate = _replace_readers(test, loader_name, alias)
-            if isinstance(guard.test, (cst.IfExp, cst.Lambda, cst.NamedExpr)) or (
-                isinstance(guard.test, cst.BooleanOperation)
-                and isinstance(guard.test.operator, cst.Or)
-            ):
-                predicate = f"({predicate})"  # it is followed by `and ...`
+            test = self._guard_template(guard, loader_name, alias, quote)
             if _has_impure_call(guard.test):
                 applicability = Applicability.UNSAFE
+        if test is None:
+            return None
         if self._sampler_decided_elsewhere(target, readers):
             return None  # inserted after a test of `L.sampler` it would not run when it matters
         if alias is not None and not self._alias_bound_before(target, alias, loader_name):
             return None
+        batch = f"{loader_name}.batch_sampler"
+        # A loader wrapper (a prefetcher) may have `sampler` and no `batch_sampler`: read it
+        # with getattr unless the guard has already shown `L` is a DataLoader.
+        read = batch
+        if guard is None or not _proves_loader(self.context.code_for(guard.test), loader_name):
+            read = f"getattr({loader_name}, {quote}batch_sampler{quote}, None)"
+        inner = f"getattr({read}, {quote}sampler{quote}, None)"
         epoch_code = self.context.code_for(epoch)
-        code = (
-            f'_batch_sampler = getattr({loader_name}, "batch_sampler", None)\n'
-            f'for _sampler in (_batch_sampler, getattr(_batch_sampler, "sampler", None)):\n'
-            f"    if {predicate} and _sampler is not {loader_name}.sampler:\n"
-            f"        _sampler.set_epoch({epoch_code})\n"
+        message = "Also pass the epoch to `batch_sampler` (or the sampler inside it)"
+        # The reused guard ends the chain (`if G(L.batch_sampler): ... elif G(<its sampler>): ...
+        # elif G(L.sampler): <as before>`) when it is the whole of its `if`: with torch's
+        # DataLoader at most one of the three can take an epoch (a loader built with
+        # `batch_sampler=` keeps the default `sampler`; built with `sampler=`, its batch sampler's
+        # `sampler` is that very object). Otherwise the two tests go just before the original
+        # code, which stays as it is, and skip the sampler it already reaches.
+        chained = isinstance(target, cst.If) and target.orelse is None and (
+            isinstance(target.body, cst.IndentedBlock) and len(target.body.body) == 1
         )
-        config = self.context.module.config_for_parsing
+        skip = "" if chained else f" and {batch}.sampler is not {loader_name}.sampler"
+        first, second = test.replace("{}", read), test.replace("{}", inner)
+        code = (
+            f"if {first}:\n    {batch}.set_epoch({epoch_code})\n"
+            f"elif {second}{skip}:\n    {batch}.sampler.set_epoch({epoch_code})\n"
+        )
         try:
-            added = list(cst.parse_module(code, config=config).body)
+            added = cst.parse_module(code, config=self.context.module.config_for_parsing).body[0]
         except cst.ParserSyntaxError:
             return None
-        message = "Also pass the epoch to `batch_sampler` and `batch_sampler.sampler`"
+        assert isinstance(added, cst.If) and isinstance(added.orelse, cst.If)
         if isinstance(target, cst.If) and self._is_elif(target):
             # Code cannot precede an `elif`, and inside its body it would run only when the
-            # test on `L.sampler` passes, which is exactly what fails with a batch sampler:
-            # `elif G: ...` becomes `else:` holding the inserted code, then `if G: ...`.
-            block = cst.IndentedBlock(body=[*added, target.with_changes(leading_lines=[])])
-            otherwise = cst.Else(body=block, leading_lines=target.leading_lines)
-            return Fix(replacements=[(target, otherwise)], applicability=applicability,
+            # test on `L.sampler` passes, which is what fails with a batch sampler: the new
+            # tests join the chain just before it. A chain going on after it (`else:`) would
+            # be skipped more often: no fix.
+            if not chained:
+                return None
+            chain = added.with_changes(orelse=added.orelse.with_changes(orelse=target))
+            return Fix(replacements=[(target, chain)], applicability=applicability,
                        message=message)
-        first = added[0].with_changes(leading_lines=target.leading_lines)
+        if chained:
+            assert isinstance(target, cst.If)
+            last = target.with_changes(leading_lines=[])
+            chain = added.with_changes(
+                leading_lines=target.leading_lines,
+                orelse=added.orelse.with_changes(orelse=last),
+            )
+            return Fix(replacements=[(target, chain)], applicability=applicability,
+                       message=message)
+        added = added.with_changes(leading_lines=target.leading_lines)
         moved = target.with_changes(leading_lines=[])
         return Fix(
-            replacements=[(target, cst.FlattenSentinel([first, *added[1:], moved]))],
+            replacements=[(target, cst.FlattenSentinel([added, moved]))],
             applicability=applicability,
             message=message,
         )
+
+    def _guard_template(
+        self, guard: cst.If, loader_name: str, alias: str | None, quote: str
+    ) -> str | None:
+        """The guard's test as a format string of the sampler it tests (``{}`` where it reads
+        ``L.sampler`` or the alias), in the file's own spelling when it fits on one line. A test
+        that does not itself ask whether the object can take an epoch (``isinstance``,
+        ``hasattr(_, "set_epoch")``...) also gets ``hasattr({}, "set_epoch")``: the new branches
+        call ``set_epoch`` on objects the original test never saw."""
+        code = self.context.code_for(guard.test)
+        if "\n" in code or "#" in code:
+            try:  # one line, whatever the guard's layout
+                code = _requoted(ast.unparse(ast.parse(code.strip(), mode="eval")), quote)
+            except SyntaxError:
+                return None
+        if "{" in code or "}" in code:
+            return None  # a dict, a set or an f-string: not a format string
+        template = _replace_readers(code, loader_name, alias, "{}")
+        if isinstance(guard.test, (cst.IfExp, cst.Lambda, cst.NamedExpr)) or (
+            isinstance(guard.test, cst.BooleanOperation)
+            and isinstance(guard.test.operator, cst.Or)
+        ):
+            template = f"({template})"  # it is followed by `and ...`
+        if not re.search(r"\bisinstance\b|set_epoch", template):
+            template = f"{template} and hasattr({{}}, {quote}set_epoch{quote})"
+        return template
 
     def _is_elif(self, node: cst.If) -> bool:
         outer = self.context.parent(node)
@@ -288,13 +331,18 @@ class SetEpochSamplerOnly(Rule):
     ## Use instead
     ```python
     def train_epoch(self, dataloader, epoch):
-        _batch_sampler = getattr(dataloader, "batch_sampler", None)
-        for _sampler in (_batch_sampler, getattr(_batch_sampler, "sampler", None)):
-            if isinstance(_sampler, DistributedSampler) and _sampler is not dataloader.sampler:
-                _sampler.set_epoch(epoch)
-        if isinstance(dataloader.sampler, DistributedSampler):
+        if isinstance(getattr(dataloader, "batch_sampler", None), DistributedSampler):
+            dataloader.batch_sampler.set_epoch(epoch)
+        elif isinstance(
+            getattr(getattr(dataloader, "batch_sampler", None), "sampler", None),
+            DistributedSampler,
+        ):
+            dataloader.batch_sampler.sampler.set_epoch(epoch)
+        elif isinstance(dataloader.sampler, DistributedSampler):
             dataloader.sampler.set_epoch(epoch)
     ```
+    (the fix reads `batch_sampler` with `getattr` unless the guard shows `dataloader` is a
+    `DataLoader`, so that a loader wrapper without it keeps working).
     The reference forms reach the same objects. Composer after PR #3124 looks at the batch
     sampler first, then the sampler:
     ```python
@@ -329,18 +377,28 @@ class SetEpochSamplerOnly(Rule):
     ```
 
     ## Fix safety
-    The fix is additive: the original call and its guard stay. Inserted just before them, the
-    epoch also reaches `L.batch_sampler` and `L.batch_sampler.sampler`, each once and only when
-    present (read with `getattr(..., None)`, so a loader wrapper without `batch_sampler` still
-    works), under the original guard's predicate with `L.sampler` replaced (or
-    `hasattr(_sampler, "set_epoch")` with no guard). Safe when the guard is reused or absent;
-    unsafe when the guard calls something other than `isinstance` / `hasattr` / `getattr`. Offered
-    only when `L` is a name or attribute chain and `E` has no calls (it would be evaluated twice).
-    A guard that is an `elif` becomes `else:` holding the inserted code and then `if <guard>:`
-    (inside the `elif` body the code would run only when the test on `L.sampler` passes, which
-    is what fails with a batch sampler). The alias shape (`s = L.sampler`) is fixed only when the
-    alias serves nothing but its guard and `set_epoch`. No fix where another test of `L.sampler`
-    (an enclosing `if`, an earlier `if not ...: return`) decides whether the inserted code runs.
+    The fix reuses the original guard: the epoch also reaches `L.batch_sampler` or, failing
+    that, the sampler inside it (`L.batch_sampler.sampler`), under the guard's predicate with
+    `L.sampler` replaced (`hasattr(_, "set_epoch")` with no guard; a guard that asks neither
+    `isinstance` nor `set_epoch` gets `hasattr(_, "set_epoch")` added). When the guard is the
+    whole of its `if` (one statement, no `else`), the two new tests come first and the guard
+    ends the chain: `if G(L.batch_sampler): ... elif G(L.batch_sampler.sampler): ... elif
+    G(L.sampler): <as before>`. With torch's DataLoader at most one of the three takes an
+    epoch (built with `batch_sampler=`, `L.sampler` is the default sampler; built with
+    `sampler=`, `L.batch_sampler.sampler` is that very sampler), so the loader built with
+    `sampler=` behaves exactly as before. An `elif` guard gets the two tests just before it in
+    its chain (code inside its body would run only when the failing test passes). Otherwise (a
+    guard with more statements or an `else`, or no guard) the two tests go just before the
+    original code, which stays as it is, and skip the sampler it already reaches
+    (`... is not L.sampler`). `batch_sampler` is read with `getattr(L, "batch_sampler", None)`
+    unless the guard shows `isinstance(L, DataLoader)`, so a loader wrapper without it still
+    works. The file's quote style is kept. Safe when the guard is reused or absent; unsafe when
+    the guard calls something other than `isinstance` / `hasattr` / `getattr` (it may run up to
+    three times). Offered only when `L` is a name or attribute chain and `E` has no calls (it
+    would be evaluated more than once). The alias shape (`s = L.sampler`) is fixed only when
+    the alias serves nothing but its guard and `set_epoch`. No fix where another test of
+    `L.sampler` (an enclosing `if`, an earlier `if not ...: return`) decides whether the new
+    code runs, nor for an `elif` guard followed by an `else`.
 
     ## References
     - MosaicML Composer issue #3123 and PR #3124
@@ -362,12 +420,13 @@ class SetEpochSamplerOnly(Rule):
                 "\n"
                 "\n"
                 "def train_epoch(dataloader, epoch):\n"
-                '    _batch_sampler = getattr(dataloader, "batch_sampler", None)\n'
-                '    for _sampler in (_batch_sampler, getattr(_batch_sampler, "sampler", None)):\n'
-                "        if isinstance(_sampler, DistributedSampler) and _sampler is not "
-                "dataloader.sampler:\n"
-                "            _sampler.set_epoch(epoch)\n"
-                "    if isinstance(dataloader.sampler, DistributedSampler):\n"
+                '    if isinstance(getattr(dataloader, "batch_sampler", None), '
+                "DistributedSampler):\n"
+                "        dataloader.batch_sampler.set_epoch(epoch)\n"
+                '    elif isinstance(getattr(getattr(dataloader, "batch_sampler", None), '
+                '"sampler", None), DistributedSampler):\n'
+                "        dataloader.batch_sampler.sampler.set_epoch(epoch)\n"
+                "    elif isinstance(dataloader.sampler, DistributedSampler):\n"
                 "        dataloader.sampler.set_epoch(epoch)\n"
             ),
         ),
@@ -397,10 +456,57 @@ def _reads_any(code: str, readers: list[str]) -> bool:
     return any(re.search(_reader_pattern(reader), code) for reader in readers)
 
 
-def _replace_readers(test: str, loader_name: str, alias: str | None) -> str:
+def _replace_readers(test: str, loader_name: str, alias: str | None, replacement: str) -> str:
     for reader in [f"{loader_name}.sampler", *([alias] if alias else [])]:
-        test = re.sub(_reader_pattern(reader), "_sampler", test)
+        test = re.sub(_reader_pattern(reader), lambda _: replacement, test)
     return test
+
+
+def _proves_loader(test: str, loader_name: str) -> bool:
+    """Whether a guard's test shows ``loader_name`` is a DataLoader (``isinstance(L,
+    DataLoader)`` among what it requires), so that it has a ``batch_sampler``."""
+    pattern = r"^\s*isinstance\(\s*" + re.escape(loader_name) + r"\s*,\s*[\w.]*DataLoader\s*\)"
+    return any(re.search(pattern, part) for part in re.split(r"\band\b", test)) and not re.search(
+        r"\bor\b|\bnot\b", test
+    )
+
+
+def _quote_style(module: cst.Module) -> str:
+    """The quote the file writes strings with: the one most of its plain strings use."""
+    counts = {'"': 0, "'": 0}
+
+    class _Strings(cst.CSTVisitor):
+        def visit_SimpleString(self, node: cst.SimpleString) -> None:
+            body = node.value.lstrip("rbuRBU")
+            if body[:1] in counts and body[:3] != body[:1] * 3:
+                counts[body[:1]] += 1
+
+    module.visit(_Strings())
+    return "'" if counts["'"] > counts['"'] else '"'
+
+
+def _requoted(code: str, quote: str) -> str:
+    """``code`` (one expression, as ``ast.unparse`` writes it) with its plain strings in
+    ``quote`` where their text allows."""
+    try:
+        expression = cst.parse_expression(code)
+    except cst.ParserSyntaxError:
+        return code
+
+    class _Requote(cst.CSTTransformer):
+        def leave_SimpleString(
+            self, original: cst.SimpleString, updated: cst.SimpleString
+        ) -> cst.SimpleString:
+            value = updated.value
+            if value[:1] in ("'", '"') and value[:3] != value[:1] * 3:
+                text = value[1:-1]
+                if quote not in text and "\\" not in text:
+                    return updated.with_changes(value=f"{quote}{text}{quote}")
+            return updated
+
+    rewritten = expression.visit(_Requote())
+    assert isinstance(rewritten, cst.CSTNode)
+    return cst.Module(body=[]).code_for_node(rewritten)
 
 
 def _names(node: cst.CSTNode, value: str) -> list[cst.Name]:

@@ -3,29 +3,50 @@
 from __future__ import annotations
 
 import ast
+import re
 
 import libcst as cst
 
+from sampler_lint.frameworks import is_framework_name
 from sampler_lint.imports import dotted_name
 from sampler_lint.index import dotted_expression
 from sampler_lint.loaders import (
-    DISTRIBUTED_SAMPLERS,
     EPOCH_AWARE_CALLS,
     FACT_SET_EPOCH,
     LOADER_FACTS,
+    EpochUse,
     constructed,
-    distributed_sampler_calls,
     is_distributed_sampler,
     is_epoch_loop,
     is_evaluation_name,
     is_loader_constructor,
     loader_sampler_argument,
-    may_shuffle,
+    project_epoch_uses,
     shuffles,
 )
-from sampler_lint.matching import scope_body_statements
+from sampler_lint.matching import get_arg, scope_body_statements
 from sampler_lint.rule import Applicability, Example, Fix, Rule, Severity
-from sampler_lint.syntax_summary import SyntaxSummary, argument
+from sampler_lint.sampler_family import CLASS_FACTS, is_distributed_sampler_class
+from sampler_lint.syntax_summary import SyntaxSummary
+
+# torch's samplers that never shuffle by epoch: an alternative to a DistributedSampler that
+# leaves it the only one that needs `set_epoch` (`RandomSampler(d) if single else ...`).
+_PLAIN_SAMPLERS = (
+    "RandomSampler", "SequentialSampler", "SubsetRandomSampler", "WeightedRandomSampler",
+)
+# Calls that iterate the loader they are given, here and now.
+_ITERATING = ("iter", "enumerate", "tqdm", "zip", "trange", "islice", "chain")
+# Of those, the ones that return a one-pass iterator (not an alias of the loader).
+_ONE_PASS = ("iter", "enumerate", "zip", "islice", "chain")
+# Bases that give a wrapper class no `set_epoch` of their own.
+_PLAIN_BASES = ("object", "IterableDataset", "Generic", "Sampler", "BatchSampler")
+# Calls that read a loader without consuming or keeping it.
+_INERT = (
+    "len", "print", "isinstance", "hasattr", "getattr", "str", "repr", "type", "id", "range",
+    "int", "float", "bool", "format", "info", "debug", "warning", "log",
+)
+# How far a loader is followed into the project functions it is handed to.
+_CALLEE_DEPTH = 2
 
 
 class MissingSetEpoch(Rule):
@@ -33,30 +54,106 @@ class MissingSetEpoch(Rule):
     name = "missing-set-epoch"
     severity = Severity.WARNING
     fix_applicability = Applicability.SAFE
-    requires = (DISTRIBUTED_SAMPLERS, ("DataLoader",))
-    collectors = (LOADER_FACTS,)
+    # A sampler (torch's, a known subclass or a project subclass of DistributedSampler), or a
+    # `set_epoch` call (the dataset-level shape).
+    requires = (("Sampler", "set_epoch"),)
+    collectors = (LOADER_FACTS, CLASS_FACTS)
     has_syntax_filter = True
 
     @classmethod
     def may_match(cls, summary: SyntaxSummary) -> bool:
-        # A loop, `L = DataLoader(...)` with a sampler argument, and a shuffling
-        # DistributedSampler(...) built in the file.
-        if not {"For", "AsyncFor", "While"} & summary.kinds:
+        # Something called `...Sampler` (a construction, or a class picked by a condition and
+        # called through a local), and either a loader assigned, or a sampler kept on `self`
+        # in a class that defines `__iter__`.
+        if _sets_an_inner_dataset(summary):
+            return True
+        if not _constructs_a_sampler(summary):
             return False
-        if not any(map(may_shuffle, distributed_sampler_calls(summary.nodes(ast.Call)))):
-            return False
+        if any(
+            type(f) is ast.FunctionDef and f.name == "__iter__"
+            for f in summary.nodes(ast.FunctionDef)
+        ):
+            return True
+        # (No loop needed here: the epoch loop may live in the function the loader goes to.)
         return any(
-            len(a.targets) == 1 and type(a.targets[0]) is ast.Name and type(a.value) is ast.Call
-            and is_loader_constructor(dotted_expression(a.value.func))
-            and (argument(a.value, 3, "sampler") is not None
-                 or argument(a.value, 4, "batch_sampler") is not None)
-            for a in summary.nodes(ast.Assign)
+            type(value) is ast.Call and is_loader_constructor(dotted_expression(value.func))
+            for _, value in summary.assignments()
         )
 
-
     def visit_Call(self, node: cst.Call) -> None:
-        if not is_loader_constructor(dotted_name(node.func)):
+        if is_loader_constructor(dotted_name(node.func)):
+            self._loader(node)
+        elif self._is_distributed(node):
+            self._owned_by_wrapper(node)
+        elif isinstance(node.func, cst.Attribute) and node.func.attr.value == "set_epoch":
+            self._inner_dataset(node)
+
+    # -- the epoch set on a dataset the loader does not iterate -----------------------------------
+    def _keeps_its_own_epoch(self, klass: cst.ClassDef) -> bool:
+        """The class's ``set_epoch`` stores the epoch on ``self`` (it shuffles by it), rather
+        than only passing it on to what it wraps."""
+        for statement in klass.body.body:
+            if isinstance(statement, cst.FunctionDef) and statement.name.value == "set_epoch":
+                code = self.context.code_for(statement.body)
+                return re.search(r"\bself\.\w+\s*(=(?!=)|\+=)", code) is not None
+        return False
+
+    def _inner_dataset(self, node: cst.Call) -> None:
+        """``inner.set_epoch(epoch)`` in an epoch loop whose loader iterates ``outer =
+        Wrapper(inner, ...)``, where ``Wrapper`` is a class of this file with its own
+        ``set_epoch`` that nothing calls: the object that shuffles by epoch is the wrapper."""
+        receiver = node.func.value if isinstance(node.func, cst.Attribute) else None
+        if not isinstance(receiver, cst.Name):
             return
+        inner = receiver.value
+        scope = self.context.enclosing_scope(node)
+        loop = next(
+            (a for a in self.context.ancestors(node)
+             if isinstance(a, cst.For) and is_epoch_loop(a)), None
+        )
+        if loop is None or not isinstance(scope, cst.FunctionDef):
+            return
+        classes = {
+            s.name.value: s for s in self.context.module.body if isinstance(s, cst.ClassDef)
+        }
+        receivers = _set_epoch_receivers(scope)
+        assignments = self.context.assignments(scope)
+        for loader, values in assignments.items():
+            if len(values) != 1 or not isinstance(values[0], cst.Call):
+                continue
+            call = values[0]
+            if not is_loader_constructor(dotted_name(call.func)):
+                continue
+            dataset = get_arg(call, 0, "dataset")
+            if dataset is None or not isinstance(dataset.value, cst.Name):
+                continue
+            outer = dataset.value.value
+            if outer == inner or is_evaluation_name(loader):
+                continue
+            wrapped = assignments.get(outer, [])
+            if len(wrapped) != 1 or not isinstance(wrapped[0], cst.Call):
+                continue
+            wrapper = wrapped[0]
+            klass = classes.get(dotted_name(wrapper.func) or "")
+            if klass is None or not _receives(wrapper, {inner}):
+                continue
+            if not self._keeps_its_own_epoch(klass) or _defines(klass, "__getattr__"):
+                continue
+            if outer in receivers or any(r.split(".", 1)[0] == loader for r in receivers):
+                continue
+            if not _uses(loop.body, self._loader_names(scope, loader)).iterated:
+                continue
+            message = (
+                f"`{inner}.set_epoch` reaches the dataset inside `{outer}`, but the loader "
+                f"`{loader}` iterates `{outer}`, a `{klass.name.value}` with its own "
+                "`set_epoch` that nothing calls: it shuffles every epoch the same way; call "
+                f"`{outer}.set_epoch(...)` (or have it forward the epoch)"
+            )
+            self.report(node, message, None)
+            return
+
+    # -- a loader built in a function ------------------------------------------------------------
+    def _loader(self, node: cst.Call) -> None:
         statement = self.context.parent(node)
         if not (
             isinstance(statement, cst.Assign)
@@ -70,17 +167,23 @@ class MissingSetEpoch(Rule):
             return
         scope = self.context.enclosing_scope(node)
         sampler_name, construction = self._sampler(scope, sampler_expr)
-        if construction is None or not shuffles(construction):
+        if construction is None or not self._shuffles(construction):
             return
         if is_evaluation_name(loader) or (sampler_name and is_evaluation_name(sampler_name)):
             return
-        loop, passed_on, shape = self._epoch_use(scope, loader)
-        if loop is None:
+        names = self._loader_names(scope, loader)
+        if self._handed_to_framework(scope, names):
             return
-        if self._epoch_is_set(scope, loader, sampler_name, passed_on):
+        found = self._epoch_use(scope, names, 0)
+        if found is None:
+            return
+        loop, unresolved, shape, in_callee = found
+        if self._epoch_is_set(scope, names, sampler_name, unresolved):
             return
         shown = sampler_name or self.context.code_for(construction)
-        if shape == "iterator":
+        if in_callee:
+            where = f"`{loader}` is handed to `{in_callee}` and iterated once per epoch from there"
+        elif shape == "iterator":
             where = f"`iter({loader})` is created again when exhausted"
         else:
             where = f"`{loader}` is iterated once per epoch"
@@ -89,70 +192,366 @@ class MissingSetEpoch(Rule):
             "epoch draws the same permutation"
         )
         fix = None
-        if sampler_name is not None and self._bound_before(loop, sampler_name):
+        if (
+            sampler_name is not None and loop is not None and not in_callee
+            and self._bound_before(loop, sampler_name)
+        ):
             if isinstance(loop, cst.For):
                 fix = self._fix(loop, sampler_name)
             elif isinstance(loop, cst.While):
-                fix = self._fix_iterator(loop, sampler_name, loader)
+                fix = self._fix_iterator(loop, sampler_name, names)
         self.report(construction, message, fix)
 
-    # -- matching ---------------------------------------------------------------------------------
+    # -- samplers ---------------------------------------------------------------------------------
+    def _is_distributed(self, call: cst.Call) -> bool:
+        """A construction of a DistributedSampler: torch's or a known subclass, a project
+        subclass (any depth, this file or another), or a class picked by a condition and
+        called through a local (``cls = DistributedSampler if multi else RandomSampler``)."""
+        name = constructed(call)
+        if name is None:
+            return False
+        if self._distributed_class(name):
+            return True
+        if not isinstance(call.func, cst.Name):
+            return False
+        scope = self.context.enclosing_scope(call)
+        values = _alternatives(self.context.assignments(scope).get(call.func.value, []))
+        classes = [dotted_name(v) for v in values if not _is_none(v)]
+        if not classes or any(c is None for c in classes):
+            return False
+        distributed = [c for c in classes if c and self._distributed_class(c)]
+        return len(distributed) >= 1 and all(
+            c in distributed or (c or "").rsplit(".", 1)[-1] in _PLAIN_SAMPLERS for c in classes
+        )
+
+    def _distributed_class(self, name: str) -> bool:
+        if is_distributed_sampler(name):
+            return True
+        return name.rsplit(".", 1)[-1].endswith("Sampler") and is_distributed_sampler_class(
+            self.context.index, name, str(self.context.path)
+        )
+
+    def _shuffles(self, call: cst.Call) -> bool:
+        if is_distributed_sampler(constructed(call)):
+            return shuffles(call)
+        # A subclass or a picked class: its positional order is its own; `shuffle=False` only.
+        arg = get_arg(call, None, "shuffle")
+        return not (arg is not None and dotted_name(arg.value) == "False")
+
+    def _sampler_kind(self, value: cst.BaseExpression) -> str:
+        """``none``, ``plain`` (a torch sampler that never shuffles by epoch), ``distributed``
+        or ``other``."""
+        if _is_none(value):
+            return "none"
+        if isinstance(value, cst.Call):
+            if self._is_distributed(value):
+                return "distributed"
+            if (constructed(value) or "").rsplit(".", 1)[-1] in _PLAIN_SAMPLERS:
+                return "plain"
+        return "other"
+
     def _sampler(
         self, scope: cst.CSTNode, expr: cst.BaseExpression
     ) -> tuple[str | None, cst.Call | None]:
         """The sampler's name (when it has one) and its DistributedSampler construction. ``None``
-        alternatives do not count: ``s = DistributedSampler(d) if distributed else None``,
-        ``if distributed: s = DistributedSampler(d) else: s = None``,
-        ``sampler=s if distributed else None``."""
-        alternatives = [a for a in _alternatives([expr]) if not _is_none(a)]
+        and torch's samplers that never shuffle by epoch do not count as alternatives:
+        ``s = DistributedSampler(d) if distributed else None``, ``if distributed: s = ...
+        else: s = RandomSampler(d)``, ``sampler=s if distributed else None``."""
+        alternatives = [a for a in _alternatives([expr]) if self._sampler_kind(a) != "none"]
         if len(alternatives) != 1:
+            calls = [a for a in alternatives if self._sampler_kind(a) == "distributed"]
+            if len(calls) == 1 and all(
+                self._sampler_kind(a) in ("plain", "distributed") for a in alternatives
+            ):
+                assert isinstance(calls[0], cst.Call)
+                return None, calls[0]
             return None, None
         expr = alternatives[0]
         if isinstance(expr, cst.Call):
-            return (None, expr) if is_distributed_sampler(constructed(expr)) else (None, None)
+            return (None, expr) if self._is_distributed(expr) else (None, None)
         if not isinstance(expr, cst.Name):
             return None, None
-        values = self.context.assignments(scope).get(expr.value, [])
-        constructions = [v for v in _alternatives(values) if not _is_none(v)]
-        if len(constructions) != 1:
+        values = _alternatives(self.context.assignments(scope).get(expr.value, []))
+        kinds = [self._sampler_kind(v) for v in values]
+        distributed = [v for v, k in zip(values, kinds, strict=True) if k == "distributed"]
+        if len(distributed) != 1 or any(k == "other" for k in kinds):
             return expr.value, None
-        value = constructions[0]
-        if isinstance(value, cst.Call) and is_distributed_sampler(constructed(value)):
-            return expr.value, value
-        return expr.value, None
+        value = distributed[0]
+        assert isinstance(value, cst.Call)
+        return expr.value, value
+
+    # -- where the loader goes ------------------------------------------------------------------
+    def _loader_names(self, scope: cst.CSTNode, loader: str) -> set[str]:
+        """The loader's name and the names bound to what a call returned for it (``it =
+        wrap(loader)``, ``model, batches = engine.wrap(model, x if c else loader)``): a call that
+        is not a framework's, handed the loader as a name, in a conditional expression or in a
+        tuple."""
+        names = {loader}
+        for _ in range(2):
+            for targets, value in _assigned_calls(scope):
+                if (
+                    not targets <= names
+                    and _receives(value, names)
+                    and not self._is_framework_call(value)
+                    and (dotted_name(value.func) or "").rsplit(".", 1)[-1] not in _ONE_PASS
+                ):
+                    names |= targets
+        return names
 
     def _epoch_use(
-        self, scope: cst.CSTNode, loader: str
-    ) -> tuple[cst.For | cst.While | None, bool, str]:
-        """The loop that goes over ``loader`` once per epoch, whether the loader is passed on to
-        a call there (the callee may set the epoch), and the shape (``epoch`` or ``iterator``)."""
+        self, scope: cst.CSTNode, names: set[str], depth: int
+    ) -> tuple[cst.For | cst.While | None, bool, str, str] | None:
+        """The loop that goes over the loader once per epoch; whether it is also handed there
+        to a call that cannot be followed (that callee may set the epoch); the shape
+        (``epoch`` or ``iterator``); and the project function holding the loop when the loader
+        is handed to one outside any loop (``""`` when the loop is here)."""
         for statement in scope_body_statements(scope):
             if isinstance(statement, cst.For) and is_epoch_loop(statement):
-                uses = _uses(statement.body, loader)
-                if uses.handed_to_framework:
-                    return None, False, ""
-                if uses.iterated or uses.passed:
-                    return statement, uses.passed, "epoch"
-            if isinstance(statement, cst.While) and _recreates_iterator(statement, loader):
-                return statement, False, "iterator"
-        return None, False, ""
+                uses = _uses(statement.body, names)
+                if uses.iterated or uses.calls:
+                    unresolved = False
+                    for call in uses.calls:
+                        if self._callee(call) is not None:
+                            if self._callee_sets_epoch(call, names, depth):
+                                return None  # handed each epoch to code that sets the epoch
+                            # A method may be overridden in a subclass elsewhere: the
+                            # project-wide check stays for it.
+                            unresolved |= isinstance(call.func, cst.Attribute)
+                            continue
+                        elsewhere = self._project_use(call, names)
+                        if elsewhere is None or elsewhere[2]:
+                            unresolved = True  # the rule cannot follow it: it may set it
+                        elif elsewhere[0]:
+                            return None  # a project function that sets the epoch
+                    return statement, unresolved, "epoch", ""
+            if isinstance(statement, cst.While) and _recreates_iterator(statement, names):
+                return statement, False, "iterator", ""
+        if depth >= _CALLEE_DEPTH:
+            return None
+        # Handed once, outside any loop, to a project function that holds the epoch loop.
+        for call in _uses(scope, names).calls:
+            if any(isinstance(a, (cst.For, cst.While)) for a in self._ancestors_in(call, scope)):
+                continue
+            callee = self._callee(call)
+            if callee is None:
+                elsewhere = self._project_use(call, names)
+                if elsewhere is not None and elsewhere == (False, True, False):
+                    return None, False, "epoch", dotted_name(call.func) or ""
+                continue
+            parameter = _parameter_for(call, callee, names)
+            if parameter is None:
+                continue
+            inner = self._epoch_use(callee, {parameter}, depth + 1)
+            if inner is not None and not inner[1] and not self._epoch_is_set(
+                callee, {parameter}, None, False
+            ):
+                loop, _, shape, _ = inner
+                return loop, False, shape, callee.name.value
+        return None
+
+    def _project_use(self, call: cst.Call, names: set[str]) -> EpochUse | None:
+        """How a function of another project file, that ``call`` runs, uses the loader it is
+        handed (``(sets, loops, hands_on)``, see :func:`loaders.epoch_uses`); ``None`` when the
+        call does not resolve to one by module path."""
+        name = dotted_name(call.func)
+        if name is None or self._is_framework_call(call):
+            return None
+        root = name.split(".", 1)[0]
+        if root not in self.context.imports.aliases:
+            return None  # a method of a local object, or a name of this file
+        callee = name.rsplit(".", 1)[-1]
+        rows = project_epoch_uses(self.context.index, str(self.context.path), callee)
+        if rows is None:
+            return None
+        sets = any(use[0] for _, _, use in rows)
+        position = 0
+        for arg in call.args:
+            if arg.star:
+                return (sets, False, True)
+            is_loader = isinstance(arg.value, cst.Name) and arg.value.value in names
+            if arg.keyword is not None:
+                if is_loader:
+                    key = arg.keyword.value
+                    found = [u for p, _, u in rows if p == key]
+                    return found[0] if found else (sets, False, False)
+                continue
+            if is_loader:
+                found = [u for _, i, u in rows if i == position]
+                return found[0] if found else (sets, False, False)
+            position += 1
+        return (sets, False, True)  # handed inside an expression: not followed
+
+    def _ancestors_in(self, node: cst.CSTNode, scope: cst.CSTNode) -> list[cst.CSTNode]:
+        found = []
+        for ancestor in self.context.ancestors(node):
+            if ancestor is scope:
+                break
+            found.append(ancestor)
+        return found
+
+    def _callee(self, call: cst.Call) -> cst.FunctionDef | None:
+        """The function of this file a call runs: a module-level ``def`` the file does not
+        rebind or import over, for a bare name; the method of the enclosing class, for
+        ``self.name(...)``."""
+        func = call.func
+        if (
+            isinstance(func, cst.Attribute)
+            and isinstance(func.value, cst.Name)
+            and func.value.value == "self"
+        ):
+            klass = self.context.enclosing_class(call)
+            if klass is None:
+                return None
+            methods = [
+                s for s in klass.body.body
+                if isinstance(s, cst.FunctionDef) and s.name.value == func.attr.value
+            ]
+            return methods[0] if len(methods) == 1 else None
+        if not isinstance(call.func, cst.Name):
+            return None
+        name = call.func.value
+        if name in self.context.imports.aliases:
+            return None
+        found = [
+            s for s in self.context.module.body
+            if isinstance(s, cst.FunctionDef) and s.name.value == name
+        ]
+        return found[0] if len(found) == 1 else None
+
+    def _callee_sets_epoch(self, call: cst.Call, names: set[str], depth: int) -> bool:
+        """Whether the project function ``call`` runs may set the epoch of what it is handed:
+        it calls ``set_epoch`` on anything, or hands the loader on to something that may."""
+        callee = self._callee(call)
+        if callee is None:
+            return True
+        if _set_epoch_receivers(callee):
+            return True
+        parameter = _parameter_for(call, callee, names)
+        if parameter is None or depth >= _CALLEE_DEPTH:
+            return True  # cannot follow it further: it may
+        for inner in _uses(callee, {parameter}).calls:
+            if self._is_framework_call(inner):
+                return True
+            if self._callee(inner) is None:
+                if self._project_sets_epoch():
+                    return True
+            elif self._callee_sets_epoch(inner, {parameter}, depth + 1):
+                return True
+        return False
+
+    def _is_framework_call(self, call: cst.Call) -> bool:
+        """A call that hands the loader to a framework that sets the epoch itself: named like
+        an entry point (``fit``, ``prepare``, ``Trainer``...) and resolving to a framework (a
+        name imported from lightning, accelerate, mmengine, transformers..., or a method of an
+        object one of them built). A function of the project or the file is never one; a method
+        of an object the file cannot trace still counts (it may be a framework's)."""
+        name = dotted_name(call.func)
+        if name is None or name.rsplit(".", 1)[-1] not in EPOCH_AWARE_CALLS:
+            return False
+        func = call.func
+        if isinstance(func, cst.Name):
+            if func.value not in self.context.imports.aliases:
+                return False  # defined in this file (or a builtin): an ordinary call
+            return is_framework_name(self.context.qualified_name(func))
+        root = name.split(".", 1)[0]
+        if root in self.context.imports.aliases:
+            return is_framework_name(self.context.qualified_name(func))
+        scope = self.context.enclosing_scope(call)
+        values = self.context.assignments(scope).get(root, [])
+        built = [v for v in values if isinstance(v, cst.Call)]
+        if built and len(built) == len(values):
+            kinds = [self._construction_kind(v) for v in built]
+            if all(k == "project" for k in kinds):
+                return False  # `loop = TrainLoop(...)` from this project: an ordinary method
+        return True
+
+    def _construction_kind(self, call: cst.Call) -> str:
+        """``project`` for a class or function of this file or imported from the project
+        (relative import), ``framework``, or ``other``."""
+        func = call.func
+        if isinstance(func, cst.Name):
+            qualified = self.context.qualified_name(func) or ""
+            if func.value not in self.context.imports.aliases:
+                return "project" if self._defined_here(func.value) else "other"
+            if is_framework_name(qualified):
+                return "framework"
+            return "project" if qualified.startswith(".") else "other"
+        return "framework" if is_framework_name(self.context.qualified_name(func)) else "other"
+
+    def _defined_here(self, name: str) -> bool:
+        return any(
+            isinstance(s, (cst.FunctionDef, cst.ClassDef)) and s.name.value == name
+            for s in self.context.module.body
+        )
+
+    def _handed_to_framework(self, scope: cst.CSTNode, names: set[str]) -> bool:
+        return any(self._is_framework_call(c) for c in _uses(scope, names).calls)
+
+    def _project_sets_epoch(self) -> bool:
+        receivers = set(self.context.index.get(FACT_SET_EPOCH))
+        receivers |= _set_epoch_receivers(self.context.module)
+        return any(
+            r.endswith((".sampler", ".batch_sampler")) or r == "<expression>" for r in receivers
+        )
 
     def _epoch_is_set(
-        self, scope: cst.CSTNode, loader: str, sampler: str | None, passed_on: bool
+        self, scope: cst.CSTNode, names: set[str], sampler: str | None, unresolved: bool
     ) -> bool:
-        """Any code that may set this sampler's epoch, in this file or (for a loader handed to
-        a function) anywhere in the project; or the loader handed to something that does."""
+        """Any code that may set this sampler's epoch: in this scope, on the sampler or the
+        loader; or, for a loader handed to a call the rule cannot follow, anywhere in the
+        project on some loader's sampler."""
         for receiver in _set_epoch_receivers(scope):  # names are only this scope's
-            if receiver == sampler or receiver.split(".", 1)[0] == loader:
+            if receiver == sampler or receiver.split(".", 1)[0] in names:
                 return True
-        if passed_on:
-            # The callee, anywhere in the project, may set it through its own parameter name.
-            receivers = set(self.context.index.get(FACT_SET_EPOCH))
-            receivers |= _set_epoch_receivers(self.context.module)
-            if any(r.endswith((".sampler", ".batch_sampler")) or r == "<expression>"
-                   for r in receivers):
-                return True
-        return _handed_to_framework(scope, loader)
+        return unresolved and self._project_sets_epoch()
+
+    # -- a sampler kept by a wrapper class -------------------------------------------------------
+    def _owned_by_wrapper(self, node: cst.Call) -> None:
+        """``self.X = DistributedSampler(...)`` in ``__init__`` of a class whose ``__iter__``
+        draws from ``self.X``, that has no ``set_epoch`` and whose sampler nothing in the project
+        sets the epoch of: every pass draws the same permutation."""
+        statement = self.context.parent(node)
+        if not (
+            isinstance(statement, cst.Assign)
+            and len(statement.targets) == 1
+            and isinstance(statement.targets[0].target, cst.Attribute)
+            and dotted_name(statement.targets[0].target.value) == "self"
+        ):
+            return
+        attr = statement.targets[0].target.attr.value
+        function = self.context.enclosing_function(node)
+        klass = self.context.enclosing_class(node)
+        if function is None or klass is None or function.name.value != "__init__":
+            return
+        if not self._shuffles(node) or is_evaluation_name(attr) or is_evaluation_name(
+            klass.name.value
+        ):
+            return
+        methods = {
+            s.name.value: s for s in klass.body.body if isinstance(s, cst.FunctionDef)
+        }
+        iterate = methods.get("__iter__")
+        if iterate is None or "set_epoch" in methods or not all(
+            (dotted_name(b.value) or "").rsplit(".", 1)[-1] in _PLAIN_BASES for b in klass.bases
+        ):
+            return
+        if f"self.{attr}" not in self.context.code_for(iterate):
+            return
+        receivers = set(self.context.index.get(FACT_SET_EPOCH)) | _set_epoch_receivers(
+            self.context.module
+        )
+        if any(
+            r == "<expression>" or r.rsplit(".", 1)[-1] in (attr, "sampler", "batch_sampler")
+            for r in receivers
+        ):
+            return
+        message = (
+            f"shuffling DistributedSampler `self.{attr}` of `{klass.name.value}` never gets "
+            "`set_epoch`: the class has no `set_epoch` and nothing sets it, so every pass draws "
+            f"the same permutation; add a `set_epoch(epoch)` method that forwards the epoch to "
+            f"`self.{attr}` and call it once per epoch"
+        )
+        self.report(node, message, None)
 
     # -- the fix ----------------------------------------------------------------------------------
     def _bound_before(self, loop: cst.CSTNode, name: str) -> bool:
@@ -197,7 +596,7 @@ class MissingSetEpoch(Rule):
             message=f"Call `{sampler}.set_epoch({epoch})` at the start of each epoch",
         )
 
-    def _fix_iterator(self, loop: cst.While, sampler: str, loader: str) -> Fix | None:
+    def _fix_iterator(self, loop: cst.While, sampler: str, names: set[str]) -> Fix | None:
         """Right before ``it = iter(loader)`` in the ``except StopIteration`` handler, when that
         handler counts epochs first (``epoch += 1``): the counter is then clear."""
         if _assigns(loop.body, sampler):
@@ -207,7 +606,7 @@ class MissingSetEpoch(Rule):
                 continue
             statements = list(handler.body.body)
             for position, statement in enumerate(statements):
-                if not _uses(statement, loader).iterated:
+                if not _uses(statement, names).iterated:
                     continue
                 counters = [c for c in map(_epoch_increment, statements[:position]) if c]
                 if len(counters) != 1 or not isinstance(statement, cst.SimpleStatementLine):
@@ -226,16 +625,37 @@ class MissingSetEpoch(Rule):
     A shuffling `DistributedSampler` whose `set_epoch` is never called.
 
     ## What it does
-    Flags a `DistributedSampler` (or a known subclass) built with `shuffle` not literally
-    `False`, whose loader is iterated once per epoch (an epoch loop, `for epoch in ...:` or
-    `for i in range(args.start_epoch, args.epochs):`, around `for batch in loader` or a call
-    taking the loader; or `iter(loader)` re-created when it is exhausted inside a `while` loop),
-    when no code sets the epoch: neither this file nor, when the loader is handed to a function,
-    the project calls `set_epoch` on that sampler or loader. A sampler that is `None` on some
-    paths (`DistributedSampler(d) if distributed else None`, or an `if` / `else`) counts.
-    Evaluation loaders (named `val`, `test`, `eval`...) and loaders handed to something that
-    calls `set_epoch` itself (Lightning's `Trainer.fit` and Fabric's `setup_dataloaders`,
-    `accelerator.prepare`, a transformers `Trainer`, an mmengine `Runner`) are not flagged.
+    Flags a `DistributedSampler` built with `shuffle` not literally `False`, whose loader is
+    iterated once per epoch, when no code sets the epoch. The sampler is torch's, a known
+    subclass, a project subclass at any depth (this file or another), or a class picked by a
+    condition and called through a local (`cls = DistributedSampler if multi else
+    RandomSampler`); alternatives that are `None` or torch's samplers that never shuffle by
+    epoch (`RandomSampler(d) if single else DistributedSampler(d)`, an `if` / `else`) leave it
+    the one that matters. The loader is iterated once per epoch when an epoch loop (`for epoch
+    in ...:` or `for i in range(args.start_epoch, args.epochs):`) goes over it, over what a call
+    returned for it (`batches = wrap(loader)`, `wrap(x if c else loader)`), or hands it to a
+    call; when `iter(loader)` is re-created once exhausted inside a `while` loop; or when the
+    loader is handed, outside any loop, to a function of the file holding such a loop (two calls
+    deep). The epoch counts as set when this scope calls `set_epoch` on the sampler or the loader;
+    when a function of the file it is handed to calls `set_epoch` (or hands it on to something
+    that may); or, for a call the rule cannot follow, when the project calls `set_epoch` on some
+    loader's sampler. Evaluation loaders (named `val`, `test`, `eval`...) and loaders handed to a
+    framework that calls `set_epoch` itself are not flagged: a call named like an entry point
+    (`fit`, `prepare`, `Trainer`...) that resolves to Lightning, accelerate, mmengine,
+    transformers, trl, Composer... (an imported name, or a method of an object the file cannot
+    trace to the project); the project's own `train()` or `fit()` is an ordinary call.
+
+    The loader is followed into the functions it is handed to: a function of this file (or
+    `self.method` of the enclosing class, whose overrides elsewhere keep the project-wide check),
+    and a module-level function of another project file, resolved by module path.
+
+    Also flags a class that builds a shuffling `DistributedSampler` in `__init__`, keeps it on
+    `self`, and draws from it in `__iter__`, when the class has no `set_epoch` (nor a base other
+    than torch's that could give one) and nothing in the project calls `set_epoch` on that
+    attribute or on a `.sampler`; and, at the dataset level, an epoch loop calling
+    `inner.set_epoch(epoch)` while its loader iterates `outer = Wrapper(inner, ...)`, `Wrapper`
+    a class of the file whose own `set_epoch` stores the epoch (it does not only forward it)
+    and that nothing calls.
 
     ## Why is this bad
     `DistributedSampler` draws its permutation from `seed + epoch`. Without `set_epoch`, the epoch
@@ -264,13 +684,15 @@ class MissingSetEpoch(Rule):
 
     ## Fix safety
     Safe: it inserts `if hasattr(s, "set_epoch"): s.set_epoch(epoch)`, which changes nothing but
-    the epoch the sampler shuffles with (and does nothing when `s` is `None`), as the first
-    statement of the epoch loop; in the infinite-iterator shape, right before the re-created
-    `iter(loader)`, when the `except StopIteration` handler counts epochs before it
-    (`epoch += 1`). Offered only when the sampler is a name bound on every path into the loop
-    (a parameter, an assignment, an `if` / `else` binding it in both branches) and not rebound
-    in it, and the epoch counter is clear; otherwise (an inline sampler, no counter) reported
-    only.
+    the epoch the sampler shuffles with (and does nothing when `s` is `None` or one of torch's
+    samplers that do not shuffle by epoch), as the first statement of the epoch loop; in the
+    infinite-iterator shape, right before the re-created `iter(loader)`, when the
+    `except StopIteration` handler counts epochs before it (`epoch += 1`). Offered only when the
+    sampler is a name bound on every path into the loop (a parameter, an assignment, an `if` /
+    `else` binding it in both branches) and not rebound in it, and the epoch counter is clear;
+    otherwise reported only: an inline sampler, a loop in the function the loader is handed to
+    (the sampler is not a name there), and a wrapper class (where to count epochs is an API
+    decision: add a `set_epoch(epoch)` method that forwards the epoch to the sampler).
 
     ## References
     - torch `DistributedSampler` documentation ("calling the set_epoch() method at the beginning
@@ -318,43 +740,136 @@ class MissingSetEpoch(Rule):
     )
 
 
+def _sets_an_inner_dataset(summary: SyntaxSummary) -> bool:
+    """``x.set_epoch(...)`` on a plain name, and a class of the file defining ``set_epoch``."""
+    called = any(
+        type(c.func) is ast.Attribute and c.func.attr == "set_epoch"
+        and type(c.func.value) is ast.Name
+        for c in summary.nodes(ast.Call)
+    )
+    return called and any(
+        type(f) is ast.FunctionDef and f.name == "set_epoch"
+        and type(summary.parent(f)) is ast.ClassDef
+        for f in summary.nodes(ast.FunctionDef)
+    )
+
+
+def _defines(klass: cst.ClassDef, method: str) -> bool:
+    return any(
+        isinstance(s, cst.FunctionDef) and s.name.value == method for s in klass.body.body
+    )
+
+
+def _constructs_a_sampler(summary: SyntaxSummary) -> bool:
+    """A call of something named ``...Sampler``, or a local bound to such a class (a class
+    picked by a condition: ``cls = DistributedSampler if multi else RandomSampler``)."""
+    for call in summary.nodes(ast.Call):
+        if (dotted_expression(call.func) or "").endswith("Sampler"):
+            return True
+    for _, value in summary.assignments():
+        for option in _ast_alternatives(value):
+            if (dotted_expression(option) or "").endswith("Sampler"):
+                return True
+    return False
+
+
+def _ast_alternatives(value: ast.expr | None) -> list[ast.expr]:
+    if isinstance(value, ast.IfExp):
+        return [*_ast_alternatives(value.body), *_ast_alternatives(value.orelse)]
+    return [value] if isinstance(value, (ast.Name, ast.Attribute)) else []
+
+
 class _Uses:
     def __init__(self) -> None:
         self.iterated = False
-        self.passed = False
-        self.handed_to_framework = False
+        #: Calls handed the loader that do not just iterate it (``iter``, ``enumerate``...).
+        self.calls: list[cst.Call] = []
 
 
-def _uses(body: cst.CSTNode, loader: str) -> _Uses:
+def _uses(body: cst.CSTNode, names: set[str]) -> _Uses:
     uses = _Uses()
 
     class _Finder(cst.CSTVisitor):
         def visit_For(self, node: cst.For) -> None:
-            if isinstance(node.iter, cst.Name) and node.iter.value == loader:
+            if isinstance(node.iter, cst.Name) and node.iter.value in names:
                 uses.iterated = True
 
         def visit_CompFor(self, node: cst.CompFor) -> None:
-            if isinstance(node.iter, cst.Name) and node.iter.value == loader:
+            if isinstance(node.iter, cst.Name) and node.iter.value in names:
                 uses.iterated = True
 
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            return node is body  # a nested function is not this code's
+
         def visit_Call(self, node: cst.Call) -> None:
-            if not any(isinstance(a.value, cst.Name) and a.value.value == loader
-                       for a in node.args):
+            if not _receives(node, names):
                 return
             name = (dotted_name(node.func) or "").rsplit(".", 1)[-1]
-            if name in ("iter", "enumerate", "tqdm", "zip"):
+            if name in _ITERATING:
                 uses.iterated = True
-            elif name in EPOCH_AWARE_CALLS:
-                uses.handed_to_framework = True
-            else:
-                uses.passed = True
+            elif name not in _INERT:
+                uses.calls.append(node)
 
     body.visit(_Finder())
     return uses
 
 
-def _handed_to_framework(scope: cst.CSTNode, loader: str) -> bool:
-    return _uses(scope, loader).handed_to_framework
+def _receives(call: cst.Call, names: set[str]) -> bool:
+    """Whether ``call`` is handed one of ``names``: as an argument, an alternative of a
+    conditional expression or an element of a tuple."""
+    def holds(value: cst.BaseExpression) -> bool:
+        if isinstance(value, cst.Name):
+            return value.value in names
+        if isinstance(value, cst.IfExp):
+            return holds(value.body) or holds(value.orelse)
+        if isinstance(value, (cst.Tuple, cst.List)):
+            return any(holds(e.value) for e in value.elements)
+        return False
+
+    return any(holds(arg.value) for arg in call.args)
+
+
+def _assigned_calls(scope: cst.CSTNode) -> list[tuple[set[str], cst.Call]]:
+    """``(names bound, call)`` for each ``a = f(...)`` / ``a, b = f(...)`` of the scope."""
+    found = []
+    for statement in scope_body_statements(scope):
+        if not isinstance(statement, cst.SimpleStatementLine):
+            continue
+        for small in statement.body:
+            if isinstance(small, cst.Assign) and isinstance(small.value, cst.Call):
+                targets: set[str] = set()
+                for target in small.targets:
+                    inner = target.target
+                    if isinstance(inner, cst.Name):
+                        targets.add(inner.value)
+                    elif isinstance(inner, (cst.Tuple, cst.List)):
+                        targets |= {
+                            e.value.value for e in inner.elements if isinstance(e.value, cst.Name)
+                        }
+                if targets:
+                    found.append((targets, small.value))
+    return found
+
+
+def _parameter_for(call: cst.Call, callee: cst.FunctionDef, names: set[str]) -> str | None:
+    """The parameter of ``callee`` that ``call`` binds to the loader (one of ``names``)."""
+    params = callee.params
+    positional = [p.name.value for p in (*params.posonly_params, *params.params)]
+    if isinstance(call.func, cst.Attribute) and positional[:1] in (["self"], ["cls"]):
+        positional = positional[1:]  # `self.method(loader)`: bound
+    keyword_names = {*positional, *(p.name.value for p in params.kwonly_params)}
+    position = 0
+    for arg in call.args:
+        if arg.star:
+            return None
+        if arg.keyword is not None:
+            if isinstance(arg.value, cst.Name) and arg.value.value in names:
+                return arg.keyword.value if arg.keyword.value in keyword_names else None
+            continue
+        if isinstance(arg.value, cst.Name) and arg.value.value in names:
+            return positional[position] if position < len(positional) else None
+        position += 1
+    return None
 
 
 def _stop_iteration_handlers(loop: cst.While) -> list[cst.ExceptHandler]:
@@ -369,9 +884,9 @@ def _stop_iteration_handlers(loop: cst.While) -> list[cst.ExceptHandler]:
     return found
 
 
-def _recreates_iterator(loop: cst.While, loader: str) -> bool:
+def _recreates_iterator(loop: cst.While, names: set[str]) -> bool:
     """``while ...: try: next(it) except StopIteration: it = iter(loader)``."""
-    return any(_uses(h.body, loader).iterated for h in _stop_iteration_handlers(loop))
+    return any(_uses(h.body, names).iterated for h in _stop_iteration_handlers(loop))
 
 
 def _epoch_increment(statement: cst.CSTNode) -> str | None:

@@ -129,3 +129,25 @@ DISTRIBUTED_IMPORTS = FactCollector(
     "distributed imports", (MODULE_TOKENS,), collect_module_facts,
     settled=lambda index: _project_imports(index, DISTRIBUTED),
 )
+
+
+# ------------------------------------------------------------------------------------------------
+# Framework calls by what they resolve to (SL2xx)
+
+# Libraries whose trainers / runners / prepared loaders call `set_epoch` on the loaders they are
+# handed (Lightning's Trainer and Fabric, accelerate, mmengine and mmcv runners, transformers and
+# trl trainers, Composer, catalyst, ignite, DeepSpeed, detectron2, speechbrain's Brain).
+EPOCH_FRAMEWORKS = (
+    *LIGHTNING, "accelerate", "mmengine", "mmcv", "transformers", "trl", "composer", "catalyst",
+    "ignite", "deepspeed", "detectron2", "speechbrain",
+)
+
+
+def is_framework_name(qualified: str | None) -> bool:
+    """Whether a qualified name (``lightning.Trainer``, ``accelerate.Accelerator.prepare``) comes
+    from one of :data:`EPOCH_FRAMEWORKS`: what a call resolves to, not its last name."""
+    if not qualified:
+        return False
+    return any(
+        qualified == prefix or qualified.startswith(prefix + ".") for prefix in EPOCH_FRAMEWORKS
+    )

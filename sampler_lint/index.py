@@ -19,9 +19,11 @@ Facts are plain picklable values so that the index can be handed to worker proce
 from __future__ import annotations
 
 import ast
+import os
 from collections import defaultdict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from pathlib import PurePath
 from typing import Any
 
 
@@ -117,3 +119,86 @@ def qualify(aliases: dict[str, str], dotted: str) -> str:
     if target is None:
         return dotted
     return f"{target}.{rest}" if rest else target
+
+
+# ------------------------------------------------------------------------------------------------
+# Imports resolved by module path
+
+
+def imported_module(node: ast.ImportFrom) -> str:
+    """The module of ``from <module> import ...`` as written, leading dots included
+    (``from ..data import x`` -> ``..data``), for :meth:`ModuleResolver.resolve`."""
+    return "." * node.level + (node.module or "")
+
+
+class ModuleResolver:
+    """Which project files an import names, by module path, never by file name alone.
+
+    ``known`` is every file the caller may resolve to (absolute paths, symbolic links
+    resolved; a candidate is compared after resolving its links). An absolute
+    module ``a.b.c`` imported from ``<dir>/x.py`` is ``<root>/a/b/c.py`` or
+    ``<root>/a/b/c/__init__.py`` (a regular or a namespace package) where ``<root>`` is what
+    Python may have on ``sys.path`` for that file: its own folder (a script run directly), one of
+    the folders above it (the project root, a package's parent), or a ``src/`` folder in one of
+    them (the ``src`` layout). A relative module (``.data``, ``..``) starts from the importer's
+    package. A module with no such file in ``known`` resolves to nothing: it is unknown, and
+    matches no project file by its name.
+    """
+
+    def __init__(self, known: Iterable[str]) -> None:
+        self.known = frozenset(known)
+        self._memo: dict[tuple[str, str], tuple[str, ...]] = {}
+        self._reals: dict[str, str] = {}
+
+    def _real(self, path: str) -> str:
+        """``path`` with symbolic links resolved, as the index keys files: recipes often link a
+        shared module into their folder (``asr_datamodule.py -> ../tdnn/asr_datamodule.py``)."""
+        if path in self.known:
+            return path
+        real = self._reals.get(path)
+        if real is None:
+            real = self._reals[path] = os.path.realpath(path)
+        return real
+
+    def roots(self, importer: str) -> list[PurePath]:
+        """Where an absolute import in ``importer`` may start, nearest first."""
+        folder = PurePath(importer).parent
+        found: list[PurePath] = []
+        for root in (folder, *folder.parents):
+            found.append(root)
+            found.append(root / "src")
+        return found
+
+    def resolve(self, importer: str, module: str) -> tuple[str, ...]:
+        """The files of ``known`` the module ``module`` (leading dots for a relative import) may
+        be when imported from the file ``importer``: a module file or a package's
+        ``__init__.py``."""
+        key = (importer, module)
+        found = self._memo.get(key)
+        if found is None:
+            found = self._memo[key] = tuple(self._resolve(importer, module))
+        return found
+
+    def _resolve(self, importer: str, module: str) -> Iterator[str]:
+        dotted = module.lstrip(".")
+        level = len(module) - len(dotted)
+        parts = [p for p in dotted.split(".") if p]
+        if level:
+            base = PurePath(importer).parent
+            for _ in range(level - 1):
+                base = base.parent
+            starts = [base]
+        else:
+            if not parts:
+                return
+            starts = self.roots(importer)
+        seen: set[str] = set()
+        for start in starts:
+            folder = start.joinpath(*parts) if parts else start
+            candidates = [str(folder / "__init__.py")]
+            if parts:
+                candidates.insert(0, str(folder.with_name(folder.name + ".py")))
+            for candidate in map(self._real, candidates):
+                if candidate in self.known and candidate not in seen:
+                    seen.add(candidate)
+                    yield candidate

@@ -19,20 +19,29 @@ import ast
 import os
 from collections import defaultdict
 from collections.abc import Iterable
-from pathlib import PurePath
 from typing import Any
 
 import libcst as cst
 
 from sampler_lint.context import FileContext
 from sampler_lint.imports import dotted_name
-from sampler_lint.index import FactCollector, ProjectIndex, dotted_expression
+from sampler_lint.index import (
+    FactCollector,
+    ModuleResolver,
+    ProjectIndex,
+    dotted_expression,
+    imported_module,
+)
 from sampler_lint.matching import scope_body_statements
 from sampler_lint.syntax_summary import SyntaxSummary, argument
 
 # An expression's provenance, as plain tuples (picklable, comparable, stable in the index):
 #   ("loader", built_with_sampler, built_with_batch_sampler)  a DataLoader(...) construction
-#   ("call", path, name)                    the result of calling `name` in the file at `path`
+#   ("call", path, name, passed)            the result of calling `name` in the file at `path`;
+#                                           `passed` is what the call passes (:func:`_passed`)
+#   ("given", ((param, position), ...), origin)  in FACT_RETURNS only: a value returned only when
+#                                           the caller passes one of these optional parameters
+#                                           (`if plan is not None: return ...`, default `None`)
 #   ("method", path, class_name, name)      the result of `self.name(...)` inside `class_name`:
 #                                           its definition in that class, a base or a subclass
 #   ("objmethod", path, receiver, name)     `x.name(...)` with `x`'s origin `receiver`: when `x` is
@@ -56,8 +65,12 @@ FACT_CLASSES = "sl2_classes"  # (class name, path, simple names of its bases)
 FACT_CALLS = "sl2_calls"  # (callee name, path, positional origins, keyword origins)
 FACT_SELF = "sl2_self"  # (class name, path, attr, origin)
 FACT_NAMES = "sl2_names"  # (path, names defined there, (name, module) imported there)
+# (an imported module keeps the leading dots of a relative import: `..data`)
 FACT_ALIASES = "sl2_aliases"  # (path, local name, module, original name): `import x as y`
 FACT_SET_EPOCH = "sl2_set_epoch"  # dotted receivers of every `.set_epoch(...)` call
+# (function name, path, parameter, position, its epoch use): how a module-level function uses
+# each parameter, for SL202 to follow a loader into the project function it is handed to.
+FACT_EPOCH_USERS = "sl2_epoch_users"
 # Files on a loader's way mention it somehow; a file missed here can only make SL201 flag more
 # (an origin without facts may carry a batch sampler). "_data" was here too: it added 549 files
 # to parse over the 9 benchmark trees and changed no finding on 13 trees (Composer at #3124,
@@ -109,6 +122,7 @@ class _FactCollector:
         self.imported: set[tuple[str, str]] = set()
         self.aliases: set[tuple[str, str, str, str]] = set()
         self.set_epoch: set[str] = set()
+        self.epoch_users: list[tuple[str, str, str, int, EpochUse]] = []
         # The scope of the node being read: the innermost function, the enclosing class names.
         self._class: list[str] = []
         self._function: list[_Function] = []
@@ -120,12 +134,14 @@ class _FactCollector:
             for alias in plain.names:
                 self.imported.add(("", alias.name))
         for statement in nodes(ast.ImportFrom):
-            module = statement.module or ""
+            module = imported_module(statement)  # `..data`: relative imports keep their dots
             for alias in statement.names:
                 self.imported.add((alias.asname or alias.name, module))
                 if alias.asname and alias.asname != alias.name:
                     self.aliases.add((self.path, alias.asname, module, alias.name))
-                self.imported.add(("", f"{module}.{alias.name}"))
+                dot = "" if module.endswith(".") else "."
+                joined = f"{module}{dot}{alias.name}"
+                self.imported.add(("", joined))
         for definition in nodes(ast.ClassDef):
             self.defined.add(definition.name)
             bases = tuple(
@@ -136,9 +152,18 @@ class _FactCollector:
         functions: list[_Function] = [*nodes(ast.FunctionDef), *nodes(ast.AsyncFunctionDef)]
         for function in functions:
             self.defined.add(function.name)
+            if isinstance(self.summary.parent(function), ast.Module):
+                self.epoch_users.extend(
+                    (function.name, self.path, name, position, use)
+                    for name, position, use in epoch_uses(function)
+                )
         for ret in nodes(ast.Return):
             if ret.value is not None and self._enter(ret):
                 origins = tuple(self._origins(ret.value))
+                given = _required_parameters(ret, self._function[-1], bool(self._class),
+                                             self.summary)
+                if given:
+                    origins = tuple(("given", given, o) for o in origins)
                 klass = self._class[-1] if self._class else ""
                 self.returns.append((self._function[-1].name, self.path, origins, klass))
         for call in nodes(ast.Call):
@@ -234,7 +259,12 @@ class _FactCollector:
                 receiver = _merge(self._origins(node.func.value, depth + 1))
                 if receiver[0] == "call":
                     return [("objmethod", self.path, receiver, node.func.attr)]
-            return [("call", self.path, name.rsplit(".", 1)[-1])]
+            passed = _passed(
+                sum(1 for a in node.args if not isinstance(a, ast.Starred)),
+                [kw.arg for kw in node.keywords],
+                any(isinstance(a, ast.Starred) for a in node.args),
+            )
+            return [("call", self.path, name.rsplit(".", 1)[-1], passed)]
         if isinstance(node, ast.Tuple):
             return [("tuple", tuple(_merge(self._origins(e, depth)) for e in node.elts))]
         if (
@@ -261,6 +291,113 @@ class _FactCollector:
         ):
             return [("self", self.path, self._class[-1], node.attr)]
         return [UNKNOWN]
+
+
+def _passed(
+    positional: int, keywords: Iterable[str | None], star: bool
+) -> tuple[int, tuple[str, ...]] | None:
+    """What a call passes: the number of positional arguments and the keyword names, or
+    ``None`` when ``*args`` / ``**kwargs`` may pass anything."""
+    names = list(keywords)
+    if star or None in names:
+        return None
+    return (positional, tuple(sorted(n for n in names if n is not None)))
+
+
+def _gives(passed: tuple[int, tuple[str, ...]] | None, required: Iterable[tuple[str, int]]) -> bool:
+    """Whether a call passing ``passed`` may pass one of the ``required`` parameters."""
+    if passed is None:
+        return True
+    positional, keywords = passed
+    return any(name in keywords or 0 <= position < positional for name, position in required)
+
+
+def _required_parameters(
+    node: ast.stmt, function: _Function, is_method: bool, summary: SyntaxSummary
+) -> tuple[tuple[str, int], ...]:
+    """The optional parameters (default ``None`` or ``False``) that must have been passed for
+    ``node`` to run: it sits in the branch of an ``if`` that tests one of them (``if plan is not
+    None:``, ``if plan:``, the ``else`` of ``if plan is None:``), or after an ``if`` of the
+    opposite test that always leaves the function (``if plan is None: return ...``)."""
+    falsy = _falsy_defaults(function)
+    if not falsy:
+        return ()
+    required: set[str] = set()
+    child: ast.AST = node
+    for ancestor in summary.ancestors(node):
+        if isinstance(ancestor, ast.If):
+            if child in ancestor.body:
+                required |= _tested(ancestor.test, falsy, truthy=True)
+            elif child in ancestor.orelse:
+                required |= _tested(ancestor.test, falsy, truthy=False)
+        for block in ("body", "orelse", "finalbody"):
+            statements = getattr(ancestor, block, None)
+            if isinstance(statements, list) and child in statements:
+                for earlier in statements[: statements.index(child)]:
+                    if isinstance(earlier, ast.If) and not earlier.orelse and _leaves(earlier):
+                        required |= _tested(earlier.test, falsy, truthy=False)
+        if ancestor is function:
+            break
+        child = ancestor
+    found = []
+    for name in sorted(required):
+        position = _parameter_position(function, name, is_method)
+        if position is not None:
+            found.append((name, position))
+    return tuple(found)
+
+
+def _falsy_defaults(function: _Function) -> dict[str, object]:
+    """Parameter -> its default, for defaults that are literally ``None`` or ``False``."""
+    args = function.args
+    positional = args.posonlyargs + args.args
+    pairs = list(zip(positional[len(positional) - len(args.defaults):], args.defaults,
+                     strict=True))
+    keyword_only = zip(args.kwonlyargs, args.kw_defaults, strict=True)
+    pairs += [(a, d) for a, d in keyword_only if d is not None]
+    # A parameter the function rebinds (`plan = plan or default_plan()`) may be set whatever
+    # the caller passed: only the untouched ones count.
+    rebound = {
+        n.id for n in ast.walk(function) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+    }
+    return {
+        a.arg: d.value for a, d in pairs
+        if isinstance(d, ast.Constant) and (d.value is None or d.value is False)
+        and a.arg not in rebound
+    }
+
+
+def _tested(test: ast.expr, falsy: dict[str, object], truthy: bool) -> set[str]:
+    """The parameters that ``test`` being ``truthy`` proves were given a value other than their
+    default: ``p`` / ``p is not None`` when true, ``not p`` / ``p is None`` when false (``is not
+    None`` only for a ``None`` default)."""
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) and truthy:
+        return set().union(*(_tested(v, falsy, True) for v in test.values))
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or) and not truthy:
+        return set().union(*(_tested(v, falsy, False) for v in test.values))
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return _tested(test.operand, falsy, not truthy)
+    if isinstance(test, ast.Name) and test.id in falsy:
+        return {test.id} if truthy else set()
+    if (
+        isinstance(test, ast.Compare)
+        and isinstance(test.left, ast.Name)
+        and test.left.id in falsy
+        and len(test.ops) == 1
+        and isinstance(test.comparators[0], ast.Constant)
+        and test.comparators[0].value is None
+        and falsy[test.left.id] is None
+    ):
+        if isinstance(test.ops[0], ast.IsNot):
+            return {test.left.id} if truthy else set()
+        if isinstance(test.ops[0], ast.Is):
+            return set() if truthy else {test.left.id}
+    return set()
+
+
+def _leaves(statement: ast.If) -> bool:
+    """An ``if`` whose body always ends by leaving the function (``return`` / ``raise``)."""
+    return bool(statement.body) and isinstance(statement.body[-1], (ast.Return, ast.Raise))
 
 
 def _assigned_pairs(node: ast.Assign | ast.AnnAssign) -> list[tuple[str, ast.expr]]:
@@ -322,6 +459,94 @@ def _parameter_position(
     return None
 
 
+# How a function uses one of its parameters, for SL202: ("sets", "loops", "hands_on") flags:
+#   sets      the function calls `set_epoch` on anything
+#   loops     an epoch loop in it iterates the parameter
+#   hands_on  it hands the parameter to a call that does not just iterate or read it
+EpochUse = tuple[bool, bool, bool]
+_ITERATING_CALLS = ("iter", "enumerate", "tqdm", "zip", "trange", "islice", "chain")
+_READING_CALLS = (
+    "len", "print", "isinstance", "hasattr", "getattr", "str", "repr", "type", "id", "range",
+    "int", "float", "bool", "format", "info", "debug", "warning", "log",
+)
+
+
+def epoch_uses(function: _Function) -> list[tuple[str, int, EpochUse]]:
+    """``(parameter, position, use)`` for the parameters of a module-level function."""
+    args = function.args
+    positional = [a.arg for a in args.posonlyargs + args.args]
+    parameters = [(name, i) for i, name in enumerate(positional)]
+    parameters += [(a.arg, -1) for a in args.kwonlyargs]
+    nodes = list(ast.walk(function))
+    sets = any(
+        isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+        and n.func.attr == "set_epoch" for n in nodes
+    )
+    found = [("", -2, (sets, False, False))]  # the function itself: known to the index
+    for name, position in parameters:
+        loops = hands_on = False
+        for node in nodes:
+            if isinstance(node, (ast.For, ast.AsyncFor)) and _is_epoch_loop_ast(node):
+                loops = loops or any(_iterates(inner, name) for inner in ast.walk(node))
+            elif isinstance(node, ast.Call) and any(
+                isinstance(a, ast.Name) and a.id == name
+                for a in [*node.args, *(k.value for k in node.keywords)]
+            ):
+                called = (dotted_expression(node.func) or "").rsplit(".", 1)[-1]
+                if called not in _ITERATING_CALLS and called not in _READING_CALLS:
+                    hands_on = True
+        if loops or hands_on or sets:
+            found.append((name, position, (sets, loops, hands_on)))
+    return found
+
+
+def _iterates(node: ast.AST, name: str) -> bool:
+    if isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
+        return isinstance(node.iter, ast.Name) and node.iter.id == name
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+        return node.func.id in _ITERATING_CALLS and any(
+            isinstance(a, ast.Name) and a.id == name for a in node.args
+        )
+    return False
+
+
+def _is_epoch_loop_ast(loop: ast.For | ast.AsyncFor) -> bool:
+    """The ``ast`` twin of :func:`is_epoch_loop`."""
+    if not isinstance(loop.target, ast.Name):
+        return False
+    if "epoch" in loop.target.id.lower():
+        return True
+    iterable = loop.iter
+    if not isinstance(iterable, ast.Call):
+        return False
+    called = (dotted_expression(iterable.func) or "").rsplit(".", 1)[-1]
+    if called not in ("range", "trange", "tqdm"):
+        return False
+    return any(
+        (isinstance(n, ast.Name) and "epoch" in n.id.lower())
+        or (isinstance(n, ast.Attribute) and "epoch" in n.attr.lower())
+        for arg in iterable.args for n in ast.walk(arg)
+    )
+
+
+def project_epoch_uses(
+    index: ProjectIndex, caller: str, name: str
+) -> list[tuple[str, int, EpochUse]] | None:
+    """How the project function ``name``, as called from the file ``caller`` (resolved by
+    module path), uses its parameters; ``None`` when the name resolves to no project function
+    the index knows."""
+    names = _names(index)
+    caller = file_key(caller)
+    rows = [
+        row for row in index.get(FACT_EPOCH_USERS)
+        if row[0] == name and row[1] != caller and _reaches(names, caller, row[1], name)
+    ]
+    files = {row[1] for row in rows}
+    if len(files) != 1:
+        return None
+    return [(parameter, position, use) for _, _, parameter, position, use in rows]
+
+
 def collect_loader_facts(tree: ast.Module, path: str) -> dict[str, list[Any]]:
     """The SL2xx facts of one file."""
     collector = _FactCollector(path, SyntaxSummary.of(tree))
@@ -336,6 +561,7 @@ def collect_loader_facts(tree: ast.Module, path: str) -> dict[str, list[Any]]:
             collector.path, tuple(sorted(collector.defined)), tuple(sorted(collector.imported))
         )],
         FACT_SET_EPOCH: sorted(collector.set_epoch),
+        FACT_EPOCH_USERS: sorted(collector.epoch_users),
     }
 
 
@@ -371,7 +597,13 @@ def origins_at(context: FileContext, node: cst.BaseExpression) -> list[Origin]:
             receiver = _merge(origins_at(context, func.value))
             if receiver[0] == "call":
                 return [("objmethod", path, receiver, func.attr.value)]
-        return [("call", path, name.rsplit(".", 1)[-1])]
+        passed = _passed(
+            sum(1 for arg in node.args if arg.keyword is None and not arg.star),
+            [arg.keyword.value if arg.keyword else None for arg in node.args
+             if arg.keyword is not None or arg.star == "**"],
+            any(arg.star == "*" for arg in node.args),
+        )
+        return [("call", path, name.rsplit(".", 1)[-1], passed)]
     if isinstance(node, cst.Tuple):
         return [("tuple", tuple(_merge(origins_at(context, e.value)) for e in node.elements))]
     if isinstance(node, cst.Subscript) and len(node.slice) == 1:
@@ -534,7 +766,8 @@ def _returned(index: ProjectIndex, origin: Origin) -> list[Origin]:
     """What the function a ``call`` or ``method`` origin names may return."""
     names = _names(index)
     if origin[0] == "call":
-        _, caller, name = origin
+        caller, name = origin[1], origin[2]
+        passed = origin[3] if len(origin) > 3 else None
         found = [
             o for function, path, origins, _ in index.get(FACT_RETURNS)
             if function == name and _reaches(names, caller, path, name)
@@ -544,29 +777,44 @@ def _returned(index: ProjectIndex, origin: Origin) -> list[Origin]:
             if where == caller and local == name:  # `from .build import build_loader as bl`
                 found += [
                     o for function, path, origins, _ in index.get(FACT_RETURNS)
-                    if function == original and _from_module(names, path, module, original)
+                    if function == original and _from_module(names, path, module, original, caller)
                     for o in origins
                 ]
-        return found
+        return _reachable(found, passed)
     if origin[0] == "objmethod":
         _, caller, receiver, name = origin
-        _, receiver_path, klass = receiver
+        receiver_path, klass = receiver[1], receiver[2]
         homes = _resolve_class(index, klass, receiver_path)
         if not homes:  # not an instance of a project class: a function of that name, as before
-            return _returned(index, ("call", caller, name))
+            return _returned(index, ("call", caller, name, None))
         family = set().union(*(_class_family(index, klass, home) for home in homes))
-        return [
+        return _reachable([
             o for function, path, origins, owner in index.get(FACT_RETURNS)
             if function == name and (owner, path) in family
             for o in origins
-        ]
+        ], None)
     _, caller, klass, name = origin
     family = _class_family(index, klass, caller)
-    return [
+    return _reachable([
         o for function, path, origins, owner in index.get(FACT_RETURNS)
         if function == name and (owner, path) in family
         for o in origins
-    ]
+    ], None)
+
+
+def _reachable(
+    returned: list[Origin], passed: tuple[int, tuple[str, ...]] | None
+) -> list[Origin]:
+    """The returned values a call passing ``passed`` may get: a value returned only when an
+    optional parameter is given is left out for a call that does not give it."""
+    found = []
+    for origin in returned:
+        if origin[0] == "given":
+            if not _gives(passed, origin[1]):
+                continue
+            origin = origin[2]
+        found.append(origin)
+    return found
 
 
 def _resolve_class(index: ProjectIndex, name: str, used_in: str) -> list[str]:
@@ -629,7 +877,7 @@ def _class_family(index: ProjectIndex, klass: str, path: str) -> set[tuple[str, 
 
 
 class _Names:
-    """Per-file name facts of the project (defined names, imports), with the package map and
+    """Per-file name facts of the project (defined names, imports), with the module resolver and
     the memo that re-export lookups need: one call per loader origin must not scan the project."""
 
     def __init__(self, index: ProjectIndex) -> None:
@@ -637,17 +885,8 @@ class _Names:
             path: (frozenset(defined), frozenset(imported))
             for path, defined, imported in index.get(FACT_NAMES)
         }
-        # Every dotted suffix of a package folder -> the imports of its __init__.py files:
-        # ``a/b/timm/data/__init__.py`` answers for ``data``, ``timm.data``, ``b.timm.data``...
-        self.packages: dict[tuple[str, ...], list[frozenset[tuple[str, str]]]] = defaultdict(list)
-        for path, (_, imported) in self.by_file.items():
-            file = PurePath(path)
-            if file.name != "__init__.py":
-                continue
-            parts = file.parent.parts
-            for start in range(len(parts)):
-                self.packages[parts[start:]].append(imported)
-        self.reexports: dict[tuple[str, str, str, int], bool] = {}
+        self.modules = ModuleResolver(self.by_file)
+        self.provides_memo: dict[tuple[str, str, str], bool] = {}
 
     def get(
         self, path: str, default: tuple[frozenset[str], frozenset[tuple[str, str]]]
@@ -662,59 +901,55 @@ def _names(index: ProjectIndex) -> _Names:
     return cached
 
 
-def _stem(defined_at: str) -> str:
-    """The module name a file is imported as: its stem, or its package's name for __init__.py."""
-    path = PurePath(defined_at)
-    return path.parent.name if path.stem == "__init__" else path.stem
-
-
 def _reaches(names: _Names, caller: str, defined_at: str, name: str) -> bool:
     """Whether ``name`` as used in the file ``caller`` can be the one defined in ``defined_at``:
-    the same file, or an import of it from a module named like that file (``from trainer import
-    Trainer`` reaches ``trainer.py``, not ``multigpu.py``). A file that defines its own ``name``
-    uses that one."""
+    the same file, or an import that resolves by module path to that file (``from pkg.trainer
+    import Trainer`` reaches ``pkg/trainer.py``, never an unrelated ``recipes/trainer.py``), also
+    through a package or module that re-exports it. A file that defines its own ``name`` uses
+    that one; an import the project cannot resolve reaches nothing."""
     if caller == defined_at:
         return True
     defined, imported = names.get(caller, (frozenset(), frozenset()))
     if name in defined:
         return False
-    stem = _stem(defined_at)
     for local, module in imported:
-        last = module.rsplit(".", 1)[-1]
-        if local == name and last == stem:
-            return True  # from <...>.stem import name
-        if local == name and module and _reexported(names, module, name, stem, 0):
-            return True  # from package import name, the package's __init__ importing it
-        if not local and (last == stem or module.endswith(f".{stem}.{name}")):
-            return True  # import <...>.stem, then stem.name(...)
+        if local == name and _from_module(names, defined_at, module, name, caller):
+            return True  # from <module> import name
+        if not local and defined_at in names.modules.resolve(caller, module):
+            return True  # import pkg.module, then module.name(...)
     return False
 
 
-def _from_module(names: _Names, defined_at: str, module: str, name: str) -> bool:
-    """Whether ``name`` imported from ``module`` can be the one defined in ``defined_at``."""
-    stem = _stem(defined_at)
-    return module.rsplit(".", 1)[-1] == stem or (
-        bool(module) and _reexported(names, module, name, stem, 0)
+def _from_module(
+    names: _Names, defined_at: str, module: str, name: str, importer: str = ""
+) -> bool:
+    """Whether ``name`` imported from ``module`` in the file ``importer`` can be the one defined
+    in ``defined_at``: the module is that file, or re-exports the name from it."""
+    return any(
+        _provides(names, found, name, defined_at, 0)
+        for found in names.modules.resolve(importer, module)
     )
 
 
-def _reexported(names: _Names, module: str, name: str, stem: str, depth: int) -> bool:
-    """Whether the package ``module`` (its ``__init__.py`` in the project) imports ``name``
-    from a module named ``stem``, directly or through another package (``from timm.data import
-    create_loader``, ``timm/data/__init__.py`` holding ``from .loader import create_loader``)."""
+def _provides(names: _Names, module_file: str, name: str, defined_at: str, depth: int) -> bool:
+    """Whether the module at ``module_file`` offers ``name`` from ``defined_at``: it is that
+    file, or it imports ``name`` from a module that does (``timm/data/__init__.py`` holding
+    ``from .loader import create_loader``), a few re-exports deep."""
+    if module_file == defined_at:
+        return True
     if depth > 3:
         return False
-    key = (module, name, stem, depth)
-    known = names.reexports.get(key)
+    key = (module_file, name, defined_at)
+    known = names.provides_memo.get(key)
     if known is None:
-        known = names.reexports[key] = any(
-            local == name and inner and (
-                inner.rsplit(".", 1)[-1] == stem
-                or _reexported(names, inner, name, stem, depth + 1)
-            )
-            for imported in names.packages.get(tuple(module.split(".")), ())
-            for local, inner in imported
+        names.provides_memo[key] = False  # a cycle of re-exports provides nothing
+        defined, imported = names.get(module_file, (frozenset(), frozenset()))
+        known = name not in defined and any(
+            local == name and _provides(names, inner, name, defined_at, depth + 1)
+            for local, module in imported
+            for inner in names.modules.resolve(module_file, module)
         )
+        names.provides_memo[key] = known
     return known
 
 

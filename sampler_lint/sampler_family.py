@@ -254,3 +254,13 @@ def _distance(a: str, b: str) -> int:
             current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (x != y)))
         previous = current
     return previous[-1]
+
+
+def is_distributed_sampler_class(index: ProjectIndex, name: str, path: str) -> bool:
+    """Whether the project class ``name`` (its last name), as used in the file at ``path``, has
+    torch's ``DistributedSampler`` up its chain of bases: defined in that file, or the only
+    project class of that name (as :func:`chain_of` resolves bases)."""
+    candidates = _classes(index).get(name.rsplit(".", 1)[-1], [])
+    here = [c for c in candidates if c.path == file_key(path)]
+    found = here or (candidates if len(candidates) == 1 else [])
+    return any("DistributedSampler" in chain_of(index, c).torch_bases for c in found)

@@ -228,3 +228,233 @@ def test_a_method_of_an_instance_of_a_project_class_is_followed(project: Path) -
         "        train_loader.sampler.set_epoch(epoch)\n"
     )
     assert _codes(project, ".") == []
+
+
+# -- imports resolved by module path ---------------------------------------------------------------
+
+LOOP = (
+    "from torch.utils.data import DataLoader, DistributedSampler\n\n\n"
+    "def main(items):\n"
+    "    run_epochs(DataLoader(items, batch_size=8, sampler=DistributedSampler(items)), 3)\n\n\n"
+    "def run_epochs(feed, epochs):\n"
+    "    for epoch in range(epochs):\n"
+    "        feed.sampler.set_epoch(epoch)\n"
+)
+UNKNOWN_CALLER = "{imports}\n\n\ndef elsewhere(cfg, loader):\n    run_epochs(loader, cfg.epochs)\n"
+
+
+@pytest.mark.parametrize("imports", [
+    "from tools.loop import run_epochs",  # no tools/loop.py in the project: unknown
+    "from other.run_epochs import run_epochs",  # a module named like the function
+    "import loop\nrun_epochs = loop.run_epochs",  # no loop.py beside it or above it
+])
+def test_an_import_is_matched_by_module_path_not_by_file_name(project: Path, imports: str) -> None:
+    (project / "recipe").mkdir()
+    (project / "recipe" / "loop.py").write_text(LOOP)
+    (project / "bench").mkdir()
+    (project / "bench" / "compare.py").write_text(UNKNOWN_CALLER.format(imports=imports))
+    assert _codes(project, ".") == []
+
+
+@pytest.mark.parametrize(("caller_at", "imports"), [
+    ("bench/compare.py", "from recipe.loop import run_epochs"),  # from the project root
+    ("recipe/compare.py", "from loop import run_epochs"),  # a script beside the module
+    ("recipe/compare.py", "from .loop import run_epochs"),  # relative
+    ("recipe/sub/compare.py", "from ..loop import run_epochs"),  # relative, one level up
+    ("bench/compare.py", "from recipe import loop as lp\nrun_epochs = lp.run_epochs"),
+    ("tests/compare.py", "from recipe.loop import run_epochs"),  # the src layout
+])
+def test_an_import_resolved_by_module_path_reaches_the_function(
+    project: Path, caller_at: str, imports: str
+) -> None:
+    source = project / "src" if caller_at.startswith("tests/") else project
+    (source / "recipe").mkdir(parents=True)
+    (source / "recipe" / "loop.py").write_text(LOOP)
+    caller = project / caller_at
+    caller.parent.mkdir(parents=True, exist_ok=True)
+    caller.write_text(UNKNOWN_CALLER.format(imports=imports))
+    # A caller passing a loader of unknown origin: the function may get a batch sampler.
+    assert [name for name, _ in _codes(project, ".")] == ["loop.py"]
+
+
+# -- a batch-sampler branch behind an optional parameter the caller never passes ----------------
+
+OPTIONAL_FACTORY = (
+    "from torch.utils.data import BatchSampler, DataLoader, DistributedSampler\n\n\n"
+    "def make_loader(items, size, plan={default}, *, rank_order=False):\n"
+    "    order = DistributedSampler(items)\n"
+    "{branch}"
+    "    return DataLoader(items, batch_size=size, sampler=order)\n"
+)
+BATCHES = "        return DataLoader(items, batch_sampler=BatchSampler(order, size, 1))\n"
+BRANCHES = {
+    "is not None": "    if plan is not None:\n" + BATCHES,
+    "truthy and": "    if plan and size > 1:\n" + BATCHES,
+    "early return": "    if plan is None:\n"
+                    "        return DataLoader(items, batch_size=size, sampler=order)\n"
+                    + BATCHES[4:],
+    "else of not": "    if not plan:\n        pass\n    else:\n" + BATCHES,
+    "keyword-only": "    if rank_order:\n" + BATCHES,
+    "rebound": "    if plan is None:\n        plan = size > 1\n    if plan:\n" + BATCHES,
+}
+USER = (
+    "from pkg.factory import make_loader\n\n\n"
+    "def main(items, epochs):\n"
+    "    train = make_loader({arguments})\n"
+    "    for epoch in range(epochs):\n"
+    "        train.sampler.set_epoch(epoch)\n"
+)
+
+
+def _factory_project(project: Path, branch: str, default: str, arguments: str) -> None:
+    (project / "pkg").mkdir()
+    (project / "pkg" / "__init__.py").write_text("")
+    (project / "pkg" / "factory.py").write_text(
+        OPTIONAL_FACTORY.format(default=default, branch=BRANCHES[branch])
+    )
+    (project / "run.py").write_text(USER.format(arguments=arguments))
+
+
+@pytest.mark.parametrize("branch", [b for b in BRANCHES if b != "rebound"])
+def test_a_batch_sampler_branch_the_caller_never_takes_is_unreachable(
+    project: Path, branch: str
+) -> None:
+    _factory_project(project, branch, "None", "items, 8")
+    assert _codes(project, ".") == []
+
+
+@pytest.mark.parametrize(("branch", "arguments"), [
+    ("is not None", "items, 8, plan=[1, 2]"),
+    ("is not None", "items, 8, [1, 2]"),  # positional
+    ("truthy and", "items, 8, True"),
+    ("early return", "items, 8, plan=None"),  # passed, even as None: not proven unreachable
+    ("keyword-only", "items, 8, rank_order=True"),
+    ("keyword-only", "items, 8, **options"),  # anything may be in there
+    ("rebound", "items, 8"),  # the factory sets it itself: the branch is reachable
+])
+def test_a_caller_that_passes_the_parameter_keeps_the_finding(
+    project: Path, branch: str, arguments: str
+) -> None:
+    _factory_project(project, branch, "None", arguments)
+    assert _codes(project, ".") == [("run.py", 7)]
+
+
+def test_a_default_that_takes_the_branch_keeps_the_finding(project: Path) -> None:
+    # `plan=False` is not None: `if plan is not None:` is taken when the caller passes nothing.
+    _factory_project(project, "is not None", "False", "items, 8")
+    assert _codes(project, ".") == [("run.py", 7)]
+
+
+def test_a_module_linked_into_the_recipe_folder_resolves_to_its_target(project: Path) -> None:
+    # icefall's recipes link a shared data module into their folder under another name.
+    shared = project / "shared"
+    shared.mkdir()
+    (shared / "datamodule.py").write_text(
+        "from torch.utils.data import DataLoader, DistributedSampler\n\n\n"
+        "class Data:\n"
+        "    def train_loader(self, items):\n"
+        "        return DataLoader(items, batch_size=None, sampler=DistributedSampler(items))\n"
+    )
+    recipe = project / "recipe"
+    recipe.mkdir()
+    (recipe / "corpus.py").symlink_to("../shared/datamodule.py")
+    (recipe / "train.py").write_text(
+        "from corpus import Data\n\n\n"
+        "def main(items, epochs):\n"
+        "    data = Data()\n"
+        "    train_dl = data.train_loader(items)\n"
+        "    for epoch in range(epochs):\n"
+        "        train_dl.sampler.set_epoch(epoch)\n"
+    )
+    assert _codes(project, ".") == []
+    (recipe / "corpus.py").unlink()  # the import no longer resolves: the loader is unknown
+    assert _codes(project, ".") == [("train.py", 8)]
+
+
+# -- SL202 follows the loader into the project function it is handed to -------------------------
+
+SL202_MAIN = '''\
+from torch.utils.data import DataLoader, DistributedSampler
+
+from {module} import {function}
+
+
+def main(dataset, model, epochs):
+    sampler = DistributedSampler(dataset)
+    loader = DataLoader(dataset, batch_size=8, sampler=sampler)
+{body}'''
+PER_EPOCH = "    for epoch in range(epochs):\n        {function}(model, loader, epoch)\n"
+ONCE = "    {function}(model, loader, epochs)\n"
+HOOKS = "def on_epoch(state, epoch):\n    state.other_loader.sampler.set_epoch(epoch)\n"
+
+
+def _sl202(project: Path) -> list[tuple[str, int]]:
+    result = CliRunner().invoke(
+        main, ["check", "--no-cache", "--output-format", "json", "--select", "SL202",
+               str(project)],
+    )
+    assert result.exit_code in (0, 1), result.output
+    return [(Path(f["filename"]).name, f["location"]["row"]) for f in json.loads(result.stdout)]
+
+
+@pytest.mark.parametrize(("engine", "body", "expected"), [
+    # iterates the loader, sets no epoch: an unrelated set_epoch elsewhere does not count
+    ("def train_one_epoch(model, data_loader, epoch):\n    for batch in data_loader:\n"
+     "        model(batch)\n", PER_EPOCH, [("main.py", 7)]),
+    # sets the epoch itself
+    ("def train_one_epoch(model, data_loader, epoch):\n    data_loader.sampler.set_epoch(epoch)\n"
+     "    for batch in data_loader:\n        model(batch)\n", PER_EPOCH, []),
+    # hands the loader on: not followed, the project-wide check stays (HOOKS sets some epoch)
+    ("def train_one_epoch(model, data_loader, epoch):\n    run(model, data_loader)\n",
+     PER_EPOCH, []),
+    # the epoch loop lives in the callee, handed the loader once
+    ("def train_one_epoch(model, data_loader, epochs):\n    for epoch in range(epochs):\n"
+     "        for batch in data_loader:\n            model(batch)\n", ONCE, [("main.py", 7)]),
+    ("def train_one_epoch(model, data_loader, epochs):\n    for epoch in range(epochs):\n"
+     "        data_loader.sampler.set_epoch(epoch)\n        for batch in data_loader:\n"
+     "            model(batch)\n", ONCE, []),
+])
+def test_sl202_follows_the_loader_into_another_file(
+    project: Path, engine: str, body: str, expected: list[tuple[str, int]]
+) -> None:
+    (project / "pkg").mkdir()
+    (project / "pkg" / "engine.py").write_text(engine)
+    (project / "pkg" / "hooks.py").write_text(HOOKS)
+    (project / "main.py").write_text(SL202_MAIN.format(
+        module="pkg.engine", function="train_one_epoch",
+        body=body.format(function="train_one_epoch"),
+    ))
+    assert _sl202(project) == expected
+
+
+def test_sl202_an_import_that_does_not_resolve_keeps_the_project_wide_check(
+    project: Path
+) -> None:
+    (project / "hooks.py").write_text(HOOKS)
+    (project / "main.py").write_text(SL202_MAIN.format(
+        module="elsewhere", function="train_one_epoch",
+        body=PER_EPOCH.format(function="train_one_epoch"),
+    ))
+    assert _sl202(project) == []
+    (project / "hooks.py").unlink()
+    assert _sl202(project) == [("main.py", 7)]
+
+
+@pytest.mark.parametrize("imports", ["from pkg.engine import train", "from .engine import train"])
+def test_sl202_a_project_function_named_train_is_not_a_framework(
+    project: Path, imports: str
+) -> None:
+    (project / "pkg").mkdir()
+    (project / "pkg" / "__init__.py").write_text("")
+    (project / "pkg" / "engine.py").write_text(
+        "def train(model, data_loader, epoch):\n    for batch in data_loader:\n"
+        "        model(batch)\n"
+    )
+    source = SL202_MAIN.format(module="pkg.engine", function="train",
+                               body=PER_EPOCH.format(function="train"))
+    source = source.replace("from pkg.engine import train", imports)
+    (project / "pkg" / "main.py").write_text(source)
+    assert _sl202(project) == [("main.py", 7)]
+    # The same call to Lightning's entry point is a hand-off.
+    (project / "pkg" / "main.py").write_text(source.replace(imports, "from lightning import train"))
+    assert _sl202(project) == []

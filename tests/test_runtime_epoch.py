@@ -145,11 +145,11 @@ def test_each_shape_is_fixed_and_the_fix_reshuffles(shape: str) -> None:
 
 def test_the_elif_fix_is_not_hidden_behind_the_test_that_fails() -> None:
     # With a batch sampler, `dataloader.sampler` is a SequentialSampler without set_epoch: code
-    # inserted inside the `elif` body would never run. The fix turns the elif into else + if.
+    # inserted inside the `elif` body would never run. The new tests join the chain before it.
     fixed = lint_code(SHAPES["elif"], select=["SL201"], fix=True).fixed
     assert fixed is not None
-    assert "    else:\n" in fixed
-    assert "        if distributed and hasattr(dataloader.sampler" in fixed
+    assert "    elif distributed and hasattr(getattr(dataloader, \"batch_sampler\"" in fixed
+    assert "    elif distributed and hasattr(dataloader.sampler" in fixed
     dataset = torch.arange(32)
     loader = DataLoader(dataset, batch_sampler=EpochBatchSampler(range(32), 4))
     before = _orders(SHAPES["elif"], loader)
@@ -248,5 +248,95 @@ def test_the_infinite_iterator_repeats_its_pass_and_the_fix_reshuffles() -> None
         return [record[i:i + 16] for i in range(0, 48, 16)]
 
     before, after = passes(INFINITE), passes(fixed)
+    assert before[0] == before[1] == before[2]
+    assert after[0] == before[0] and after[1] != after[0] and after[2] != after[1]
+
+
+# The short forms: the reused guard ends an `if` / `elif` chain; the file's quotes are kept.
+CHAINED = {
+    "isinstance": """\
+from torch.utils.data import DistributedSampler
+
+
+def start_epoch(dataloader, epoch):
+    if isinstance(dataloader.sampler, DistributedSampler):
+        dataloader.sampler.set_epoch(epoch)
+""",
+    "hasattr, single quotes": """\
+def start_epoch(dataloader, epoch):
+    if hasattr(dataloader.sampler, 'set_epoch'):
+        dataloader.sampler.set_epoch(epoch)
+""",
+    "proven DataLoader": """\
+from torch.utils.data import DataLoader, DistributedSampler
+
+
+def start_epoch(dataloader, epoch):
+    if isinstance(dataloader, DataLoader) and isinstance(dataloader.sampler, DistributedSampler):
+        dataloader.sampler.set_epoch(epoch)
+""",
+}
+
+
+@pytest.mark.parametrize("shape", list(CHAINED))
+def test_the_chained_fix_reaches_whichever_object_shuffles(shape: str) -> None:
+    source = CHAINED[shape]
+    fixed = lint_code(source, select=["SL201"], fix=True).fixed
+    assert fixed is not None and "for _sampler" not in fixed and "else:" not in fixed
+    assert fixed.count("elif ") == 2
+    if "single quotes" in shape:
+        assert '"' not in fixed
+    dataset = torch.arange(32)
+
+    def distributed() -> Any:
+        return DistributedSampler(dataset, num_replicas=2, rank=0, shuffle=True, seed=0)
+
+    # A DistributedSampler inside torch's BatchSampler: the fix reshuffles.
+    after = _orders(fixed, _loader())
+    assert after[0] != after[1] and after[1] != after[2]
+    # Built with sampler=: exactly the orders of the original code.
+    plain = DataLoader(dataset, batch_size=4, sampler=distributed())
+    assert _orders(fixed, plain) == _orders(source, DataLoader(
+        dataset, batch_size=4, sampler=distributed()
+    ))
+    # A batch sampler that shuffles by epoch itself (hasattr guards reach it).
+    if "hasattr" in source:
+        custom = DataLoader(dataset, batch_sampler=EpochBatchSampler(range(32), 4))
+        orders = _orders(fixed, custom)
+        assert orders[0] != orders[1] and orders[1] != orders[2]
+
+
+# SL202 with a plain torch sampler as the other alternative (issue 15): the fix reshuffles the
+# distributed path and leaves the single-process path exactly as it was.
+MIXED = """\
+import torch
+from torch.utils.data import DataLoader, DistributedSampler, RandomSampler
+
+
+def main(dataset, epochs, record, multi):
+    order = (
+        DistributedSampler(dataset, num_replicas=2, rank=0, seed=0) if multi
+        else RandomSampler(dataset, generator=torch.Generator().manual_seed(0))
+    )
+    loader = DataLoader(dataset, batch_size=4, sampler=order)
+    for epoch in range(epochs):
+        record.append([int(i) for batch in loader for i in batch])
+"""
+
+
+def test_a_plain_alternative_keeps_its_orders_and_the_distributed_one_reshuffles() -> None:
+    assert [f.code for f in lint_code(MIXED, select=["SL202"]).findings] == ["SL202"]
+    fixed = lint_code(MIXED, select=["SL202"], fix=True).fixed
+    assert fixed is not None and 'if hasattr(order, "set_epoch"):' in fixed
+
+    def orders(source: str, multi: bool) -> list[list[int]]:
+        namespace: dict[str, Any] = {}
+        exec(compile(source, "<mixed>", "exec"), namespace)
+        record: list[list[int]] = []
+        namespace["main"](torch.arange(32), 3, record, multi)
+        return record
+
+    assert orders(fixed, False) == orders(MIXED, False)
+    before, after = orders(MIXED, True), orders(fixed, True)
     assert before[0] == before[1] == before[2]
     assert after[0] == before[0] and after[1] != after[0] and after[2] != after[1]
