@@ -12,23 +12,26 @@ import libcst as cst
 
 from sampler_lint.imports import dotted_name
 from sampler_lint.loaders import (
-    constructed,
     distributed_sampler_calls,
-    is_distributed_sampler,
     is_evaluation_name,
     may_shuffle,
     shuffles,
 )
 from sampler_lint.matching import get_arg, has_star_args
 from sampler_lint.rule import Applicability, Example, Fix, Option, Rule, Severity
+from sampler_lint.sampler_family import CLASS_FACTS
+from sampler_lint.seed_facts import SEED_FACTS
 from sampler_lint.seeds import (
     SEED_POSITION,
+    is_distributed_construction,
     may_be_none,
     rank_dependent_part,
     seed_argument,
+    seed_reaches_set_epoch,
     visible_shared_seed,
 )
 from sampler_lint.syntax_summary import SyntaxSummary, argument, is_constant
+from sampler_lint.walk import descendants
 
 _INTEGER = (cst.Integer,)
 
@@ -39,6 +42,10 @@ class HardcodedSamplerSeed(Rule):
     severity = Severity.WARNING
     fix_applicability = Applicability.SAFE
     requires = (("Sampler",),)
+    # Project subclasses of DistributedSampler (sampler_family), the project's seed keys and the
+    # seeds that reach a sampler through set_epoch (seed_facts).
+    collectors = (CLASS_FACTS, SEED_FACTS)
+    uses_index = True
     has_syntax_filter = True
     options = (
         Option(
@@ -52,8 +59,11 @@ class HardcodedSamplerSeed(Rule):
     @classmethod
     def may_match(cls, summary: SyntaxSummary) -> bool:
         # A DistributedSampler(...) without **kwargs, not `shuffle=False`, seeded by no argument
-        # or by an integer literal.
-        for call in distributed_sampler_calls(summary.nodes(ast.Call)):
+        # or by an integer literal. A project subclass may have any class-like name (the index,
+        # not visible here, tells).
+        calls = summary.nodes(ast.Call)
+        candidates = distributed_sampler_calls(calls) + [c for c in calls if _class_like(c.func)]
+        for call in candidates:
             if any(keyword.arg is None for keyword in call.keywords):
                 continue
             if not may_shuffle(call):
@@ -64,7 +74,7 @@ class HardcodedSamplerSeed(Rule):
         return False
 
     def visit_Call(self, node: cst.Call) -> None:
-        if not is_distributed_sampler(constructed(node)) or not shuffles(node):
+        if not shuffles(node) or not is_distributed_construction(self.context, node):
             return
         if any(arg.star == "**" for arg in node.args):
             return  # the seed may arrive through **kwargs
@@ -80,6 +90,9 @@ class HardcodedSamplerSeed(Rule):
         if self._evaluation(node) and not strict:
             return
         what = "a literal seed" if seed is not None else "no seed (torch's default is 0)"
+        factory = self._factory(node)
+        if seed_reaches_set_epoch(self.context, node, factory):
+            return  # `set_epoch(seed + epoch)`: the run's seed does reach the order
         shared = visible_shared_seed(self.context, node)
         if shared is not None:
             message = (
@@ -88,7 +101,6 @@ class HardcodedSamplerSeed(Rule):
             )
             self.report(node, message, self._pass_seed(node, seed, shared))
             return
-        factory = self._factory(node)
         if factory is not None:
             message = (
                 f"sampler factory `{factory.name.value}` builds a shuffling DistributedSampler "
@@ -122,11 +134,33 @@ class HardcodedSamplerSeed(Rule):
         params = function.params
         names = {p.name.value for p in (*params.posonly_params, *params.params,
                                         *params.kwonly_params)}
-        if dataset is None or dotted_name(dataset.value) not in names:
+        if dataset is None or not self._from_parameters(dataset.value, names, function):
             return None
         if "return" not in self.context.code_for(function):
             return None
         return function
+
+    def _from_parameters(
+        self, dataset: cst.BaseExpression, names: set[str], function: cst.FunctionDef
+    ) -> bool:
+        """The dataset is a parameter, an element of one (``datasets[i]``), or a ``for`` target
+        over one (``for ds in datasets``, ``for ds, flag in zip(datasets, flags)``,
+        ``for i, ds in enumerate(datasets)``)."""
+        if isinstance(dataset, cst.Subscript):
+            dataset = dataset.value
+        name = dotted_name(dataset)
+        if name in names:
+            return True
+        if not isinstance(dataset, cst.Name):
+            return False
+        for ancestor in self.context.ancestors(dataset):
+            if ancestor is function:
+                return False
+            if isinstance(ancestor, (cst.For, cst.CompFor)) and any(
+                isinstance(n, cst.Name) and n.value == name for n in descendants(ancestor.target)
+            ):
+                return _iterates_parameters(ancestor.iter, names)
+        return False
 
     # -- fixes --------------------------------------------------------------------------------
     def _pass_seed(self, node: cst.Call, seed: cst.Arg | None, shared: str) -> Fix | None:
@@ -150,7 +184,7 @@ class HardcodedSamplerSeed(Rule):
     def _add_parameter(
         self, function: cst.FunctionDef, node: cst.Call, seed: cst.Arg | None
     ) -> Fix | None:
-        if re.search(r"\bseed\b", self.context.code_for(function)):
+        if _uses_name(function, "seed"):
             return None  # `seed` is already bound or read in the function
         if function.params.star_kwarg is not None:
             return None
@@ -281,6 +315,37 @@ class HardcodedSamplerSeed(Rule):
             "def main(dataset):\n"
             "    return DistributedSampler(dataset, shuffle=False)\n"
         ),
+    )
+
+
+def _class_like(func: ast.expr) -> bool:
+    """``Name(...)`` or ``module.Name(...)`` with a capitalised last name."""
+    if isinstance(func, ast.Subscript):
+        func = func.value
+    last = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+    return last[:1].isupper()
+
+
+def _iterates_parameters(iterable: cst.BaseExpression, names: set[str]) -> bool:
+    """``datasets``, ``zip(datasets, flags)``, ``enumerate(datasets)`` over parameters."""
+    if isinstance(iterable, cst.Call) and dotted_name(iterable.func) in ("zip", "enumerate"):
+        return any(_iterates_parameters(a.value, names) for a in iterable.args)
+    return dotted_name(iterable) in names
+
+
+def _uses_name(function: cst.FunctionDef, name: str) -> bool:
+    """``name`` is bound or read in ``function`` as a name: a parameter, an assignment, a read.
+    Keyword labels (``MixUp(seed=None)``), attributes (``args.seed``), strings and comments do
+    not count."""
+    labels: set[int] = set()
+    for node in descendants(function):
+        if isinstance(node, cst.Arg) and node.keyword is not None:
+            labels.add(id(node.keyword))
+        elif isinstance(node, cst.Attribute):
+            labels.add(id(node.attr))
+    return any(
+        isinstance(node, cst.Name) and node.value == name and id(node) not in labels
+        for node in descendants(function)
     )
 
 

@@ -254,3 +254,34 @@ def _distance(a: str, b: str) -> int:
             current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (x != y)))
         previous = current
     return previous[-1]
+
+
+# ------------------------------------------------------------------------------------------------
+# Constructions
+
+
+def constructed_class(index: ProjectIndex, name: str, path: str) -> ClassAttributes | None:
+    """The project class a construction ``name(...)`` in the file at ``path`` builds: defined in
+    that file, else the one project class of that name (several or none: unknown)."""
+    simple = name.rsplit(".", 1)[-1]
+    local = find_class(index, simple, path)
+    if local is not None:
+        return local
+    candidates = _classes(index).get(simple, [])
+    return candidates[0] if len({c.path for c in candidates}) == 1 else None
+
+
+def torch_bases_of(index: ProjectIndex, name: str, path: str) -> set[str]:
+    """The torch samplers a construction ``name(...)`` in the file at ``path`` derives from:
+    ``{"DistributedSampler"}`` for torch's class and for a project subclass at any depth."""
+    torch = torch_sampler(name)
+    if torch is not None:
+        return {torch}
+    found = constructed_class(index, name, path)
+    return chain_of(index, found).torch_bases if found is not None else set()
+
+
+def lineage(index: ProjectIndex, cls: ClassAttributes) -> list[ClassAttributes]:
+    """``cls`` and its project bases, nearest first (torch's and unknown bases left out)."""
+    seen = frozenset({(cls.name, cls.path)})
+    return [cls, *(b for b in _bases(index, cls, seen) if isinstance(b, ClassAttributes))]

@@ -1,0 +1,190 @@
+"""Project facts about seeds (SL3xx), read with Python's ``ast``.
+
+- the seed keys the project defines or reads on a namespace (``defaults.SEED = 7``,
+  ``torch.manual_seed(opts.SEED)``, ``parser.add_argument("--seed")``): a function that holds
+  that namespace sees its seed, even when its module never reads the key;
+- the project functions whose loader (or sampler) gets ``set_epoch(E)`` with a seed inside ``E``
+  (``loader.sampler.set_epoch(args.seed + epoch)``): ``DistributedSampler`` shuffles with
+  ``seed + epoch``, so the run's seed does reach the order of what such a function builds;
+- the project classes that override ``__init__``, and whether it still takes a ``seed`` (or
+  ``**kwargs``): a ``DistributedSampler`` subclass can be passed a seed only then.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from typing import Any
+
+from sampler_lint.index import FactCollector, ProjectIndex, dotted_expression, import_aliases
+from sampler_lint.loaders import file_key
+from sampler_lint.syntax_summary import SyntaxSummary
+
+FACT_KEYS = "sl3_seed_keys"  # (namespace, key): `cfg`, `TRAIN.SEED`
+FACT_SEEDED_EPOCH = "sl3_seeded_epoch"  # (function name, names inside set_epoch's argument)
+FACT_INITS = "sl3_inits"  # InitSignature
+
+# Heads that are never a configuration namespace.
+_NOT_NAMESPACES = frozenset({"self", "cls", "torch", "np", "numpy", "random", "os", "tf", "jax"})
+# Heads named for an object that has a seed of its own (`sampler.seed`, `train_dataset.seed`): not a
+# run's configuration.
+_OBJECT_WORDS = ("sampler", "loader", "dataset", "gen", "rng", "model", "worker", "env")
+# Calls whose result is the parsed command line (`args = parser.parse_args()`).
+_PARSE_CALLS = ("parse_args", "parse_known_args", "get_args", "parse_opt", "parse_option")
+# Attribute chains that hold a loader's sampler: `loader.sampler`, `loader.batch_sampler.sampler`.
+_SAMPLER_SUFFIXES = (".batch_sampler.sampler", ".sampler", ".batch_sampler")
+
+
+@dataclass(frozen=True)
+class InitSignature:
+    name: str
+    path: str
+    takes_seed: bool  # a parameter named `seed`, or **kwargs
+
+
+def _seedish(name: str) -> bool:
+    """Cheap, vocabulary-free test; the rule applies the configured vocabulary afterwards."""
+    return "seed" in name.rsplit(".", 1)[-1].lower()
+
+
+def _option_key(call: ast.Call) -> str | None:
+    """``add_argument("--random-seed")`` -> ``random_seed``; ``dest=`` wins."""
+    for keyword in call.keywords:
+        if keyword.arg == "dest" and isinstance(keyword.value, ast.Constant):
+            value = keyword.value.value
+            return value if isinstance(value, str) else None
+    for arg in call.args:
+        if isinstance(arg, ast.Constant) and isinstance(arg.value, str) and arg.value.startswith(
+            "--"
+        ):
+            return arg.value[2:].replace("-", "_")
+    return None
+
+
+def collect_seed_facts(tree: ast.Module, path: str) -> dict[str, list[Any]]:
+    summary = SyntaxSummary.of(tree)
+    modules = set(import_aliases(tree))
+    keys: set[tuple[str, str]] = set()
+    # Namespaces that hold the parsed command line in this file.
+    parsed = {"args"}
+    for target, value in summary.assignments():
+        if isinstance(value, ast.Call) and isinstance(target, ast.Name):
+            called = (dotted_expression(value.func) or "").rsplit(".", 1)[-1]
+            if called in _PARSE_CALLS:
+                parsed.add(target.id)
+    called_funcs = {id(call.func) for call in summary.nodes(ast.Call)}
+    for attribute in summary.nodes(ast.Attribute):
+        if id(attribute) in called_funcs or not _seedish(attribute.attr):
+            continue  # `rng.seed(0)` calls a method; a seed is a value
+        dotted = dotted_expression(attribute)
+        if dotted is None:
+            continue
+        head, _, key = dotted.partition(".")
+        if head in _NOT_NAMESPACES or head in modules or not key:
+            continue
+        if any(word in head.lower() for word in _OBJECT_WORDS):
+            continue
+        keys.add((head, key))
+    for call in summary.nodes(ast.Call):
+        if isinstance(call.func, ast.Attribute) and call.func.attr == "add_argument":
+            option = _option_key(call)
+            if option is not None and _seedish(option):
+                keys.update((namespace, option) for namespace in parsed)
+    return {
+        FACT_KEYS: sorted(keys),
+        FACT_SEEDED_EPOCH: sorted(_seeded_epochs(summary)),
+        FACT_INITS: sorted(_inits(summary, path), key=lambda i: (i.path, i.name)),
+    }
+
+
+def _seeded_epochs(summary: SyntaxSummary) -> set[tuple[str, tuple[str, ...]]]:
+    """``x = f(...)`` then ``x.sampler.set_epoch(seed + epoch)`` in the same file:
+    ``(f, ("seed", "epoch"))``."""
+    built: dict[tuple[ast.AST | None, str], set[str]] = {}
+    for target, value in summary.assignments():
+        name = dotted_expression(target)
+        if name is not None and isinstance(value, ast.Call):
+            called = dotted_expression(value.func)
+            if called is not None:
+                key = (_holder_scope(summary, target, name), name)
+                built.setdefault(key, set()).add(called.rsplit(".", 1)[-1])
+    found: set[tuple[str, tuple[str, ...]]] = set()
+    for call in summary.nodes(ast.Call):
+        func = call.func
+        if not (isinstance(func, ast.Attribute) and func.attr == "set_epoch" and call.args):
+            continue
+        names = tuple(sorted(_names_in(call.args[0])))
+        if not any(_seedish(n) for n in names):
+            continue
+        receiver = dotted_expression(func.value)
+        if receiver is None:
+            continue
+        holders = {receiver}
+        for suffix in _SAMPLER_SUFFIXES:
+            if receiver.endswith(suffix):
+                holders.add(receiver[: -len(suffix)])
+        for holder in holders:
+            scope = _holder_scope(summary, call, holder)
+            for function in built.get((scope, holder), ()):
+                found.add((function, names))
+    return found
+
+
+def _holder_scope(summary: SyntaxSummary, node: ast.AST, name: str) -> ast.AST | None:
+    """Where a name lives: ``self.x`` in the class, a plain name in the innermost function."""
+    kinds: tuple[type[ast.AST], ...] = (ast.FunctionDef, ast.AsyncFunctionDef)
+    if name.startswith("self."):
+        kinds = (ast.ClassDef,)
+    for ancestor in summary.ancestors(node):
+        if isinstance(ancestor, kinds):
+            return ancestor
+    return None
+
+
+def _names_in(node: ast.expr) -> set[str]:
+    found: set[str] = set()
+    for child in ast.walk(node):
+        if isinstance(child, (ast.Name, ast.Attribute)):
+            dotted = dotted_expression(child)
+            if dotted is not None:
+                found.add(dotted)
+    return found
+
+
+def _inits(summary: SyntaxSummary, path: str) -> list[InitSignature]:
+    found = []
+    for klass in summary.nodes(ast.ClassDef):
+        for item in klass.body:
+            if isinstance(item, ast.FunctionDef) and item.name == "__init__":
+                args = item.args
+                names = {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)}
+                takes = "seed" in names or args.kwarg is not None
+                found.append(InitSignature(klass.name, file_key(path), takes))
+    return found
+
+
+SEED_FACTS = FactCollector("seeds", (("seed", "Seed", "SEED"),), collect_seed_facts)
+
+
+# ------------------------------------------------------------------------------------------------
+# Questions
+
+
+def seed_keys(index: ProjectIndex, namespace: str) -> list[str]:
+    """The seed keys the project defines or reads on ``namespace`` (``TRAIN.SEED``)."""
+    return sorted({key for head, key in index.get(FACT_KEYS) if head == namespace})
+
+
+def seeded_epoch_names(index: ProjectIndex, function: str) -> list[tuple[str, ...]]:
+    """For each ``set_epoch`` that reaches what ``function`` returns: the names in its argument."""
+    return [names for name, names in index.get(FACT_SEEDED_EPOCH) if name == function]
+
+
+def init_takes_seed(index: ProjectIndex, name: str, path: str) -> bool | None:
+    """Whether class ``name`` (defined at ``path``) overrides ``__init__`` with a ``seed`` or
+    ``**kwargs`` parameter; ``None`` when it does not override ``__init__``."""
+    key = file_key(path)
+    for fact in index.get(FACT_INITS):
+        if fact.name == name and fact.path == key:
+            return bool(fact.takes_seed)
+    return None
