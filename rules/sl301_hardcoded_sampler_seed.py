@@ -23,6 +23,7 @@ from sampler_lint.sampler_family import CLASS_FACTS
 from sampler_lint.seed_facts import SEED_FACTS
 from sampler_lint.seeds import (
     SEED_POSITION,
+    class_like,
     is_distributed_construction,
     may_be_none,
     rank_dependent_part,
@@ -62,7 +63,7 @@ class HardcodedSamplerSeed(Rule):
         # or by an integer literal. A project subclass may have any class-like name (the index,
         # not visible here, tells).
         calls = summary.nodes(ast.Call)
-        candidates = distributed_sampler_calls(calls) + [c for c in calls if _class_like(c.func)]
+        candidates = distributed_sampler_calls(calls) + [c for c in calls if class_like(c.func)]
         for call in candidates:
             if any(keyword.arg is None for keyword in call.keywords):
                 continue
@@ -316,14 +317,6 @@ class HardcodedSamplerSeed(Rule):
             "    return DistributedSampler(dataset, shuffle=False)\n"
         ),
     )
-
-
-def _class_like(func: ast.expr) -> bool:
-    """``Name(...)`` or ``module.Name(...)`` with a capitalised last name."""
-    if isinstance(func, ast.Subscript):
-        func = func.value
-    last = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
-    return last[:1].isupper()
 
 
 def _iterates_parameters(iterable: cst.BaseExpression, names: set[str]) -> bool:

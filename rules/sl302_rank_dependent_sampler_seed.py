@@ -6,11 +6,15 @@ import ast
 
 import libcst as cst
 
-from sampler_lint.loaders import constructed, distributed_sampler_calls, is_distributed_sampler
+from sampler_lint.loaders import distributed_sampler_calls
 from sampler_lint.matching import get_arg
 from sampler_lint.rule import Applicability, Example, Fix, Rule, Severity
+from sampler_lint.sampler_family import CLASS_FACTS
+from sampler_lint.seed_facts import SEED_FACTS
 from sampler_lint.seeds import (
     SEED_POSITION,
+    class_like,
+    is_distributed_construction,
     rank_dependent_part,
     seed_argument,
     visible_shared_seed,
@@ -27,19 +31,24 @@ class RankDependentSamplerSeed(Rule):
     severity = Severity.ERROR
     fix_applicability = Applicability.UNSAFE
     requires = (("Sampler",),)  # the seed may be the fifth positional argument
+    # Project subclasses of DistributedSampler (sampler_family) and the project's seed keys.
+    collectors = (CLASS_FACTS, SEED_FACTS)
+    uses_index = True
     has_syntax_filter = True
 
     @classmethod
     def may_match(cls, summary: SyntaxSummary) -> bool:
-        # A DistributedSampler(...) given a seed that is not a literal.
+        # A DistributedSampler(...) given a seed that is not a literal (a project subclass may
+        # have any class-like name: the index, not visible here, tells).
+        calls = summary.nodes(ast.Call)
         return any(
             (seed := argument(call, SEED_POSITION, "seed")) is not None
             and not is_constant(seed, *_LITERALS)
-            for call in distributed_sampler_calls(summary.nodes(ast.Call))
+            for call in distributed_sampler_calls(calls) + [c for c in calls if class_like(c.func)]
         )
 
     def visit_Call(self, node: cst.Call) -> None:
-        if not is_distributed_sampler(constructed(node)):
+        if not is_distributed_construction(self.context, node):
             return
         replicas = get_arg(node, 1, "num_replicas")
         replicas_value = replicas.value if replicas is not None else None

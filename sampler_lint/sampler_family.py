@@ -285,3 +285,15 @@ def lineage(index: ProjectIndex, cls: ClassAttributes) -> list[ClassAttributes]:
     """``cls`` and its project bases, nearest first (torch's and unknown bases left out)."""
     seen = frozenset({(cls.name, cls.path)})
     return [cls, *(b for b in _bases(index, cls, seen) if isinstance(b, ClassAttributes))]
+
+
+def subclasses_of(index: ProjectIndex, cls: ClassAttributes) -> list[ClassAttributes]:
+    """The project classes whose chain passes through ``cls``."""
+    return [
+        other
+        for facts in _classes(index).values()
+        for other in facts
+        if other is not cls and any(
+            (b.name, b.path) == (cls.name, cls.path) for b in lineage(index, other)[1:]
+        )
+    ]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import ast
+
 import libcst as cst
 
 from sampler_lint.context import FileContext
@@ -100,6 +102,15 @@ def _assigned_values(
     if isinstance(small, cst.AugAssign) and dotted_name(small.target) == name:
         return [(small.value, False)]
     return []
+
+
+def class_like(func: ast.expr) -> bool:
+    """For syntax pre-filters: ``Name(...)`` or ``module.Name(...)`` with a capitalised last
+    name, which may construct a project subclass of ``DistributedSampler``."""
+    if isinstance(func, ast.Subscript):
+        func = func.value
+    last = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+    return last[:1].isupper()
 
 
 def is_distributed_construction(context: FileContext, call: cst.Call) -> bool:
