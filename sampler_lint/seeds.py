@@ -210,7 +210,9 @@ def visible_shared_seed(context: FileContext, node: cst.CSTNode) -> str | None:
             if is_shared_seed_name(context, param):
                 return param
         for name, values in context.assignments(function).items():
-            if "." not in name and is_shared_seed_name(context, name) and _shared(context, values):
+            if "." not in name and is_shared_seed_name(context, name) and _shared(
+                context, values
+            ) and _bound_before(context, function, name, node):
                 return name
     for name, values in context.assignments(context.module).items():
         if "." not in name and is_shared_seed_name(context, name) and _shared(context, values):
@@ -239,7 +241,7 @@ def visible_shared_seed(context: FileContext, node: cst.CSTNode) -> str | None:
                     context, node, value
                 ):
                     return dotted_name(value)
-    return _project_key(context, scopes)
+    return _project_key(context, node, scopes)
 
 
 def _self_seed(context: FileContext, klass: cst.ClassDef) -> str | None:
@@ -264,12 +266,17 @@ def _self_seed(context: FileContext, klass: cst.ClassDef) -> str | None:
     return None
 
 
-def _project_key(context: FileContext, scopes: list[cst.FunctionDef]) -> str | None:
+def _project_key(
+    context: FileContext, node: cst.CSTNode, scopes: list[cst.FunctionDef]
+) -> str | None:
     """A seed key the project defines or reads on a namespace (``opts.SEED``, ``cfg.TRAIN.SEED``,
     ``args.seed`` from ``add_argument("--seed")``) that a function around the node holds as a
     parameter or local."""
     for function in scopes:
-        held = [*_parameters(function), *context.assignments(function)]
+        held = [*_parameters(function), *(
+            name for name in context.assignments(function)
+            if _bound_before(context, function, name, node)
+        )]
         for namespace in held:
             if "." in namespace or namespace in ("self", "cls"):
                 continue
@@ -322,6 +329,33 @@ def _shared(context: FileContext, values: list[cst.BaseExpression]) -> bool:
     return bool(values) and all(rank_dependent_part(context, v) is None for v in values)
 
 
+def _bound_before(
+    context: FileContext, function: cst.FunctionDef, name: str, node: cst.CSTNode
+) -> bool:
+    """A local ``name`` of ``function`` is assigned by a statement that runs before ``node`` (a
+    seed bound after the sampler is built cannot be passed to it)."""
+    around = set(map(id, context.ancestors(node)))
+    stop = context.enclosing_statement(node)
+    for statement in scope_body_statements(function):
+        if statement is stop or (
+            isinstance(statement, (cst.FunctionDef, cst.ClassDef)) and id(statement) in around
+        ):
+            return False
+        if isinstance(statement, cst.SimpleStatementLine):
+            for small in statement.body:
+                targets: list[cst.BaseExpression] = []
+                if isinstance(small, cst.Assign):
+                    targets = [t.target for t in small.targets]
+                elif isinstance(small, (cst.AnnAssign, cst.AugAssign)):
+                    targets = [small.target]
+                if any(
+                    isinstance(n, cst.Name) and n.value == name
+                    for t in targets for n in _walk(t)
+                ):
+                    return True
+    return False
+
+
 def _reachable(context: FileContext, node: cst.CSTNode, candidate: cst.CSTNode) -> bool:
     """A name read at ``candidate`` can be read at ``node``: the head of its dotted name is a
     parameter or local of a function around ``node``, or a module-level name."""
@@ -329,7 +363,9 @@ def _reachable(context: FileContext, node: cst.CSTNode, candidate: cst.CSTNode) 
     if not head:
         return False
     for function in (a for a in context.ancestors(node) if isinstance(a, cst.FunctionDef)):
-        if head in _parameters(function) or head in context.assignments(function):
+        if head in _parameters(function):
             return True
+        if head in context.assignments(function):
+            return _bound_before(context, function, head, node)
     module_names = context.assignments(context.module)
     return head in module_names or head in context.imports.aliases
