@@ -56,11 +56,10 @@ def rank_dependent_part(
     if follow and isinstance(expr, cst.Name):
         # Any assignment that reaches this read (`seed = cfg.seed`, later on some path
         # `seed = seed + rank`) may be the value used.
-        if any(
-            rank_dependent_part(context, value, follow=False) is not None
-            for value in reaching_values(context, expr)
-        ):
-            return expr
+        for value in reaching_values(context, expr):
+            culprit = rank_dependent_part(context, value, follow=False)
+            if culprit is not None:
+                return culprit  # inside the assigned value, so the message can name it
     return None
 
 
