@@ -42,7 +42,8 @@ class HardcodedSamplerSeed(Rule):
     name = "hardcoded-sampler-seed"
     severity = Severity.WARNING
     fix_applicability = Applicability.SAFE
-    requires = (("Sampler",),)
+    # "sampler": a project subclass of any name, handed to a loader as `sampler=`.
+    requires = (("Sampler", "sampler"),)
     # Project subclasses of DistributedSampler (sampler_family), the project's seed keys and the
     # seeds that reach a sampler through set_epoch (seed_facts).
     collectors = (CLASS_FACTS, SEED_FACTS)

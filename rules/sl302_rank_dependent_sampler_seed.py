@@ -30,7 +30,9 @@ class RankDependentSamplerSeed(Rule):
     name = "rank-dependent-sampler-seed"
     severity = Severity.ERROR
     fix_applicability = Applicability.UNSAFE
-    requires = (("Sampler",),)  # the seed may be the fifth positional argument
+    # The seed may be the fifth positional argument; "sampler": a project subclass of any name,
+    # handed to a loader as `sampler=`.
+    requires = (("Sampler", "sampler"),)
     # Project subclasses of DistributedSampler (sampler_family) and the project's seed keys.
     collectors = (CLASS_FACTS, SEED_FACTS)
     uses_index = True
