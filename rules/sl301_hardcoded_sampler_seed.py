@@ -223,18 +223,26 @@ class HardcodedSamplerSeed(Rule):
     A shuffling `DistributedSampler` whose seed is missing or a literal.
 
     ## What it does
-    Flags a `DistributedSampler` (or a known subclass) with `shuffle` not literally `False` and a
-    seed that is missing (torch's default is 0) or an integer literal, when
-    1. a shared seed is visible at the construction (a parameter, local, global or `self.`
-       attribute named like a seed, an `args.seed`-style attribute the code reads, or the
-       argument of `torch.manual_seed` / `seed_everything` / `set_seed` in the module, and the same
-       on every rank); or
-    2. the construction is in a sampler factory: a function (not `main`) whose sampler's dataset is
-       one of its parameters and which returns something.
+    Flags a `DistributedSampler` (a known third-party subclass, or a project subclass at any
+    depth, in the same file or another module of the project) with `shuffle` not literally
+    `False` and a seed that is missing (torch's default is 0) or an integer literal, when
+    1. a shared seed is visible at the construction: a parameter, or a local or global bound
+       before it, named like a seed; `self.<seed>` assigned in the class body, in `__init__` or
+       by a project base class; an `args.seed`-style attribute the code reads; a seed key the
+       project defines or reads on a namespace the function holds (`config.SEED`,
+       `cfg.TRAIN.SEED`, `args.seed` from `add_argument("--seed")`), even when this module never
+       reads it; or the value given to `torch.manual_seed` / `seed_everything` / `set_seed` in
+       the module (never a method such as `gen.manual_seed`), and the same on every rank; or
+    2. the construction is in a sampler factory: a function (not `main`) whose sampler's dataset
+       is one of its parameters, an element of one, or a `for` target over one (`for ds, flag in
+       zip(datasets, flags)`), and which returns something.
     Not flagged: `shuffle=False`, evaluation samplers (named `val`, `test`, `eval`...), a seed
     passed through `**kwargs`, `kwargs.setdefault("seed", ...)` or Lightning's `PL_GLOBAL_SEED`,
-    and scripts with no shared seed anywhere and no factory. `strict-seed = true` reports those
-    scripts and evaluation samplers too, without a fix.
+    a sampler (or a loader built from it, or what a factory returned) whose `set_epoch` is given
+    a seed (`loader.sampler.set_epoch(args.seed + epoch)`: torch shuffles with `seed + epoch`), a
+    project subclass whose own `__init__` takes neither `seed` nor `**kwargs`, and scripts with
+    no shared seed anywhere and no factory. `strict-seed = true` reports those scripts and
+    evaluation samplers too, without a fix.
 
     ## Why is this bad
     `DistributedSampler` shuffles with its own `seed`, not with torch's global RNG. Left at 0, the
@@ -264,8 +272,9 @@ class HardcodedSamplerSeed(Rule):
     is unsafe when the seed may be `None` (an `args.seed`-style attribute, a parameter defaulting
     to `None`): `DistributedSampler` needs an integer, so check the default first. Case 2 is
     unsafe because it changes the factory's signature: it adds a keyword-only `seed: int = 0`
-    and forwards it (Composer's fix), refused when the name `seed` is already used in the
-    function. Call sites of a factory that already takes `seed` are not yet followed.
+    and forwards it (Composer's fix), refused when the name `seed` is already bound or read in
+    the function (a keyword label such as `MixUp(seed=None)` or an attribute `cfg.seed` does not
+    count). Call sites of a factory that already takes `seed` are not yet followed.
 
     ## References
     - MosaicML Composer issue #3723 and PR #3724

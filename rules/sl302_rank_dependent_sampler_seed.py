@@ -96,8 +96,11 @@ class RankDependentSamplerSeed(Rule):
     A partitioning sampler whose seed differs between ranks.
 
     ## What it does
-    Flags the `seed` of a `DistributedSampler` (or a known subclass) that differs between ranks:
-    a rank-like term (`seed + rank`, `seed * dist.get_rank()`, through one local assignment too),
+    Flags the `seed` of a `DistributedSampler` (a known third-party subclass, or a project
+    subclass at any depth) that differs between ranks: a rank-like term (`seed + rank`,
+    `seed * dist.get_rank()`, also through a local name: every assignment that may reach the
+    sampler counts, so `seed = cfg.seed` followed on some path by `seed = seed + rank` is flagged,
+    while a per-rank value overwritten before the sampler is not),
     `time.time()`, `os.getpid()`, `uuid`, or `random.*` / `np.random.*` with no rank-free
     `seed()` call in the module. A sampler built with `num_replicas=1` (data already sharded per
     rank) is not flagged.

@@ -231,14 +231,26 @@ class MisspelledSamplerAttribute(Rule):
     ## What it does
     In a sampler-family class (its bases reach torch's `Sampler`, `BatchSampler`,
     `RandomSampler`, `DistributedSampler`... through any chain of classes of the project), flags
-    a read of `self.X` where `X` is assigned nowhere in the chain and is a near miss of exactly one
-    known attribute (the same letters ignoring underscores, or at most two edits for names of six
-    or more characters); and the write-side twin: `self.X` assigned, never read, a near miss of
-    an attribute a base class reads, so the override does nothing. torch's attributes are known
-    per base (`DistributedSampler`: `dataset, num_replicas, rank, epoch, num_samples, total_size,
-    shuffle, seed, drop_last`; `BatchSampler`: `sampler, batch_size, drop_last`...). A class with a
-    base the tool cannot see into (third-party, unresolved), `setattr` with a computed name,
-    `self.__dict__` or `__getattr__` is opaque and never flagged.
+    1. a read of `self.X` where `X` is assigned nowhere in the chain and is a near miss of exactly
+       one known attribute (the same letters ignoring underscores, or at most two edits for names
+       of six or more characters); and the write-side twin: `self.X` assigned, never read, a near
+       miss of an attribute a base class reads, so the override does nothing;
+    2. a read of `self.X` that nothing can satisfy and that is no near miss (a name left behind by
+       a rename): no path of the class, its bases, a project subclass or code outside
+       (`sampler.X = ...`) assigns it, no string names it (`hasattr(self, "X")`), the read is not
+       under `try: ... except AttributeError`, and the class is no abstract base (`raise
+       NotImplementedError`, `@abstractmethod`);
+    3. a read in `__init__`, on every path through it, of an attribute that `__init__` (or a
+       method it calls as `self.m(...)`) assigns on some paths only: a must-assign analysis where
+       an `if` keeps what both branches assign (a branch that raises or returns drops out), loops
+       add nothing, `try` keeps what its body and every falling-through handler assign, and
+       `self` handed to another function stops the analysis. Attributes torch's or project bases
+       provide, class attributes, properties and methods are never reported.
+    torch's attributes are known per base (`DistributedSampler`: `dataset, num_replicas, rank,
+    epoch, num_samples, total_size, shuffle, seed, drop_last`, and its method `set_epoch`;
+    `BatchSampler`: `sampler, batch_size, drop_last`...). A class with a base the tool cannot see
+    into (third-party, unresolved), `setattr` with a computed name, `self.__dict__` or
+    `__getattr__` is opaque and never flagged.
 
     ## Why is this bad
     A misspelled read raises `AttributeError` only when that line runs, which for a sub-epoch or
@@ -267,10 +279,13 @@ class MisspelledSamplerAttribute(Rule):
     corrects: one `--fix` run ends at the form above.
 
     ## Fix safety
-    Safe when there is exactly one candidate: the name as written cannot work (read: it was
-    never assigned; written: nothing reads it). With several candidates the one that would not
-    produce the remainder of a quotient is preferred; otherwise the candidates are listed and no
-    fix is offered.
+    Case 1 is safe when there is exactly one candidate: the name as written cannot work (read:
+    it was never assigned; written: nothing reads it). With several candidates the one that would
+    not produce the remainder of a quotient is preferred; otherwise the candidates are listed and
+    no fix is offered. Case 2 offers a rename only when exactly one known attribute differs by
+    one word (`_max_weight_per_batch` -> `_max_cost_per_batch`), and it is unsafe: a rename that
+    far is a guess a person must confirm. Case 3 is reported without a fix (where to assign the
+    attribute, and to what, is the author's decision).
 
     ## References
     - EfficientViT issue #175
