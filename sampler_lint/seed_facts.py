@@ -13,14 +13,23 @@
 from __future__ import annotations
 
 import ast
+import os
 from dataclasses import dataclass
 from typing import Any
 
-from sampler_lint.index import FactCollector, ProjectIndex, dotted_expression, import_aliases
+from sampler_lint.index import (
+    FactCollector,
+    ProjectIndex,
+    dotted_expression,
+    import_aliases,
+    statements,
+)
 from sampler_lint.loaders import file_key
 from sampler_lint.syntax_summary import SyntaxSummary
 
-FACT_KEYS = "sl3_seed_keys"  # (namespace, key): `cfg`, `TRAIN.SEED`
+FACT_KEYS = "sl3_seed_keys"  # (namespace, key, path): `cfg`, `TRAIN.SEED`
+FACT_IMPORTS = "sl3_imports"  # (path, module stems it imports): see _import_stems
+FACT_SEED_METHODS = "sl3_seed_methods"  # (class, path, name): `def seed(self, s)`, no property
 FACT_SEEDED_EPOCH = "sl3_seeded_epoch"  # (function name, names inside set_epoch's argument)
 FACT_INITS = "sl3_inits"  # InitSignature
 
@@ -90,8 +99,11 @@ def collect_seed_facts(tree: ast.Module, path: str) -> dict[str, list[Any]]:
             option = _option_key(call)
             if option is not None and _seedish(option):
                 keys.update((namespace, option) for namespace in parsed)
+    key = file_key(path)
     return {
-        FACT_KEYS: sorted(keys),
+        FACT_KEYS: sorted((namespace, name, key) for namespace, name in keys),
+        FACT_IMPORTS: [(key, _import_stems(tree, key))],
+        FACT_SEED_METHODS: sorted(_seed_methods(summary, key)),
         FACT_SEEDED_EPOCH: sorted(_seeded_epochs(summary)),
         FACT_INITS: sorted(_inits(summary, path), key=lambda i: (i.path, i.name)),
     }
@@ -151,6 +163,39 @@ def _names_in(node: ast.expr) -> set[str]:
     return found
 
 
+def _import_stems(tree: ast.Module, path: str) -> tuple[str, ...]:
+    """What a file imports, as path stems: ``feeds/factory`` for ``from feeds.factory import x``
+    or ``from feeds import factory`` (matched against the end of a path), and an absolute stem
+    for a relative import (``/root/feeds/factory`` for ``from .factory import x``)."""
+    here = os.path.dirname(path)
+    stems: set[str] = set()
+    for node in statements(tree):
+        if isinstance(node, ast.Import):
+            stems.update(alias.name.replace(".", "/") for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            module = (node.module or "").replace(".", "/")
+            if node.level:
+                base = here
+                for _ in range(node.level - 1):
+                    base = os.path.dirname(base)
+                module = f"{base}/{module}" if module else base
+            stems.add(module)
+            stems.update(f"{module}/{alias.name}" for alias in node.names)
+    return tuple(sorted(s for s in stems if s))
+
+
+def _seed_methods(summary: SyntaxSummary, path: str) -> set[tuple[str, str, str]]:
+    """Seed-named methods that are not properties: ``self.seed`` there is a bound method."""
+    found = set()
+    for klass in summary.nodes(ast.ClassDef):
+        for item in klass.body:
+            if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and _seedish(item.name):
+                decorators = {dotted_expression(d) or "" for d in item.decorator_list}
+                if not any(d.rsplit(".", 1)[-1].endswith("property") for d in decorators):
+                    found.add((klass.name, path, item.name))
+    return found
+
+
 def _inits(summary: SyntaxSummary, path: str) -> list[InitSignature]:
     found = []
     for klass in summary.nodes(ast.ClassDef):
@@ -170,9 +215,59 @@ SEED_FACTS = FactCollector("seeds", (("seed", "Seed", "SEED"),), collect_seed_fa
 # Questions
 
 
-def seed_keys(index: ProjectIndex, namespace: str) -> list[str]:
-    """The seed keys the project defines or reads on ``namespace`` (``TRAIN.SEED``)."""
-    return sorted({key for head, key in index.get(FACT_KEYS) if head == namespace})
+def seed_keys(
+    index: ProjectIndex, namespace: str, path: str, imported: tuple[str, ...]
+) -> list[str]:
+    """The seed keys defined or read on ``namespace`` (``TRAIN.SEED``) in the file at ``path``,
+    in a file it imports (``imported``: its import stems) or in a file that imports it: in a tree
+    of independent example scripts, one script's ``args.data_seed`` says nothing about
+    another's ``args``."""
+    here = file_key(path)
+    return sorted({
+        key for head, key, where in index.get(FACT_KEYS)
+        if head == namespace and (where == here or _related(index, here, where, imported))
+    })
+
+
+def _related(index: ProjectIndex, here: str, where: str, imported: tuple[str, ...]) -> bool:
+    table: dict[str, tuple[str, ...]] | None = index.__dict__.get("_sl3_imports")
+    if table is None:
+        table = index.__dict__["_sl3_imports"] = dict(index.get(FACT_IMPORTS))
+    return any(_names(stem, where) for stem in imported) or any(
+        _names(stem, here) for stem in table.get(where, ())
+    )
+
+
+def import_stems(modules: set[str], path: str) -> tuple[str, ...]:
+    """:func:`_import_stems` for the dotted modules of a libcst ``ImportTable`` (``.factory``,
+    ``feeds.factory.make``)."""
+    here = os.path.dirname(file_key(path))
+    stems = set()
+    for module in modules:
+        dots = len(module) - len(module.lstrip("."))
+        rest = module[dots:].replace(".", "/")
+        if dots:
+            base = here
+            for _ in range(dots - 1):
+                base = os.path.dirname(base)
+            rest = f"{base}/{rest}" if rest else base
+        if rest:
+            stems.add(rest)
+    return tuple(sorted(stems))
+
+
+def _names(stem: str, path: str) -> bool:
+    """An import stem names the module at ``path``."""
+    module = path[:-3] if path.endswith(".py") else path
+    if module.endswith("/__init__"):
+        module = module[: -len("/__init__")]
+    if stem.startswith("/"):
+        return module == stem
+    return module == stem or module.endswith("/" + stem)
+
+
+def is_seed_method(index: ProjectIndex, klass: str, path: str, name: str) -> bool:
+    return (klass, file_key(path), name) in {tuple(f) for f in index.get(FACT_SEED_METHODS)}
 
 
 def seeded_epoch_names(index: ProjectIndex, function: str) -> list[tuple[str, ...]]:

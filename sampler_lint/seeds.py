@@ -11,7 +11,13 @@ from sampler_lint.imports import dotted_name
 from sampler_lint.loaders import constructed, is_distributed_sampler, loader_sampler_argument
 from sampler_lint.matching import get_arg, is_rank_like, scope_body_statements
 from sampler_lint.sampler_family import constructed_class, lineage, torch_bases_of
-from sampler_lint.seed_facts import init_takes_seed, seed_keys, seeded_epoch_names
+from sampler_lint.seed_facts import (
+    import_stems,
+    init_takes_seed,
+    is_seed_method,
+    seed_keys,
+    seeded_epoch_names,
+)
 from sampler_lint.walk import descendants
 
 # Calls whose value differs between processes.
@@ -260,8 +266,10 @@ def _self_seed(context: FileContext, klass: cst.ClassDef) -> str | None:
     if fact is not None:
         for base in lineage(context.index, fact)[1:]:
             for attr in base.assigned:
-                if is_shared_seed_name(context, attr):
-                    return f"self.{attr}"
+                if is_shared_seed_name(context, attr) and not is_seed_method(
+                    context.index, base.name, base.path, attr
+                ):
+                    return f"self.{attr}"  # an attribute or a property: a value
     return None
 
 
@@ -271,6 +279,9 @@ def _project_key(
     """A seed key the project defines or reads on a namespace (``opts.SEED``, ``cfg.TRAIN.SEED``,
     ``args.seed`` from ``add_argument("--seed")``) that a function around the node holds as a
     parameter or local."""
+    imports = context.imports
+    modules = {*imports.modules, *imports.aliases.values()}
+    imported = import_stems(modules, str(context.path))
     for function in scopes:
         held = [*_parameters(function), *(
             name for name in context.assignments(function)
@@ -279,7 +290,7 @@ def _project_key(
         for namespace in held:
             if "." in namespace or namespace in ("self", "cls"):
                 continue
-            for key in seed_keys(context.index, namespace):
+            for key in seed_keys(context.index, namespace, str(context.path), imported):
                 if is_shared_seed_name(context, key):
                     return f"{namespace}.{key}"
     return None

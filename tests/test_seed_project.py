@@ -103,20 +103,24 @@ def test_subclasses_keys_and_set_epoch_across_files(project: Path) -> None:
     assert "`seed`" in messages[7]
 
 
-def test_namespace_key_defined_elsewhere(project: Path) -> None:
+def test_namespace_key_defined_in_a_related_module(project: Path) -> None:
+    feed = (
+        "from torch.utils.data import DistributedSampler\n"
+        "{import_line}"
+        "\n"
+        "\n"
+        "def feed(options, root):\n"
+        "    corpus = open(root)\n"
+        "    return DistributedSampler(corpus)\n"
+    )
     _write(project, {
         "options.py": OPTIONS,
-        "feeds.py": (
-            "from torch.utils.data import DistributedSampler\n"
-            "\n"
-            "\n"
-            "def feed(options, root):\n"
-            "    corpus = open(root)\n"
-            "    return DistributedSampler(corpus)\n"
-        ),
+        "feeds.py": feed.format(import_line="\nimport options as defaults\n"),
+        # Another script holding a namespace of the same name, unrelated to options.py.
+        "other.py": feed.format(import_line=""),
     })
     found = _findings(project, "SL301")
-    assert [(name, row) for name, row, _ in found] == [("feeds.py", 6)]
+    assert [(name, row) for name, row, _ in found] == [("feeds.py", 8)]
     assert "`options.run_seed`" in found[0][2]
 
 
