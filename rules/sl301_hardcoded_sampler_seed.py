@@ -11,6 +11,7 @@ from typing import Any
 import libcst as cst
 
 from sampler_lint.imports import dotted_name
+from sampler_lint.index import ProjectIndex
 from sampler_lint.loaders import (
     distributed_sampler_calls,
     is_evaluation_name,
@@ -19,8 +20,8 @@ from sampler_lint.loaders import (
 )
 from sampler_lint.matching import get_arg, has_star_args
 from sampler_lint.rule import Applicability, Example, Fix, Option, Rule, Severity
-from sampler_lint.sampler_family import CLASS_FACTS
-from sampler_lint.seed_facts import SEED_FACTS
+from sampler_lint.sampler_family import CLASS_FACTS, has_project_subclass
+from sampler_lint.seed_facts import NAMED_SAMPLER_FACTS, SEED_FACTS, builds_named_sampler
 from sampler_lint.seeds import (
     SEED_POSITION,
     class_like,
@@ -46,7 +47,7 @@ class HardcodedSamplerSeed(Rule):
     requires = (("Sampler", "sampler"),)
     # Project subclasses of DistributedSampler (sampler_family), the project's seed keys and the
     # seeds that reach a sampler through set_epoch (seed_facts).
-    collectors = (CLASS_FACTS, SEED_FACTS)
+    collectors = (CLASS_FACTS, SEED_FACTS, NAMED_SAMPLER_FACTS)
     uses_index = True
     has_syntax_filter = True
     options = (
@@ -74,6 +75,14 @@ class HardcodedSamplerSeed(Rule):
             if seed is None or is_constant(seed, int):
                 return True
         return False
+
+    @classmethod
+    def may_match_index(cls, index: ProjectIndex, path: str) -> bool:
+        # A DistributedSampler built by name here, or a project subclass somewhere that the
+        # class-like calls the syntax stage let through may build.
+        return builds_named_sampler(index, path) or has_project_subclass(
+            index, "DistributedSampler"
+        )
 
     def visit_Call(self, node: cst.Call) -> None:
         if not shuffles(node) or not is_distributed_construction(self.context, node):

@@ -6,11 +6,12 @@ import ast
 
 import libcst as cst
 
+from sampler_lint.index import ProjectIndex
 from sampler_lint.loaders import distributed_sampler_calls
 from sampler_lint.matching import get_arg
 from sampler_lint.rule import Applicability, Example, Fix, Rule, Severity
-from sampler_lint.sampler_family import CLASS_FACTS
-from sampler_lint.seed_facts import SEED_FACTS
+from sampler_lint.sampler_family import CLASS_FACTS, has_project_subclass
+from sampler_lint.seed_facts import NAMED_SAMPLER_FACTS, SEED_FACTS, builds_named_sampler
 from sampler_lint.seeds import (
     SEED_POSITION,
     class_like,
@@ -34,7 +35,7 @@ class RankDependentSamplerSeed(Rule):
     # handed to a loader as `sampler=`.
     requires = (("Sampler", "sampler"),)
     # Project subclasses of DistributedSampler (sampler_family) and the project's seed keys.
-    collectors = (CLASS_FACTS, SEED_FACTS)
+    collectors = (CLASS_FACTS, SEED_FACTS, NAMED_SAMPLER_FACTS)
     uses_index = True
     has_syntax_filter = True
 
@@ -47,6 +48,14 @@ class RankDependentSamplerSeed(Rule):
             (seed := argument(call, SEED_POSITION, "seed")) is not None
             and not is_constant(seed, *_LITERALS)
             for call in distributed_sampler_calls(calls) + [c for c in calls if class_like(c.func)]
+        )
+
+    @classmethod
+    def may_match_index(cls, index: ProjectIndex, path: str) -> bool:
+        # A DistributedSampler built by name here, or a project subclass somewhere that the
+        # class-like calls the syntax stage let through may build.
+        return builds_named_sampler(index, path) or has_project_subclass(
+            index, "DistributedSampler"
         )
 
     def visit_Call(self, node: cst.Call) -> None:

@@ -297,3 +297,16 @@ def subclasses_of(index: ProjectIndex, cls: ClassAttributes) -> list[ClassAttrib
             (b.name, b.path) == (cls.name, cls.path) for b in lineage(index, other)[1:]
         )
     ]
+
+
+def has_project_subclass(index: ProjectIndex, torch_class: str) -> bool:
+    """Whether any project class derives from torch's ``torch_class`` (cached per index)."""
+    key = f"_sl_project_subclass_{torch_class}"
+    cached = index.__dict__.get(key)
+    if cached is None:
+        cached = any(
+            torch_class in chain_of(index, fact).torch_bases
+            for facts in _classes(index).values() for fact in facts
+        )
+        index.__dict__[key] = cached
+    return bool(cached)

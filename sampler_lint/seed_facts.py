@@ -24,7 +24,7 @@ from sampler_lint.index import (
     import_aliases,
     statements,
 )
-from sampler_lint.loaders import file_key
+from sampler_lint.loaders import distributed_sampler_calls, file_key
 from sampler_lint.syntax_summary import SyntaxSummary
 
 FACT_KEYS = "sl3_seed_keys"  # (namespace, key, path): `cfg`, `TRAIN.SEED`
@@ -32,6 +32,7 @@ FACT_IMPORTS = "sl3_imports"  # (path, module stems it imports): see _import_ste
 FACT_SEED_METHODS = "sl3_seed_methods"  # (class, path, name): `def seed(self, s)`, no property
 FACT_SEEDED_EPOCH = "sl3_seeded_epoch"  # (function name, names inside set_epoch's argument)
 FACT_INITS = "sl3_inits"  # InitSignature
+FACT_NAMED = "sl3_named_samplers"  # paths of files that build a DistributedSampler by its name
 
 # Heads that are never a configuration namespace.
 _NOT_NAMESPACES = frozenset({"self", "cls", "torch", "np", "numpy", "random", "os", "tf", "jax"})
@@ -211,8 +212,28 @@ def _inits(summary: SyntaxSummary, path: str) -> list[InitSignature]:
 SEED_FACTS = FactCollector("seeds", (("seed", "Seed", "SEED"),), collect_seed_facts)
 
 
+def collect_named_constructions(tree: ast.Module, path: str) -> dict[str, list[Any]]:
+    calls = distributed_sampler_calls(SyntaxSummary.of(tree).nodes(ast.Call))
+    return {FACT_NAMED: [file_key(path)] if calls else []}
+
+
+# Every name of loaders.DISTRIBUTED_SAMPLERS holds one of these.
+NAMED_SAMPLER_FACTS = FactCollector(
+    "distributed samplers built by name",
+    (("DistributedSampler", "DistributedLengthGroupedSampler"),),
+    collect_named_constructions,
+)
+
+
 # ------------------------------------------------------------------------------------------------
 # Questions
+
+
+def builds_named_sampler(index: ProjectIndex, path: str) -> bool:
+    named: set[str] | None = index.__dict__.get("_sl3_named")
+    if named is None:
+        named = index.__dict__["_sl3_named"] = set(index.get(FACT_NAMED))
+    return file_key(path) in named
 
 
 def seed_keys(
