@@ -254,8 +254,8 @@ def _related(index: ProjectIndex, here: str, where: str, imported: tuple[str, ..
     table: dict[str, tuple[str, ...]] | None = index.__dict__.get("_sl3_imports")
     if table is None:
         table = index.__dict__["_sl3_imports"] = dict(index.get(FACT_IMPORTS))
-    return any(_names(stem, where) for stem in imported) or any(
-        _names(stem, here) for stem in table.get(where, ())
+    return any(_names(stem, where, here) for stem in imported) or any(
+        _names(stem, here, where) for stem in table.get(where, ())
     )
 
 
@@ -277,14 +277,20 @@ def import_stems(modules: set[str], path: str) -> tuple[str, ...]:
     return tuple(sorted(stems))
 
 
-def _names(stem: str, path: str) -> bool:
-    """An import stem names the module at ``path``."""
+def _names(stem: str, path: str, importer: str) -> bool:
+    """An import stem of the file at ``importer`` names the module at ``path``: relative stems
+    are already absolute; an absolute import resolves from the importer's own folder (a script's
+    folder is on ``sys.path``) or a folder above it (a package or ``src/`` root). Never by file
+    name alone: ``import utils`` in one example script is not another example's ``utils.py``."""
     module = path[:-3] if path.endswith(".py") else path
     if module.endswith("/__init__"):
         module = module[: -len("/__init__")]
     if stem.startswith("/"):
         return module == stem
-    return module == stem or module.endswith("/" + stem)
+    if not module.endswith("/" + stem):
+        return False
+    root = module[: -len(stem) - 1]
+    return importer.startswith(root + "/")
 
 
 def is_seed_method(index: ProjectIndex, klass: str, path: str, name: str) -> bool:

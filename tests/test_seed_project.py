@@ -140,3 +140,28 @@ def test_stale_read_is_not_stale_when_set_from_outside(project: Path) -> None:
     assert [row for _, row, _ in _findings(project, "SL401")] == [9]
     _write(project, {"resume.py": "def resume(sampler, k):\n    sampler.start_at = k\n"})
     assert _findings(project, "SL401") == []
+
+
+def test_a_key_of_another_scripts_module_of_the_same_name_is_not_seen(project: Path) -> None:
+    script = (
+        "from torch.utils.data import DistributedSampler\n"
+        "from utils import *\n"
+        "\n"
+        "\n"
+        "def run(args, root):\n"
+        "    return DistributedSampler(open(root), shuffle=True), args.lr\n"
+    )
+    _write(project, {
+        "first/utils.py": "def setup(args):\n    return args.random_seed\n",
+        "second/utils.py": "def setup(args):\n    return args.lr\n",
+        "second/train.py": script,
+        "first/train.py": script,
+    })
+    result = CliRunner().invoke(
+        main, ["check", "--no-cache", "--output-format", "json", "--select", "SL301",
+               str(project)],
+    )
+    found = [(Path(f["filename"]).parent.name, f["location"]["row"], f["message"])
+             for f in json.loads(result.stdout)]
+    assert [(folder, row) for folder, row, _ in found] == [("first", 6)]
+    assert "`args.random_seed`" in found[0][2]
