@@ -162,7 +162,8 @@ class MisspelledSamplerAttribute(Rule):
             and not assigned_from_outside(index, a)
         }
         reported: set[str] = set()
-        for read in may_be_unassigned(klass, candidates):
+        project_bases = len(lineage(index, fact)) > 1
+        for read in may_be_unassigned(klass, candidates, project_bases=project_bases):
             if read.attr in reported:
                 continue
             reported.add(read.attr)

@@ -65,16 +65,20 @@ class _Method:
     returns: list[State] = field(default_factory=list)
 
 
-def may_be_unassigned(klass: cst.ClassDef, candidates: set[str]) -> list[Unassigned]:
+def may_be_unassigned(
+    klass: cst.ClassDef, candidates: set[str], *, project_bases: bool = False
+) -> list[Unassigned]:
     """Reads in ``klass.__init__`` of an attribute in ``candidates`` that run on every path
-    through ``__init__`` while some path there has not assigned it."""
+    through ``__init__`` while some path there has not assigned it. With ``project_bases``, a
+    ``super()`` call may run methods of this class the analysis does not follow (a base's
+    ``__init__`` calling an overridden hook), so it stops the analysis."""
     methods = {
         item.name.value: item for item in klass.body.body if isinstance(item, cst.FunctionDef)
     }
     init = methods.get("__init__")
     if init is None or not candidates:
         return []
-    flow = _Flow(methods)
+    flow = _Flow(methods, project_bases)
     found: list[Unassigned] = []
     state: State | None = frozenset()
     for statement in _body(init):
@@ -144,6 +148,15 @@ def _self_method(func: cst.BaseExpression) -> str | None:
     return None
 
 
+def _calls_super(func: cst.BaseExpression) -> bool:
+    """``super().__init__`` and the like."""
+    return (
+        isinstance(func, cst.Attribute)
+        and isinstance(func.value, cst.Call)
+        and dotted_name(func.value.func) == "super"
+    )
+
+
 def _body(node: cst.CSTNode) -> Sequence[cst.BaseStatement]:
     body = getattr(node, "body", None)
     if isinstance(body, cst.IndentedBlock):
@@ -188,8 +201,9 @@ def _target_leaves(target: cst.BaseExpression) -> list[cst.BaseExpression]:
 
 
 class _Flow:
-    def __init__(self, methods: dict[str, cst.FunctionDef]) -> None:
+    def __init__(self, methods: dict[str, cst.FunctionDef], opaque_super: bool) -> None:
         self.methods = methods
+        self.opaque_super = opaque_super
         self.followed: list[str] = []
         self._active: set[str] = set()
         self._summaries: dict[str, State | None] = {}
@@ -275,6 +289,8 @@ class _Flow:
                 return EVERYTHING
             if not isinstance(child, cst.Call):
                 continue
+            if self.opaque_super and _calls_super(child.func):
+                return EVERYTHING
             method = _self_method(child.func)
             if method is not None:
                 state = _add(state, self._method(method))
