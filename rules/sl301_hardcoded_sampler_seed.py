@@ -11,24 +11,29 @@ from typing import Any
 import libcst as cst
 
 from sampler_lint.imports import dotted_name
+from sampler_lint.index import ProjectIndex
 from sampler_lint.loaders import (
-    constructed,
     distributed_sampler_calls,
-    is_distributed_sampler,
     is_evaluation_name,
     may_shuffle,
     shuffles,
 )
 from sampler_lint.matching import get_arg, has_star_args
 from sampler_lint.rule import Applicability, Example, Fix, Option, Rule, Severity
+from sampler_lint.sampler_family import CLASS_FACTS, has_project_subclass
+from sampler_lint.seed_facts import NAMED_SAMPLER_FACTS, SEED_FACTS, builds_named_sampler
 from sampler_lint.seeds import (
     SEED_POSITION,
+    class_like,
+    is_distributed_construction,
     may_be_none,
     rank_dependent_part,
     seed_argument,
+    seed_reaches_set_epoch,
     visible_shared_seed,
 )
 from sampler_lint.syntax_summary import SyntaxSummary, argument, is_constant
+from sampler_lint.walk import descendants
 
 _INTEGER = (cst.Integer,)
 
@@ -42,7 +47,12 @@ class HardcodedSamplerSeed(Rule):
         "a seed that may be None fails in DistributedSampler, and the factory fix adds a `seed` "
         "keyword to its signature"
     )
-    requires = (("Sampler",),)
+    # "sampler": a project subclass of any name, handed to a loader as `sampler=`.
+    requires = (("Sampler", "sampler"),)
+    # Project subclasses of DistributedSampler (sampler_family), the project's seed keys and the
+    # seeds that reach a sampler through set_epoch (seed_facts).
+    collectors = (CLASS_FACTS, SEED_FACTS, NAMED_SAMPLER_FACTS)
+    uses_index = True
     has_syntax_filter = True
     options = (
         Option(
@@ -56,8 +66,11 @@ class HardcodedSamplerSeed(Rule):
     @classmethod
     def may_match(cls, summary: SyntaxSummary) -> bool:
         # A DistributedSampler(...) without **kwargs, not `shuffle=False`, seeded by no argument
-        # or by an integer literal.
-        for call in distributed_sampler_calls(summary.nodes(ast.Call)):
+        # or by an integer literal. A project subclass may have any class-like name (the index,
+        # not visible here, tells).
+        calls = summary.nodes(ast.Call)
+        candidates = distributed_sampler_calls(calls) + [c for c in calls if class_like(c.func)]
+        for call in candidates:
             if any(keyword.arg is None for keyword in call.keywords):
                 continue
             if not may_shuffle(call):
@@ -67,8 +80,16 @@ class HardcodedSamplerSeed(Rule):
                 return True
         return False
 
+    @classmethod
+    def may_match_index(cls, index: ProjectIndex, path: str) -> bool:
+        # A DistributedSampler built by name here, or a project subclass somewhere that the
+        # class-like calls the syntax stage let through may build.
+        return builds_named_sampler(index, path) or has_project_subclass(
+            index, "DistributedSampler"
+        )
+
     def visit_Call(self, node: cst.Call) -> None:
-        if not is_distributed_sampler(constructed(node)) or not shuffles(node):
+        if not shuffles(node) or not is_distributed_construction(self.context, node):
             return
         if any(arg.star == "**" for arg in node.args):
             return  # the seed may arrive through **kwargs
@@ -84,6 +105,9 @@ class HardcodedSamplerSeed(Rule):
         if self._evaluation(node) and not strict:
             return
         what = "a literal seed" if seed is not None else "no seed (torch's default is 0)"
+        factory = self._factory(node)
+        if seed_reaches_set_epoch(self.context, node, factory):
+            return  # `set_epoch(seed + epoch)`: the run's seed does reach the order
         shared = visible_shared_seed(self.context, node)
         if shared is not None:
             message = (
@@ -92,7 +116,6 @@ class HardcodedSamplerSeed(Rule):
             )
             self.report(node, message, self._pass_seed(node, seed, shared))
             return
-        factory = self._factory(node)
         if factory is not None:
             message = (
                 f"sampler factory `{factory.name.value}` builds a shuffling DistributedSampler "
@@ -126,11 +149,33 @@ class HardcodedSamplerSeed(Rule):
         params = function.params
         names = {p.name.value for p in (*params.posonly_params, *params.params,
                                         *params.kwonly_params)}
-        if dataset is None or dotted_name(dataset.value) not in names:
+        if dataset is None or not self._from_parameters(dataset.value, names, function):
             return None
         if "return" not in self.context.code_for(function):
             return None
         return function
+
+    def _from_parameters(
+        self, dataset: cst.BaseExpression, names: set[str], function: cst.FunctionDef
+    ) -> bool:
+        """The dataset is a parameter, an element of one (``datasets[i]``), or a ``for`` target
+        over one (``for ds in datasets``, ``for ds, flag in zip(datasets, flags)``,
+        ``for i, ds in enumerate(datasets)``)."""
+        if isinstance(dataset, cst.Subscript):
+            dataset = dataset.value
+        name = dotted_name(dataset)
+        if name in names:
+            return True
+        if not isinstance(dataset, cst.Name):
+            return False
+        for ancestor in self.context.ancestors(dataset):
+            if ancestor is function:
+                return False
+            if isinstance(ancestor, (cst.For, cst.CompFor)) and any(
+                isinstance(n, cst.Name) and n.value == name for n in descendants(ancestor.target)
+            ):
+                return _iterates_parameters(ancestor.iter, names)
+        return False
 
     # -- fixes --------------------------------------------------------------------------------
     def _pass_seed(self, node: cst.Call, seed: cst.Arg | None, shared: str) -> Fix | None:
@@ -154,7 +199,7 @@ class HardcodedSamplerSeed(Rule):
     def _add_parameter(
         self, function: cst.FunctionDef, node: cst.Call, seed: cst.Arg | None
     ) -> Fix | None:
-        if re.search(r"\bseed\b", self.context.code_for(function)):
+        if _uses_name(function, "seed"):
             return None  # `seed` is already bound or read in the function
         if function.params.star_kwarg is not None:
             return None
@@ -191,18 +236,26 @@ class HardcodedSamplerSeed(Rule):
     A shuffling `DistributedSampler` whose seed is missing or a literal.
 
     ## What it does
-    Flags a `DistributedSampler` (or a known subclass) with `shuffle` not literally `False` and a
-    seed that is missing (torch's default is 0) or an integer literal, when
-    1. a shared seed is visible at the construction (a parameter, local, global or `self.`
-       attribute named like a seed, an `args.seed`-style attribute the code reads, or the
-       argument of `torch.manual_seed` / `seed_everything` / `set_seed` in the module, and the same
-       on every rank); or
-    2. the construction is in a sampler factory: a function (not `main`) whose sampler's dataset is
-       one of its parameters and which returns something.
+    Flags a `DistributedSampler` (a known third-party subclass, or a project subclass at any
+    depth, in the same file or another module of the project) with `shuffle` not literally
+    `False` and a seed that is missing (torch's default is 0) or an integer literal, when
+    1. a shared seed is visible at the construction: a parameter, or a local or global bound
+       before it, named like a seed; `self.<seed>` assigned in the class body, in `__init__` or
+       by a project base class; an `args.seed`-style attribute the code reads; a seed key the
+       project defines or reads on a namespace the function holds (`config.SEED`,
+       `cfg.TRAIN.SEED`, `args.seed` from `add_argument("--seed")`), even when this module never
+       reads it; or the value given to `torch.manual_seed` / `seed_everything` / `set_seed` in
+       the module (never a method such as `gen.manual_seed`), and the same on every rank; or
+    2. the construction is in a sampler factory: a function (not `main`) whose sampler's dataset
+       is one of its parameters, an element of one, or a `for` target over one (`for ds, flag in
+       zip(datasets, flags)`), and which returns something.
     Not flagged: `shuffle=False`, evaluation samplers (named `val`, `test`, `eval`...), a seed
     passed through `**kwargs`, `kwargs.setdefault("seed", ...)` or Lightning's `PL_GLOBAL_SEED`,
-    and scripts with no shared seed anywhere and no factory. `strict-seed = true` reports those
-    scripts and evaluation samplers too, without a fix.
+    a sampler (or a loader built from it, or what a factory returned) whose `set_epoch` is given
+    a seed (`loader.sampler.set_epoch(args.seed + epoch)`: torch shuffles with `seed + epoch`), a
+    project subclass whose own `__init__` takes neither `seed` nor `**kwargs`, and scripts with
+    no shared seed anywhere and no factory. `strict-seed = true` reports those scripts and
+    evaluation samplers too, without a fix.
 
     ## Why is this bad
     `DistributedSampler` shuffles with its own `seed`, not with torch's global RNG. Left at 0, the
@@ -232,8 +285,9 @@ class HardcodedSamplerSeed(Rule):
     is unsafe when the seed may be `None` (an `args.seed`-style attribute, a parameter defaulting
     to `None`): `DistributedSampler` needs an integer, so check the default first. Case 2 is
     unsafe because it changes the factory's signature: it adds a keyword-only `seed: int = 0`
-    and forwards it (Composer's fix), refused when the name `seed` is already used in the
-    function. Call sites of a factory that already takes `seed` are not yet followed.
+    and forwards it (Composer's fix), refused when the name `seed` is already bound or read in
+    the function (a keyword label such as `MixUp(seed=None)` or an attribute `cfg.seed` does not
+    count). Call sites of a factory that already takes `seed` are not yet followed.
 
     ## References
     - MosaicML Composer issue #3723 and PR #3724
@@ -285,6 +339,29 @@ class HardcodedSamplerSeed(Rule):
             "def main(dataset):\n"
             "    return DistributedSampler(dataset, shuffle=False)\n"
         ),
+    )
+
+
+def _iterates_parameters(iterable: cst.BaseExpression, names: set[str]) -> bool:
+    """``datasets``, ``zip(datasets, flags)``, ``enumerate(datasets)`` over parameters."""
+    if isinstance(iterable, cst.Call) and dotted_name(iterable.func) in ("zip", "enumerate"):
+        return any(_iterates_parameters(a.value, names) for a in iterable.args)
+    return dotted_name(iterable) in names
+
+
+def _uses_name(function: cst.FunctionDef, name: str) -> bool:
+    """``name`` is bound or read in ``function`` as a name: a parameter, an assignment, a read.
+    Keyword labels (``MixUp(seed=None)``), attributes (``args.seed``), strings and comments do
+    not count."""
+    labels: set[int] = set()
+    for node in descendants(function):
+        if isinstance(node, cst.Arg) and node.keyword is not None:
+            labels.add(id(node.keyword))
+        elif isinstance(node, cst.Attribute):
+            labels.add(id(node.attr))
+    return any(
+        isinstance(node, cst.Name) and node.value == name and id(node) not in labels
+        for node in descendants(function)
     )
 
 

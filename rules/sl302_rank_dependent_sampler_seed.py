@@ -6,11 +6,16 @@ import ast
 
 import libcst as cst
 
-from sampler_lint.loaders import constructed, distributed_sampler_calls, is_distributed_sampler
+from sampler_lint.index import ProjectIndex
+from sampler_lint.loaders import distributed_sampler_calls
 from sampler_lint.matching import get_arg
 from sampler_lint.rule import Applicability, Example, Fix, Rule, Severity
+from sampler_lint.sampler_family import CLASS_FACTS, has_project_subclass
+from sampler_lint.seed_facts import NAMED_SAMPLER_FACTS, SEED_FACTS, builds_named_sampler
 from sampler_lint.seeds import (
     SEED_POSITION,
+    class_like,
+    is_distributed_construction,
     rank_dependent_part,
     seed_argument,
     visible_shared_seed,
@@ -30,20 +35,35 @@ class RankDependentSamplerSeed(Rule):
         "changes which samples each rank sees (to the intended partition): runs are not "
         "comparable with earlier ones"
     )
-    requires = (("Sampler",),)  # the seed may be the fifth positional argument
+    # The seed may be the fifth positional argument; "sampler": a project subclass of any name,
+    # handed to a loader as `sampler=`.
+    requires = (("Sampler", "sampler"),)
+    # Project subclasses of DistributedSampler (sampler_family) and the project's seed keys.
+    collectors = (CLASS_FACTS, SEED_FACTS, NAMED_SAMPLER_FACTS)
+    uses_index = True
     has_syntax_filter = True
 
     @classmethod
     def may_match(cls, summary: SyntaxSummary) -> bool:
-        # A DistributedSampler(...) given a seed that is not a literal.
+        # A DistributedSampler(...) given a seed that is not a literal (a project subclass may
+        # have any class-like name: the index, not visible here, tells).
+        calls = summary.nodes(ast.Call)
         return any(
             (seed := argument(call, SEED_POSITION, "seed")) is not None
             and not is_constant(seed, *_LITERALS)
-            for call in distributed_sampler_calls(summary.nodes(ast.Call))
+            for call in distributed_sampler_calls(calls) + [c for c in calls if class_like(c.func)]
+        )
+
+    @classmethod
+    def may_match_index(cls, index: ProjectIndex, path: str) -> bool:
+        # A DistributedSampler built by name here, or a project subclass somewhere that the
+        # class-like calls the syntax stage let through may build.
+        return builds_named_sampler(index, path) or has_project_subclass(
+            index, "DistributedSampler"
         )
 
     def visit_Call(self, node: cst.Call) -> None:
-        if not is_distributed_sampler(constructed(node)):
+        if not is_distributed_construction(self.context, node):
             return
         replicas = get_arg(node, 1, "num_replicas")
         replicas_value = replicas.value if replicas is not None else None
@@ -89,8 +109,11 @@ class RankDependentSamplerSeed(Rule):
     A partitioning sampler whose seed differs between ranks.
 
     ## What it does
-    Flags the `seed` of a `DistributedSampler` (or a known subclass) that differs between ranks:
-    a rank-like term (`seed + rank`, `seed * dist.get_rank()`, through one local assignment too),
+    Flags the `seed` of a `DistributedSampler` (a known third-party subclass, or a project
+    subclass at any depth) that differs between ranks: a rank-like term (`seed + rank`,
+    `seed * dist.get_rank()`, also through a local name: every assignment that may reach the
+    sampler counts, so `seed = cfg.seed` followed on some path by `seed = seed + rank` is flagged,
+    while a per-rank value overwritten before the sampler is not),
     `time.time()`, `os.getpid()`, `uuid`, or `random.*` / `np.random.*` with no rank-free
     `seed()` call in the module. A sampler built with `num_replicas=1` (data already sharded per
     rank) is not flagged.

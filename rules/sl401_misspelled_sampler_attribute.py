@@ -6,18 +6,30 @@ import ast
 
 import libcst as cst
 
+from sampler_lint.attribute_facts import OUTSIDE_WRITES, assigned_from_outside
+from sampler_lint.imports import dotted_name
 from sampler_lint.index import ProjectIndex
 from sampler_lint.matching import expression_key
+from sampler_lint.must_assign import assigned_in_init, may_be_unassigned
 from sampler_lint.rule import Applicability, Example, Fix, Rule, Severity
 from sampler_lint.sampler_family import (
     CLASS_FACT_WORDS,
     CLASS_FACTS,
+    TORCH_ATTRIBUTES,
+    Chain,
+    ClassAttributes,
     chain_of,
     classes_at,
     find_class,
+    lineage,
     near_miss,
+    subclasses_of,
 )
 from sampler_lint.syntax_summary import SyntaxSummary, within
+from sampler_lint.walk import descendants
+
+# Methods of torch's samplers a subclass may call without defining them.
+_TORCH_METHODS = {"DistributedSampler": frozenset({"set_epoch"})}
 
 
 class MisspelledSamplerAttribute(Rule):
@@ -27,7 +39,7 @@ class MisspelledSamplerAttribute(Rule):
     fix_applicability = Applicability.SAFE
     # The class needs a fact of the index; `self .x` is an attribute too.
     requires = (CLASS_FACT_WORDS, ("self",))
-    collectors = (CLASS_FACTS,)
+    collectors = (CLASS_FACTS, OUTSIDE_WRITES)
     has_syntax_filter = True
 
     @classmethod
@@ -40,6 +52,7 @@ class MisspelledSamplerAttribute(Rule):
         ]
         return any(
             _may_misspell(klass, [a for a in attributes if within(a, klass)])
+            or _may_leave_unassigned(klass)
             for klass in summary.nodes(ast.ClassDef) if klass.bases
         )
 
@@ -62,17 +75,106 @@ class MisspelledSamplerAttribute(Rule):
             return
         reads, writes = _self_attributes(node)
         known = chain.known
+        methods = {m for base in chain.torch_bases for m in _TORCH_METHODS.get(base, ())}
+        provided = self._provided_elsewhere(fact, node)
         for attr, nodes in sorted(reads.items()):
-            if attr in known or attr.startswith("__"):
+            if attr in known or attr in methods or attr.startswith("__"):
                 continue
             candidates = sorted(k for k in known if near_miss(attr, k))
             candidates = self._prefer(candidates, nodes, node)
-            self._report(nodes, attr, candidates, "read", "is never assigned")
+            if candidates:
+                self._report(nodes, attr, candidates, "read", "is never assigned")
+            elif attr not in provided:
+                self._stale(node, nodes, attr, known)
+        self._unassigned_on_some_paths(node, fact, chain, provided)
         for attr, nodes in sorted(writes.items()):
             if attr in chain.read or attr in known - set(writes) or attr.startswith("_"):
                 continue
             candidates = sorted(k for k in chain.base_reads if near_miss(attr, k))
             self._report(nodes, attr, candidates, "assigned", "is never read")
+
+    # -- reads nothing assigns ------------------------------------------------------------------
+    def _provided_elsewhere(self, fact: ClassAttributes, klass: cst.ClassDef) -> set[str]:
+        """Names something other than the class's own code may provide: a project subclass, a
+        write from outside (``sampler.x = 3``), a string naming it (``hasattr(self, "x")``,
+        ``getattr(self, "x", None)``)."""
+        index = self.context.index
+        provided = {a for sub in subclasses_of(index, fact) for a in sub.assigned}
+        for node in descendants(klass):
+            if isinstance(node, cst.SimpleString):
+                value = node.evaluated_value
+                if isinstance(value, str) and value.isidentifier():
+                    provided.add(value)
+        return provided
+
+    def _stale(
+        self, klass: cst.ClassDef, nodes: list[cst.Attribute], attr: str, known: set[str]
+    ) -> None:
+        """A read no path can satisfy (a name left behind by a rename): report it; offer the
+        rename, unsafe, when exactly one known attribute differs from it by one word."""
+        if _abstract(klass) or assigned_from_outside(self.context.index, attr):
+            return
+        nodes = [n for n in nodes if not self._guarded(n)]
+        if not nodes:
+            return
+        renames = sorted(k for k in known if _one_word_apart(attr, k))
+        message = (
+            f"`self.{attr}` is read but nothing assigns it in `{klass.name.value}`, its bases or "
+            "the project: this line can only raise AttributeError"
+        )
+        fix = None
+        if len(renames) == 1:
+            message += f" (was `self.{renames[0]}` meant?)"
+            fix = Fix(
+                replacements=[(n.attr, n.attr.with_changes(value=renames[0])) for n in nodes],
+                applicability=Applicability.UNSAFE,
+                message=f"Rename to `self.{renames[0]}`",
+            )
+        self.report(nodes[0], message, fix)
+
+    def _guarded(self, node: cst.Attribute) -> bool:
+        """Inside ``try:`` with a handler for ``AttributeError`` (or a broader one)."""
+        child: cst.CSTNode = node
+        for ancestor in self.context.ancestors(node):
+            if isinstance(ancestor, cst.Try) and child is ancestor.body:
+                for handler in ancestor.handlers:
+                    caught = self.context.code_for(handler.type) if handler.type else ""
+                    if not caught or any(
+                        word in caught for word in ("AttributeError", "Exception")
+                    ):
+                        return True
+            if isinstance(ancestor, (cst.FunctionDef, cst.Lambda)):
+                return False
+            child = ancestor
+        return False
+
+    # -- attributes __init__ assigns on some paths only -----------------------------------------
+    def _unassigned_on_some_paths(
+        self, klass: cst.ClassDef, fact: ClassAttributes, chain: Chain, provided: set[str]
+    ) -> None:
+        index = self.context.index
+        torch = {a for base in chain.torch_bases for a in TORCH_ATTRIBUTES[base]}
+        from_bases = {a for base in lineage(index, fact)[1:] for a in base.assigned}
+        class_level = _class_level_names(klass)
+        candidates = {
+            a for a in assigned_in_init(klass)
+            if a not in torch | from_bases | class_level | provided
+            and not assigned_from_outside(index, a)
+        }
+        reported: set[str] = set()
+        project_bases = len(lineage(index, fact)) > 1
+        for read in may_be_unassigned(klass, candidates, project_bases=project_bases):
+            if read.attr in reported:
+                continue
+            reported.add(read.attr)
+            through = (
+                f" (through `{'`, `'.join(read.helpers)}`)" if read.helpers else ""
+            )
+            self.report(
+                read.node,
+                f"`self.{read.attr}` may be unassigned here: `__init__`{through} assigns it on "
+                "some paths only, so this read raises AttributeError on the others",
+            )
 
     def _prefer(
         self, candidates: list[str], nodes: list[cst.Attribute], klass: cst.ClassDef
@@ -130,14 +232,26 @@ class MisspelledSamplerAttribute(Rule):
     ## What it does
     In a sampler-family class (its bases reach torch's `Sampler`, `BatchSampler`,
     `RandomSampler`, `DistributedSampler`... through any chain of classes of the project), flags
-    a read of `self.X` where `X` is assigned nowhere in the chain and is a near miss of exactly one
-    known attribute (the same letters ignoring underscores, or at most two edits for names of six
-    or more characters); and the write-side twin: `self.X` assigned, never read, a near miss of
-    an attribute a base class reads, so the override does nothing. torch's attributes are known
-    per base (`DistributedSampler`: `dataset, num_replicas, rank, epoch, num_samples, total_size,
-    shuffle, seed, drop_last`; `BatchSampler`: `sampler, batch_size, drop_last`...). A class with a
-    base the tool cannot see into (third-party, unresolved), `setattr` with a computed name,
-    `self.__dict__` or `__getattr__` is opaque and never flagged.
+    1. a read of `self.X` where `X` is assigned nowhere in the chain and is a near miss of exactly
+       one known attribute (the same letters ignoring underscores, or at most two edits for names
+       of six or more characters); and the write-side twin: `self.X` assigned, never read, a near
+       miss of an attribute a base class reads, so the override does nothing;
+    2. a read of `self.X` that nothing can satisfy and that is no near miss (a name left behind by
+       a rename): no path of the class, its bases, a project subclass or code outside
+       (`sampler.X = ...`) assigns it, no string names it (`hasattr(self, "X")`), the read is not
+       under `try: ... except AttributeError`, and the class is no abstract base (`raise
+       NotImplementedError`, `@abstractmethod`);
+    3. a read in `__init__`, on every path through it, of an attribute that `__init__` (or a
+       method it calls as `self.m(...)`) assigns on some paths only: a must-assign analysis where
+       an `if` keeps what both branches assign (a branch that raises or returns drops out), loops
+       add nothing, `try` keeps what its body and every falling-through handler assign, and
+       `self` handed to another function stops the analysis. Attributes torch's or project bases
+       provide, class attributes, properties and methods are never reported.
+    torch's attributes are known per base (`DistributedSampler`: `dataset, num_replicas, rank,
+    epoch, num_samples, total_size, shuffle, seed, drop_last`, and its method `set_epoch`;
+    `BatchSampler`: `sampler, batch_size, drop_last`...). A class with a base the tool cannot see
+    into (third-party, unresolved), `setattr` with a computed name, `self.__dict__` or
+    `__getattr__` is opaque and never flagged.
 
     ## Why is this bad
     A misspelled read raises `AttributeError` only when that line runs, which for a sub-epoch or
@@ -166,10 +280,13 @@ class MisspelledSamplerAttribute(Rule):
     corrects: one `--fix` run ends at the form above.
 
     ## Fix safety
-    Safe when there is exactly one candidate: the name as written cannot work (read: it was
-    never assigned; written: nothing reads it). With several candidates the one that would not
-    produce the remainder of a quotient is preferred; otherwise the candidates are listed and no
-    fix is offered.
+    Case 1 is safe when there is exactly one candidate: the name as written cannot work (read:
+    it was never assigned; written: nothing reads it). With several candidates the one that would
+    not produce the remainder of a quotient is preferred; otherwise the candidates are listed and
+    no fix is offered. Case 2 offers a rename only when exactly one known attribute differs by
+    one word (`_max_weight_per_batch` -> `_max_cost_per_batch`), and it is unsafe: a rename that
+    far is a guess a person must confirm. Case 3 is reported without a fix (where to assign the
+    attribute, and to what, is the author's decision).
 
     ## References
     - EfficientViT issue #175
@@ -203,6 +320,62 @@ class MisspelledSamplerAttribute(Rule):
             "        return self.num_sample\n"
         ),
     )
+
+
+def _may_leave_unassigned(klass: ast.ClassDef) -> bool:
+    """An ``__init__`` that branches, returns early or calls a method of its own: it may assign
+    an attribute on some paths only."""
+    for item in klass.body:
+        if isinstance(item, ast.FunctionDef) and item.name == "__init__":
+            return any(
+                isinstance(node, (ast.If, ast.Try, ast.Return, ast.For, ast.While))
+                or (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                    and isinstance(node.func.value, ast.Name) and node.func.value.id == "self")
+                for node in ast.walk(item)
+            )
+    return False
+
+
+def _abstract(klass: cst.ClassDef) -> bool:
+    """A base meant for subclasses (``raise NotImplementedError``, ``@abstractmethod``): they
+    provide what it reads."""
+    for node in descendants(klass):
+        if isinstance(node, cst.Raise) and node.exc is not None:
+            exc = node.exc.func if isinstance(node.exc, cst.Call) else node.exc
+            if dotted_name(exc) == "NotImplementedError":
+                return True
+        if isinstance(node, cst.Decorator) and "abstract" in (
+            dotted_name(node.decorator) or ""
+        ):
+            return True
+    return False
+
+
+def _one_word_apart(a: str, b: str) -> bool:
+    """``_max_weight_per_batch`` and ``_max_cost_per_batch``: the same words but one."""
+    left, right = a.strip("_").split("_"), b.strip("_").split("_")
+    if len(left) != len(right) or len(left) < 2 or a == b:
+        return False
+    if len(a) - len(a.lstrip("_")) != len(b) - len(b.lstrip("_")):
+        return False
+    return sum(x != y for x, y in zip(left, right, strict=True)) == 1
+
+
+def _class_level_names(klass: cst.ClassDef) -> set[str]:
+    """Methods, properties, class attributes and annotations of the class body."""
+    names: set[str] = set()
+    for statement in klass.body.body:
+        if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+            names.add(statement.name.value)
+        elif isinstance(statement, cst.SimpleStatementLine):
+            for small in statement.body:
+                if isinstance(small, cst.Assign):
+                    names.update(
+                        t.target.value for t in small.targets if isinstance(t.target, cst.Name)
+                    )
+                elif isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name):
+                    names.add(small.target.value)
+    return names
 
 
 def _may_misspell(klass: ast.ClassDef, attributes: list[ast.Attribute]) -> bool:

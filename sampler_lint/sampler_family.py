@@ -256,11 +256,64 @@ def _distance(a: str, b: str) -> int:
     return previous[-1]
 
 
+# ------------------------------------------------------------------------------------------------
+# Constructions
+
+
+def constructed_class(index: ProjectIndex, name: str, path: str) -> ClassAttributes | None:
+    """The project class a construction ``name(...)`` in the file at ``path`` builds: defined in
+    that file, else the one project class of that name (several or none: unknown)."""
+    simple = name.rsplit(".", 1)[-1]
+    local = find_class(index, simple, path)
+    if local is not None:
+        return local
+    candidates = _classes(index).get(simple, [])
+    return candidates[0] if len({c.path for c in candidates}) == 1 else None
+
+
+def torch_bases_of(index: ProjectIndex, name: str, path: str) -> set[str]:
+    """The torch samplers a construction ``name(...)`` in the file at ``path`` derives from:
+    ``{"DistributedSampler"}`` for torch's class and for a project subclass at any depth."""
+    torch = torch_sampler(name)
+    if torch is not None:
+        return {torch}
+    found = constructed_class(index, name, path)
+    return chain_of(index, found).torch_bases if found is not None else set()
+
+
+def lineage(index: ProjectIndex, cls: ClassAttributes) -> list[ClassAttributes]:
+    """``cls`` and its project bases, nearest first (torch's and unknown bases left out)."""
+    seen = frozenset({(cls.name, cls.path)})
+    return [cls, *(b for b in _bases(index, cls, seen) if isinstance(b, ClassAttributes))]
+
+
+def subclasses_of(index: ProjectIndex, cls: ClassAttributes) -> list[ClassAttributes]:
+    """The project classes whose chain passes through ``cls``."""
+    return [
+        other
+        for facts in _classes(index).values()
+        for other in facts
+        if other is not cls and any(
+            (b.name, b.path) == (cls.name, cls.path) for b in lineage(index, other)[1:]
+        )
+    ]
+
+
+def has_project_subclass(index: ProjectIndex, torch_class: str) -> bool:
+    """Whether any project class derives from torch's ``torch_class`` (cached per index)."""
+    key = f"_sl_project_subclass_{torch_class}"
+    cached = index.__dict__.get(key)
+    if cached is None:
+        cached = any(
+            torch_class in chain_of(index, fact).torch_bases
+            for facts in _classes(index).values() for fact in facts
+        )
+        index.__dict__[key] = cached
+    return bool(cached)
+
+
 def is_distributed_sampler_class(index: ProjectIndex, name: str, path: str) -> bool:
     """Whether the project class ``name`` (its last name), as used in the file at ``path``, has
-    torch's ``DistributedSampler`` up its chain of bases: defined in that file, or the only
-    project class of that name (as :func:`chain_of` resolves bases)."""
-    candidates = _classes(index).get(name.rsplit(".", 1)[-1], [])
-    here = [c for c in candidates if c.path == file_key(path)]
-    found = here or (candidates if len(candidates) == 1 else [])
-    return any("DistributedSampler" in chain_of(index, c).torch_bases for c in found)
+    torch's ``DistributedSampler`` up its chain of bases (see :func:`constructed_class`)."""
+    found = constructed_class(index, name, path)
+    return found is not None and "DistributedSampler" in chain_of(index, found).torch_bases

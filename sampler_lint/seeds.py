@@ -2,11 +2,22 @@
 
 from __future__ import annotations
 
+import ast
+
 import libcst as cst
 
 from sampler_lint.context import FileContext
 from sampler_lint.imports import dotted_name
-from sampler_lint.matching import get_arg, is_rank_like, single_assignment
+from sampler_lint.loaders import constructed, is_distributed_sampler, loader_sampler_argument
+from sampler_lint.matching import get_arg, is_rank_like, scope_body_statements
+from sampler_lint.sampler_family import constructed_class, lineage, torch_bases_of
+from sampler_lint.seed_facts import (
+    import_stems,
+    init_takes_seed,
+    is_seed_method,
+    seed_keys,
+    seeded_epoch_names,
+)
 from sampler_lint.walk import descendants
 
 # Calls whose value differs between processes.
@@ -49,9 +60,139 @@ def rank_dependent_part(
                 if not _seeded_module(context, called):
                     return node
     if follow and isinstance(expr, cst.Name):
-        value = single_assignment(context, expr)
-        if value is not None and rank_dependent_part(context, value, follow=False) is not None:
-            return expr
+        # Any assignment that reaches this read (`seed = cfg.seed`, later on some path
+        # `seed = seed + rank`) may be the value used.
+        for value in reaching_values(context, expr):
+            culprit = rank_dependent_part(context, value, follow=False)
+            if culprit is not None:
+                return culprit  # inside the assigned value, so the message can name it
+    return None
+
+
+def reaching_values(context: FileContext, name: cst.Name) -> list[cst.BaseExpression]:
+    """The values assigned to ``name`` in its scope that may reach this read: the last
+    assignment before it in a block around the read, and every assignment after that one (in a
+    branch, so possibly run) that still precedes the read. Augmented assignments
+    (``seed += rank``) count as values. With no assignment before the read (a loop carrying the
+    value round), every assignment of the scope."""
+    scope = context.enclosing_scope(name)
+    use = context.enclosing_statement(name)
+    every: list[tuple[cst.CSTNode, cst.BaseExpression, bool]] = []  # statement, value, kills
+    before = 0
+    for statement in scope_body_statements(scope):
+        if statement is use:
+            before = len(every)
+        if isinstance(statement, cst.SimpleStatementLine):
+            for small in statement.body:
+                every.extend((statement, v, k) for v, k in _assigned_values(small, name.value))
+    earlier = every[:before]
+    if not earlier:
+        return [value for _, value, _ in every]
+    around = set(map(id, context.ancestors(name)))
+    start = 0
+    for i, (statement, _, kills) in enumerate(earlier):
+        if kills and id(context.parent(statement)) in around:
+            start = i  # assigned in a block that holds the read: earlier values are dead
+    return [value for _, value, _ in earlier[start:]]
+
+
+def _assigned_values(
+    small: cst.BaseSmallStatement, name: str
+) -> list[tuple[cst.BaseExpression, bool]]:
+    """(value, replaces the previous value) for each assignment of ``name`` in one statement."""
+    if isinstance(small, cst.Assign):
+        return [(small.value, True) for t in small.targets if dotted_name(t.target) == name]
+    if isinstance(small, cst.AnnAssign) and small.value is not None:
+        return [(small.value, True)] if dotted_name(small.target) == name else []
+    if isinstance(small, cst.AugAssign) and dotted_name(small.target) == name:
+        return [(small.value, False)]
+    return []
+
+
+def class_like(func: ast.expr) -> bool:
+    """For syntax pre-filters: ``Name(...)`` or ``module.Name(...)`` with a capitalised last
+    name, which may construct a project subclass of ``DistributedSampler``."""
+    if isinstance(func, ast.Subscript):
+        func = func.value
+    last = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+    return last[:1].isupper()
+
+
+def is_distributed_construction(context: FileContext, call: cst.Call) -> bool:
+    """``call`` builds a ``DistributedSampler``: torch's or a known third-party subclass by
+    name, or a project subclass at any depth (through the index) that a seed can be passed to
+    (it keeps the inherited ``__init__``, or its own takes ``seed`` or ``**kwargs``) and that is
+    given at most the dataset positionally (its own ``__init__`` may order the rest otherwise)."""
+    name = constructed(call)
+    if is_distributed_sampler(name):
+        return True
+    if name is None or name.split(".")[0] == "self":
+        return False
+    path = str(context.path)
+    if "DistributedSampler" not in torch_bases_of(context.index, name, path):
+        return False
+    found = constructed_class(context.index, name, path)
+    if found is None:
+        return False
+    for cls in lineage(context.index, found):
+        takes = init_takes_seed(context.index, cls.name, cls.path)
+        if takes is not None:
+            positional = [a for a in call.args if a.keyword is None and not a.star]
+            return takes and len(positional) <= 1
+    return True
+
+
+def seed_reaches_set_epoch(
+    context: FileContext, node: cst.Call, factory: cst.FunctionDef | None
+) -> bool:
+    """The run's seed reaches this sampler's order through ``set_epoch(seed + epoch)``
+    (``DistributedSampler`` shuffles with ``seed + epoch``): called on the sampler, or on
+    ``L.sampler`` of a loader built from it, in the same function; or, for a factory, on what a
+    caller anywhere in the project got back from it."""
+    if factory is not None and any(
+        any(is_shared_seed_name(context, n) for n in names)
+        for names in seeded_epoch_names(context.index, factory.name.value)
+    ):
+        return True
+    holder = _assigned_to(context, node)
+    if holder is None:
+        return False
+    klass = context.enclosing_class(node) if holder.startswith("self.") else None
+    scope: cst.CSTNode = klass or context.enclosing_function(node) or context.module
+    receivers = {holder}
+    for statement in _walk(scope):  # a class's methods too, for `self.loader`
+        if not isinstance(statement, cst.SimpleStatementLine):
+            continue
+        for small in statement.body:
+            if isinstance(small, cst.Assign) and isinstance(small.value, cst.Call):
+                sampler = loader_sampler_argument(small.value)
+                if sampler is not None and dotted_name(sampler) == holder:
+                    for target in small.targets:
+                        loader = dotted_name(target.target)
+                        if loader is not None:
+                            receivers.update(loader + s for s in _SAMPLER_SUFFIXES)
+    for call in _walk(scope):
+        if (
+            isinstance(call, cst.Call)
+            and isinstance(call.func, cst.Attribute)
+            and call.func.attr.value == "set_epoch"
+            and call.args
+            and dotted_name(call.func.value) in receivers
+        ):
+            names = [dotted_name(n) or "" for n in _walk(call.args[0].value)]
+            if any(is_shared_seed_name(context, n) for n in names if n):
+                return True
+    return False
+
+
+_SAMPLER_SUFFIXES = (".sampler", ".batch_sampler.sampler", ".batch_sampler")
+
+
+def _assigned_to(context: FileContext, node: cst.Call) -> str | None:
+    """``order = DistributedSampler(...)`` -> ``"order"``."""
+    parent = context.parent(node)
+    if isinstance(parent, cst.Assign) and len(parent.targets) == 1:
+        return dotted_name(parent.targets[0].target)
     return None
 
 
@@ -74,20 +215,23 @@ def visible_shared_seed(context: FileContext, node: cst.CSTNode) -> str | None:
             if is_shared_seed_name(context, param):
                 return param
         for name, values in context.assignments(function).items():
-            if "." not in name and is_shared_seed_name(context, name) and _shared(context, values):
+            if "." not in name and is_shared_seed_name(context, name) and _shared(
+                context, values
+            ) and _bound_before(context, function, name, node):
                 return name
     for name, values in context.assignments(context.module).items():
         if "." not in name and is_shared_seed_name(context, name) and _shared(context, values):
             return name
     klass = context.enclosing_class(node)
-    if klass is not None:
-        for name, values in context.assignments(klass).items():
-            if name.startswith("self.") and is_shared_seed_name(context, name) and _shared(
-                context, values
-            ):
-                return name
+    if klass is not None and scopes and "self" in _parameters(scopes[-1]):
+        found = _self_seed(context, klass)
+        if found is not None:
+            return found
     # `args.seed`-style attributes the code reads, and seeding calls' arguments.
+    methods = {id(c.func) for c in _walk(context.module) if isinstance(c, cst.Call)}
     for candidate in _walk(context.module):
+        if id(candidate) in methods:
+            continue  # `gen.manual_seed` is a method: a seed is a value
         if isinstance(candidate, cst.Attribute) and isinstance(candidate.value, cst.Name):
             dotted = dotted_name(candidate)
             if dotted and dotted.split(".")[0] not in ("self", "torch", "np", "random"):
@@ -102,6 +246,53 @@ def visible_shared_seed(context: FileContext, node: cst.CSTNode) -> str | None:
                     context, node, value
                 ):
                     return dotted_name(value)
+    return _project_key(context, node, scopes)
+
+
+def _self_seed(context: FileContext, klass: cst.ClassDef) -> str | None:
+    """``self.<seed>`` assigned in the class body or in ``__init__`` (rank-free), or assigned by
+    a project base class: visible in every method."""
+    tables = [context.assignments(klass)]
+    for item in klass.body.body:
+        if isinstance(item, cst.FunctionDef) and item.name.value == "__init__":
+            tables.append(context.assignments(item))
+    for table in tables:
+        for name, values in table.items():
+            if name.startswith("self.") and name.count(".") == 1 and is_shared_seed_name(
+                context, name
+            ) and _shared(context, values):
+                return name
+    fact = constructed_class(context.index, klass.name.value, str(context.path))
+    if fact is not None:
+        for base in lineage(context.index, fact)[1:]:
+            for attr in base.assigned:
+                if is_shared_seed_name(context, attr) and not is_seed_method(
+                    context.index, base.name, base.path, attr
+                ):
+                    return f"self.{attr}"  # an attribute or a property: a value
+    return None
+
+
+def _project_key(
+    context: FileContext, node: cst.CSTNode, scopes: list[cst.FunctionDef]
+) -> str | None:
+    """A seed key the project defines or reads on a namespace (``opts.SEED``, ``cfg.TRAIN.SEED``,
+    ``args.seed`` from ``add_argument("--seed")``) that a function around the node holds as a
+    parameter or local."""
+    imports = context.imports
+    modules = {*imports.modules, *imports.aliases.values()}
+    imported = import_stems(modules, str(context.path))
+    for function in scopes:
+        held = [*_parameters(function), *(
+            name for name in context.assignments(function)
+            if _bound_before(context, function, name, node)
+        )]
+        for namespace in held:
+            if "." in namespace or namespace in ("self", "cls"):
+                continue
+            for key in seed_keys(context.index, namespace, str(context.path), imported):
+                if is_shared_seed_name(context, key):
+                    return f"{namespace}.{key}"
     return None
 
 
@@ -148,6 +339,33 @@ def _shared(context: FileContext, values: list[cst.BaseExpression]) -> bool:
     return bool(values) and all(rank_dependent_part(context, v) is None for v in values)
 
 
+def _bound_before(
+    context: FileContext, function: cst.FunctionDef, name: str, node: cst.CSTNode
+) -> bool:
+    """A local ``name`` of ``function`` is assigned by a statement that runs before ``node`` (a
+    seed bound after the sampler is built cannot be passed to it)."""
+    around = set(map(id, context.ancestors(node)))
+    stop = context.enclosing_statement(node)
+    for statement in scope_body_statements(function):
+        if statement is stop or (
+            isinstance(statement, (cst.FunctionDef, cst.ClassDef)) and id(statement) in around
+        ):
+            return False
+        if isinstance(statement, cst.SimpleStatementLine):
+            for small in statement.body:
+                targets: list[cst.BaseExpression] = []
+                if isinstance(small, cst.Assign):
+                    targets = [t.target for t in small.targets]
+                elif isinstance(small, (cst.AnnAssign, cst.AugAssign)):
+                    targets = [small.target]
+                if any(
+                    isinstance(n, cst.Name) and n.value == name
+                    for t in targets for n in _walk(t)
+                ):
+                    return True
+    return False
+
+
 def _reachable(context: FileContext, node: cst.CSTNode, candidate: cst.CSTNode) -> bool:
     """A name read at ``candidate`` can be read at ``node``: the head of its dotted name is a
     parameter or local of a function around ``node``, or a module-level name."""
@@ -155,7 +373,9 @@ def _reachable(context: FileContext, node: cst.CSTNode, candidate: cst.CSTNode) 
     if not head:
         return False
     for function in (a for a in context.ancestors(node) if isinstance(a, cst.FunctionDef)):
-        if head in _parameters(function) or head in context.assignments(function):
+        if head in _parameters(function):
             return True
+        if head in context.assignments(function):
+            return _bound_before(context, function, head, node)
     module_names = context.assignments(context.module)
     return head in module_names or head in context.imports.aliases

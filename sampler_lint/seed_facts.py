@@ -1,0 +1,312 @@
+"""Project facts about seeds (SL3xx), read with Python's ``ast``.
+
+- the seed keys the project defines or reads on a namespace (``defaults.SEED = 7``,
+  ``torch.manual_seed(opts.SEED)``, ``parser.add_argument("--seed")``): a function that holds
+  that namespace sees its seed, even when its module never reads the key;
+- the project functions whose loader (or sampler) gets ``set_epoch(E)`` with a seed inside ``E``
+  (``loader.sampler.set_epoch(args.seed + epoch)``): ``DistributedSampler`` shuffles with
+  ``seed + epoch``, so the run's seed does reach the order of what such a function builds;
+- the project classes that override ``__init__``, and whether it still takes a ``seed`` (or
+  ``**kwargs``): a ``DistributedSampler`` subclass can be passed a seed only then.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+from dataclasses import dataclass
+from typing import Any
+
+from sampler_lint.index import (
+    FactCollector,
+    ProjectIndex,
+    dotted_expression,
+    import_aliases,
+    statements,
+)
+from sampler_lint.loaders import distributed_sampler_calls, file_key
+from sampler_lint.syntax_summary import SyntaxSummary
+
+FACT_KEYS = "sl3_seed_keys"  # (namespace, key, path): `cfg`, `TRAIN.SEED`
+FACT_IMPORTS = "sl3_imports"  # (path, module stems it imports): see _import_stems
+FACT_SEED_METHODS = "sl3_seed_methods"  # (class, path, name): `def seed(self, s)`, no property
+FACT_SEEDED_EPOCH = "sl3_seeded_epoch"  # (function name, names inside set_epoch's argument)
+FACT_INITS = "sl3_inits"  # InitSignature
+FACT_NAMED = "sl3_named_samplers"  # paths of files that build a DistributedSampler by its name
+
+# Heads that are never a configuration namespace.
+_NOT_NAMESPACES = frozenset({"self", "cls", "torch", "np", "numpy", "random", "os", "tf", "jax"})
+# Heads named for an object that has a seed of its own (`sampler.seed`, `train_dataset.seed`): not a
+# run's configuration.
+_OBJECT_WORDS = ("sampler", "loader", "dataset", "gen", "rng", "model", "worker", "env")
+# Calls whose result is the parsed command line (`args = parser.parse_args()`).
+_PARSE_CALLS = ("parse_args", "parse_known_args", "get_args", "parse_opt", "parse_option")
+# Attribute chains that hold a loader's sampler: `loader.sampler`, `loader.batch_sampler.sampler`.
+_SAMPLER_SUFFIXES = (".batch_sampler.sampler", ".sampler", ".batch_sampler")
+
+
+@dataclass(frozen=True)
+class InitSignature:
+    name: str
+    path: str
+    takes_seed: bool  # a parameter named `seed`, or **kwargs
+
+
+def _seedish(name: str) -> bool:
+    """Cheap, vocabulary-free test; the rule applies the configured vocabulary afterwards."""
+    return "seed" in name.rsplit(".", 1)[-1].lower()
+
+
+def _option_key(call: ast.Call) -> str | None:
+    """``add_argument("--random-seed")`` -> ``random_seed``; ``dest=`` wins."""
+    for keyword in call.keywords:
+        if keyword.arg == "dest" and isinstance(keyword.value, ast.Constant):
+            value = keyword.value.value
+            return value if isinstance(value, str) else None
+    for arg in call.args:
+        if isinstance(arg, ast.Constant) and isinstance(arg.value, str) and arg.value.startswith(
+            "--"
+        ):
+            return arg.value[2:].replace("-", "_")
+    return None
+
+
+def collect_seed_facts(tree: ast.Module, path: str) -> dict[str, list[Any]]:
+    summary = SyntaxSummary.of(tree)
+    modules = set(import_aliases(tree))
+    keys: set[tuple[str, str]] = set()
+    # Namespaces that hold the parsed command line in this file.
+    parsed = {"args"}
+    for target, value in summary.assignments():
+        if isinstance(value, ast.Call) and isinstance(target, ast.Name):
+            called = (dotted_expression(value.func) or "").rsplit(".", 1)[-1]
+            if called in _PARSE_CALLS:
+                parsed.add(target.id)
+    called_funcs = {id(call.func) for call in summary.nodes(ast.Call)}
+    for attribute in summary.nodes(ast.Attribute):
+        if id(attribute) in called_funcs or not _seedish(attribute.attr):
+            continue  # `rng.seed(0)` calls a method; a seed is a value
+        dotted = dotted_expression(attribute)
+        if dotted is None:
+            continue
+        head, _, key = dotted.partition(".")
+        if head in _NOT_NAMESPACES or head in modules or not key:
+            continue
+        if any(word in head.lower() for word in _OBJECT_WORDS):
+            continue
+        keys.add((head, key))
+    for call in summary.nodes(ast.Call):
+        if isinstance(call.func, ast.Attribute) and call.func.attr == "add_argument":
+            option = _option_key(call)
+            if option is not None and _seedish(option):
+                keys.update((namespace, option) for namespace in parsed)
+    key = file_key(path)
+    return {
+        FACT_KEYS: sorted((namespace, name, key) for namespace, name in keys),
+        FACT_IMPORTS: [(key, _import_stems(tree, key))],
+        FACT_SEED_METHODS: sorted(_seed_methods(summary, key)),
+        FACT_SEEDED_EPOCH: sorted(_seeded_epochs(summary)),
+        FACT_INITS: sorted(_inits(summary, path), key=lambda i: (i.path, i.name)),
+    }
+
+
+def _seeded_epochs(summary: SyntaxSummary) -> set[tuple[str, tuple[str, ...]]]:
+    """``x = f(...)`` then ``x.sampler.set_epoch(seed + epoch)`` in the same file:
+    ``(f, ("seed", "epoch"))``."""
+    built: dict[tuple[ast.AST | None, str], set[str]] = {}
+    for target, value in summary.assignments():
+        name = dotted_expression(target)
+        if name is not None and isinstance(value, ast.Call):
+            called = dotted_expression(value.func)
+            if called is not None:
+                key = (_holder_scope(summary, target, name), name)
+                built.setdefault(key, set()).add(called.rsplit(".", 1)[-1])
+    found: set[tuple[str, tuple[str, ...]]] = set()
+    for call in summary.nodes(ast.Call):
+        func = call.func
+        if not (isinstance(func, ast.Attribute) and func.attr == "set_epoch" and call.args):
+            continue
+        names = tuple(sorted(_names_in(call.args[0])))
+        if not any(_seedish(n) for n in names):
+            continue
+        receiver = dotted_expression(func.value)
+        if receiver is None:
+            continue
+        holders = {receiver}
+        for suffix in _SAMPLER_SUFFIXES:
+            if receiver.endswith(suffix):
+                holders.add(receiver[: -len(suffix)])
+        for holder in holders:
+            scope = _holder_scope(summary, call, holder)
+            for function in built.get((scope, holder), ()):
+                found.add((function, names))
+    return found
+
+
+def _holder_scope(summary: SyntaxSummary, node: ast.AST, name: str) -> ast.AST | None:
+    """Where a name lives: ``self.x`` in the class, a plain name in the innermost function."""
+    kinds: tuple[type[ast.AST], ...] = (ast.FunctionDef, ast.AsyncFunctionDef)
+    if name.startswith("self."):
+        kinds = (ast.ClassDef,)
+    for ancestor in summary.ancestors(node):
+        if isinstance(ancestor, kinds):
+            return ancestor
+    return None
+
+
+def _names_in(node: ast.expr) -> set[str]:
+    found: set[str] = set()
+    for child in ast.walk(node):
+        if isinstance(child, (ast.Name, ast.Attribute)):
+            dotted = dotted_expression(child)
+            if dotted is not None:
+                found.add(dotted)
+    return found
+
+
+def _import_stems(tree: ast.Module, path: str) -> tuple[str, ...]:
+    """What a file imports, as path stems: ``feeds/factory`` for ``from feeds.factory import x``
+    or ``from feeds import factory`` (matched against the end of a path), and an absolute stem
+    for a relative import (``/root/feeds/factory`` for ``from .factory import x``)."""
+    here = os.path.dirname(path)
+    stems: set[str] = set()
+    for node in statements(tree):
+        if isinstance(node, ast.Import):
+            stems.update(alias.name.replace(".", "/") for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            module = (node.module or "").replace(".", "/")
+            if node.level:
+                base = here
+                for _ in range(node.level - 1):
+                    base = os.path.dirname(base)
+                module = f"{base}/{module}" if module else base
+            stems.add(module)
+            stems.update(f"{module}/{alias.name}" for alias in node.names)
+    return tuple(sorted(s for s in stems if s))
+
+
+def _seed_methods(summary: SyntaxSummary, path: str) -> set[tuple[str, str, str]]:
+    """Seed-named methods that are not properties: ``self.seed`` there is a bound method."""
+    found = set()
+    for klass in summary.nodes(ast.ClassDef):
+        for item in klass.body:
+            if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and _seedish(item.name):
+                decorators = {dotted_expression(d) or "" for d in item.decorator_list}
+                if not any(d.rsplit(".", 1)[-1].endswith("property") for d in decorators):
+                    found.add((klass.name, path, item.name))
+    return found
+
+
+def _inits(summary: SyntaxSummary, path: str) -> list[InitSignature]:
+    found = []
+    for klass in summary.nodes(ast.ClassDef):
+        for item in klass.body:
+            if isinstance(item, ast.FunctionDef) and item.name == "__init__":
+                args = item.args
+                names = {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)}
+                takes = "seed" in names or args.kwarg is not None
+                found.append(InitSignature(klass.name, file_key(path), takes))
+    return found
+
+
+SEED_FACTS = FactCollector("seeds", (("seed", "Seed", "SEED"),), collect_seed_facts)
+
+
+def collect_named_constructions(tree: ast.Module, path: str) -> dict[str, list[Any]]:
+    calls = distributed_sampler_calls(SyntaxSummary.of(tree).nodes(ast.Call))
+    return {FACT_NAMED: [file_key(path)] if calls else []}
+
+
+# Every name of loaders.DISTRIBUTED_SAMPLERS holds one of these.
+NAMED_SAMPLER_FACTS = FactCollector(
+    "distributed samplers built by name",
+    (("DistributedSampler", "DistributedLengthGroupedSampler"),),
+    collect_named_constructions,
+)
+
+
+# ------------------------------------------------------------------------------------------------
+# Questions
+
+
+def builds_named_sampler(index: ProjectIndex, path: str) -> bool:
+    named: set[str] | None = index.__dict__.get("_sl3_named")
+    if named is None:
+        named = index.__dict__["_sl3_named"] = set(index.get(FACT_NAMED))
+    return file_key(path) in named
+
+
+def seed_keys(
+    index: ProjectIndex, namespace: str, path: str, imported: tuple[str, ...]
+) -> list[str]:
+    """The seed keys defined or read on ``namespace`` (``TRAIN.SEED``) in the file at ``path``,
+    in a file it imports (``imported``: its import stems) or in a file that imports it: in a tree
+    of independent example scripts, one script's ``args.data_seed`` says nothing about
+    another's ``args``."""
+    here = file_key(path)
+    return sorted({
+        key for head, key, where in index.get(FACT_KEYS)
+        if head == namespace and (where == here or _related(index, here, where, imported))
+    })
+
+
+def _related(index: ProjectIndex, here: str, where: str, imported: tuple[str, ...]) -> bool:
+    table: dict[str, tuple[str, ...]] | None = index.__dict__.get("_sl3_imports")
+    if table is None:
+        table = index.__dict__["_sl3_imports"] = dict(index.get(FACT_IMPORTS))
+    return any(_names(stem, where, here) for stem in imported) or any(
+        _names(stem, here, where) for stem in table.get(where, ())
+    )
+
+
+def import_stems(modules: set[str], path: str) -> tuple[str, ...]:
+    """:func:`_import_stems` for the dotted modules of a libcst ``ImportTable`` (``.factory``,
+    ``feeds.factory.make``)."""
+    here = os.path.dirname(file_key(path))
+    stems = set()
+    for module in modules:
+        dots = len(module) - len(module.lstrip("."))
+        rest = module[dots:].replace(".", "/")
+        if dots:
+            base = here
+            for _ in range(dots - 1):
+                base = os.path.dirname(base)
+            rest = f"{base}/{rest}" if rest else base
+        if rest:
+            stems.add(rest)
+    return tuple(sorted(stems))
+
+
+def _names(stem: str, path: str, importer: str) -> bool:
+    """An import stem of the file at ``importer`` names the module at ``path``: relative stems
+    are already absolute; an absolute import resolves from the importer's own folder (a script's
+    folder is on ``sys.path``) or a folder above it (a package or ``src/`` root). Never by file
+    name alone: ``import utils`` in one example script is not another example's ``utils.py``."""
+    module = path[:-3] if path.endswith(".py") else path
+    if module.endswith("/__init__"):
+        module = module[: -len("/__init__")]
+    if stem.startswith("/"):
+        return module == stem
+    if not module.endswith("/" + stem):
+        return False
+    root = module[: -len(stem) - 1]
+    return importer.startswith(root + "/")
+
+
+def is_seed_method(index: ProjectIndex, klass: str, path: str, name: str) -> bool:
+    return (klass, file_key(path), name) in {tuple(f) for f in index.get(FACT_SEED_METHODS)}
+
+
+def seeded_epoch_names(index: ProjectIndex, function: str) -> list[tuple[str, ...]]:
+    """For each ``set_epoch`` that reaches what ``function`` returns: the names in its argument."""
+    return [names for name, names in index.get(FACT_SEEDED_EPOCH) if name == function]
+
+
+def init_takes_seed(index: ProjectIndex, name: str, path: str) -> bool | None:
+    """Whether class ``name`` (defined at ``path``) overrides ``__init__`` with a ``seed`` or
+    ``**kwargs`` parameter; ``None`` when it does not override ``__init__``."""
+    key = file_key(path)
+    for fact in index.get(FACT_INITS):
+        if fact.name == name and fact.path == key:
+            return bool(fact.takes_seed)
+    return None
