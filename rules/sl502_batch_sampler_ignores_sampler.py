@@ -158,7 +158,7 @@ class BatchSamplerIgnoresSampler(Rule):
 
     examples = (
         Example(
-            "import torch.distributed as dist\n"
+            "import lightning as L\n"
             "from torch.utils.data import BatchSampler\n"
             "\n"
             "\n"
@@ -168,7 +168,7 @@ class BatchSamplerIgnoresSampler(Rule):
             lines=(6,),
         ),
         Example(
-            "import torch.distributed as dist\n"
+            "import lightning as L\n"
             "from torch.utils.data import BatchSampler\n"
             "\n"
             "\n"

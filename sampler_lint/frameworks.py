@@ -167,11 +167,13 @@ def _annotated(node: ast.expr | None) -> Iterator[str]:
 
 
 def _is_test_file(path: str) -> bool:
+    """By its name or its own folder's (the path is absolute: a folder higher up may hold the
+    whole project)."""
     name = os.path.basename(path)
-    parts = set(os.path.normpath(path).split(os.sep)[:-1])
+    folder = os.path.basename(os.path.dirname(path))
     return (
         name.startswith("test_") or name.endswith("_test.py") or name == "conftest.py"
-        or bool(parts & {"tests", "test"})
+        or folder in ("tests", "test")
     )
 
 
