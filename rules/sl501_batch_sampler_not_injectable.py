@@ -116,15 +116,35 @@ class BatchSamplerNotInjectable(Rule):
     A custom batch sampler that Lightning cannot re-create under DDP.
 
     ## What it does
-    In a project that uses Lightning or Fabric without turning sampler injection off, flags a
-    batch sampler (a class passed as `batch_sampler=` anywhere in the project, or a subclass of
-    torch's `BatchSampler` through any chain of project classes) that Lightning's DDP
-    re-instantiation rejects (a sampler-family class whose `__iter__` yields lists counts as a
-    batch sampler too): a `BatchSampler` subclass whose `__init__` has no `sampler`
-    argument, or a class that does not subclass `BatchSampler` and either lacks `batch_size` /
-    `drop_last` or cannot be called as `cls(sampler, batch_size=..., drop_last=...)`.
+    Flags a batch sampler that Lightning's (or Fabric's) DDP re-instantiation rejects or re-creates
+    wrongly. A class is a batch sampler when it subclasses torch's `BatchSampler` (through any
+    chain of project classes), reaches `batch_sampler=` anywhere in the project (directly, through
+    a name, an attribute such as `self.train_batch_sampler`, an annotation, a dict of loader
+    options `opts["batch_sampler"] = C(...)` / `{"batch_sampler": C(...)}`, a parameter's
+    annotation or an `isinstance` branch), or is a plain `Sampler` subclass whose `__iter__`
+    yields lists (`[...]`, `list(...)`, a slice `xs[a:b]`). Flagged:
+    - a `BatchSampler` subclass whose `__init__` has no `sampler` argument;
+    - a class that does not subclass `BatchSampler` and lacks `batch_size` / `drop_last`, or
+      cannot be called as `cls(sampler, batch_size=..., drop_last=...)`;
+    - a class Lightning can only re-create that way while it takes other arguments (they go back
+      to their defaults) or reads `sampler.X` that a `DistributedSampler` lacks;
+    - the project class that names `Sampler` as its base when one of its subclasses is flagged
+      (that is where `BatchSampler` belongs).
+    An inherited `__init__` counts as the class's own; standard-library mixins (`abc.ABC`,
+    `Generic[...]`, `Protocol`, `Iterator`...) do not hide a class.
+
+    Only where Lightning injects: a file that imports Lightning / Fabric sits in the folder of
+    the class or of a `batch_sampler=` site (or above or below it: an unrelated example folder
+    is no reason), and injection is on for the Trainer that receives the loader. A file that
+    builds its own Trainers is judged by them; otherwise injection is off only when every
+    non-test `Trainer(...)` / `setup_dataloaders(...)` of the project passes
+    `use_distributed_sampler=False` (`replace_sampler_ddp=False` before 2.0), literally or
+    through a `**options` dict that sets it. Test files count neither way.
     Deviations from RULES.md, to stay precise: a class whose unresolved base may be a
-    `BatchSampler` is left alone.
+    `BatchSampler` is left alone; a `Sampler` subclass that takes exactly `sampler, batch_size,
+    drop_last` and reads nothing a `DistributedSampler` lacks is re-created faithfully by
+    Lightning's fallback and is not flagged; a `DistributedSampler` (or other torch sampler)
+    subclass that groups its indices, or a class passed as `sampler=`, is not a batch sampler.
 
     ## Why is this bad
     Under DDP, Lightning (and Fabric's `setup_dataloaders`) re-creates each loader's batch sampler
@@ -133,7 +153,10 @@ class BatchSamplerNotInjectable(Rule):
     `'TwoStreamBatchSampler' object has no attribute 'batch_size'`, then `__init__() got an
     unexpected keyword argument 'batch_size'`, then in 2.1+ `Lightning can't inject a
     (distributed) sampler into your batch sampler, because it doesn't subclass PyTorch's
-    BatchSampler`.
+    BatchSampler`. A class that does not subclass `BatchSampler` but has `batch_size` and
+    `drop_last` is re-created as `cls(sampler, batch_size=..., drop_last=...)`: every other
+    argument silently returns to its default (`shuffle=True` becomes `False`), and reading
+    `sampler.data_source` raises on the injected `DistributedSampler`.
 
     ## Example
     ```python
@@ -155,8 +178,18 @@ class BatchSamplerNotInjectable(Rule):
     `Trainer` (`replace_sampler_ddp=False` before 2.0).
 
     ## Fix safety
-    No fix is offered: the new `__init__` signature and how `__iter__` should draw from
-    `self.sampler` depend on what the class does.
+    Safe, and offered on one shape only: a class that names `Sampler` as its base (other bases
+    only standard-library mixins) and already takes `sampler, batch_size, drop_last` (first
+    `sampler`, any other argument defaulted), keeps all three as attributes, draws from
+    `self.sampler` in `__iter__`, defines `__len__`, reads nothing a `DistributedSampler` lacks,
+    has no project subclass and is never passed as `sampler=`. The fix changes the base to
+    `BatchSampler`, imports it the way the file imports `Sampler` (dropping `Sampler` when that
+    was its last use; `data.Sampler` becomes `data.BatchSampler`), and removes a bare
+    `super().__init__()` (torch's `Sampler.__init__` does nothing; `BatchSampler.__init__` would
+    need arguments). Plain torch iterates, sizes and collates the class exactly as before;
+    Lightning then re-creates it with all its saved arguments instead of the fallback that drops
+    them. No other fix is offered: accepting the arguments Lightning passes would let it
+    re-create the class without its data, and every rank would silently get nothing.
 
     ## References
     - Lightning issue #19371

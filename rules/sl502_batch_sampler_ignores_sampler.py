@@ -113,13 +113,16 @@ class BatchSamplerIgnoresSampler(Rule):
     ## What it does
     Flags a class deriving from torch's `BatchSampler` (through any chain of project classes)
     that defines `__iter__` without reading `self.sampler`, directly or through a method it
-    calls, in a project that trains distributed (it imports `torch.distributed`, Lightning,
-    Fabric, accelerate or DeepSpeed). Not flagged: batch samplers that read any sampler attribute
-    (wrappers delegating to an inner batch sampler), call `super().__iter__()`, or shard
-    themselves (they read `rank`, `num_replicas` or `world_size`).
+    calls, where Lightning or Fabric injects (scoped as SL501: a file importing Lightning / Fabric
+    in the folder of the class or of its `batch_sampler=` site, and injection left on for the
+    Trainer that receives the loader). accelerate is no reason: it never re-creates a batch
+    sampler, it hands each process every N-th whole batch of the one it is given. Not flagged:
+    batch samplers that read any sampler attribute (wrappers delegating to an inner batch
+    sampler), call `super().__iter__()`, or shard themselves (they read `rank`, `num_replicas`
+    or `world_size`).
 
     ## Why is this bad
-    Lightning, Fabric and accelerate make a loader distributed by re-creating its batch sampler
+    Lightning and Fabric make a loader distributed by re-creating its batch sampler
     with a `DistributedSampler` as `sampler`. A batch sampler that builds its batches from
     something else (its own index list, a dataset attribute) ignores that sampler: nothing
     fails, and every rank trains on the same batches, which is one GPU's worth of data N times.

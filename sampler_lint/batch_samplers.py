@@ -51,7 +51,8 @@ class Signature:
     star_kwargs: bool
 
     def accepts(self, name: str) -> bool:
-        return self.star_kwargs or any(n == name for n, _ in (*self.positional, *self.keyword_only))
+        named = (*self.positional, *self.keyword_only)
+        return self.star_kwargs or any(n == name for n, _ in named)
 
     def callable_as_fallback(self) -> bool:
         """Callable as ``cls(sampler, batch_size=..., drop_last=...)``."""
@@ -98,7 +99,9 @@ def _signature(function: ast.FunctionDef | ast.AsyncFunctionDef) -> Signature:
     return Signature(
         tuple((a.arg, i >= required) for i, a in enumerate(positional)),
         args.vararg is not None,
-        tuple((a.arg, d is not None) for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True)),
+        tuple(
+            (a.arg, d is not None) for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True)
+        ),
         args.kwarg is not None,
     )
 
@@ -248,13 +251,12 @@ def is_batch_sampler(index: ProjectIndex, fact: ClassAttributes) -> bool:
 
 def breakage(index: ProjectIndex, fact: ClassAttributes) -> Breakage | None:
     """How Lightning's re-instantiation breaks this batch sampler, or ``None``."""
-    key = ("_sl5_breakage", fact.name, fact.path)
-    if key in index.__dict__:
-        return index.__dict__[key]  # type: ignore[no-any-return]
-    index.__dict__[key] = None  # a cycle of bases answers "no"
-    found = _breakage(index, fact)
-    index.__dict__[key] = found
-    return found
+    cache: dict[tuple[str, str], Breakage | None] = index.__dict__.setdefault("_sl5_breakage", {})
+    key = (fact.name, fact.path)
+    if key not in cache:
+        cache[key] = None  # a cycle of bases answers "no"
+        cache[key] = _breakage(index, fact)
+    return cache[key]
 
 
 def _breakage(index: ProjectIndex, fact: ClassAttributes) -> Breakage | None:

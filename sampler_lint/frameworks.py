@@ -202,8 +202,8 @@ def collect_framework_facts(tree: ast.Module, path: str) -> dict[str, list[Any]]
     for target, value in summary.assignments():
         if value is not None:
             hold(target, _called(value))
-    for node in summary.nodes(ast.AnnAssign):
-        hold(node.target, _annotated(node.annotation))
+    for annotated in summary.nodes(ast.AnnAssign):
+        hold(annotated.target, _annotated(annotated.annotation))
     for arg in summary.nodes(ast.arg):  # def loader(batches: BucketBatches)
         held.setdefault(arg.arg, set()).update(_annotated(arg.annotation))
     for branch in summary.nodes(ast.If):  # if isinstance(x, C): ... batch_sampler=x
@@ -227,9 +227,9 @@ def collect_framework_facts(tree: ast.Module, path: str) -> dict[str, list[Any]]
 
     loose_off = False  # a switch set outside a Trainer call (a kwargs dict, a config helper)
     calls: list[tuple[ast.Call, bool]] = []
-    for node in summary.nodes(ast.Call):
-        is_point = _is_injection_point(node, aliases)
-        for keyword in node.keywords:
+    for call in summary.nodes(ast.Call):
+        is_point = _is_injection_point(call, aliases)
+        for keyword in call.keywords:
             if keyword.arg == _BATCH_SAMPLER_KEY:
                 batch |= classes_of(keyword.value)
             elif keyword.arg == "sampler":
@@ -237,16 +237,16 @@ def collect_framework_facts(tree: ast.Module, path: str) -> dict[str, list[Any]]
             elif keyword.arg in _INJECTION_SWITCHES and _switch_off(keyword.value):
                 loose_off = loose_off or not is_point
         if is_point:
-            calls.append((node, any(k.arg is None for k in node.keywords)))
-    for node in summary.nodes(ast.Assign):  # options["batch_sampler"] = C(...)
-        for target in node.targets:
+            calls.append((call, any(k.arg is None for k in call.keywords)))
+    for assign in summary.nodes(ast.Assign):  # options["batch_sampler"] = C(...)
+        for target in assign.targets:
             if isinstance(target, ast.Subscript) and isinstance(target.slice, ast.Constant):
                 if target.slice.value == _BATCH_SAMPLER_KEY:
-                    batch |= classes_of(node.value)
-                elif target.slice.value in _INJECTION_SWITCHES and _switch_off(node.value):
+                    batch |= classes_of(assign.value)
+                elif target.slice.value in _INJECTION_SWITCHES and _switch_off(assign.value):
                     loose_off = True
-    for node in summary.nodes(ast.Dict):  # {"batch_sampler": C(...)}
-        for dict_key, value in zip(node.keys, node.values, strict=True):
+    for literal in summary.nodes(ast.Dict):  # {"batch_sampler": C(...)}
+        for dict_key, value in zip(literal.keys, literal.values, strict=True):
             if isinstance(dict_key, ast.Constant) and dict_key.value == _BATCH_SAMPLER_KEY:
                 batch |= classes_of(value)
             elif isinstance(dict_key, ast.Constant) and dict_key.value in _INJECTION_SWITCHES:
