@@ -273,7 +273,7 @@ def base_swap(context: FileContext, node: cst.ClassDef, fact: ClassAttributes) -
         replacements.append((base, base.with_changes(value="BatchSampler")))
         replacements.extend(edit)
     else:
-        return None
+        return None  # `Sampler[list[int]]`: BatchSampler is no generic class, `[...]` would raise
     return Fix(
         replacements,
         Applicability.SAFE,
@@ -282,6 +282,8 @@ def base_swap(context: FileContext, node: cst.ClassDef, fact: ClassAttributes) -
 
 
 def _is_torch_sampler(context: FileContext, expression: cst.BaseExpression) -> bool:
+    if isinstance(expression, cst.Subscript):  # Sampler[list[int]]
+        expression = expression.value
     qualified = context.qualified_name(expression)
     return qualified is not None and torch_sampler(qualified) == "Sampler"
 

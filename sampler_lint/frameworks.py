@@ -7,6 +7,7 @@ file imports, and the facts of :func:`collect_framework_facts`)."""
 from __future__ import annotations
 
 import ast
+import functools
 import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -327,18 +328,32 @@ def _by_name(index: ProjectIndex, fact: str, cache: str) -> dict[str, set[str]]:
 
 
 def lightning_near(index: ProjectIndex, paths: Iterable[str]) -> bool:
-    """Whether a file that imports Lightning / Fabric sits in the folder of one of ``paths``,
-    above it or below it. A repository of independent examples keeps each example in its own
-    folder: Lightning in one is no reason to judge a loader in another."""
-    lightning = {os.path.dirname(p) for p in index.get(FACT_LIGHTNING_FILES)}
+    """Whether a file that imports Lightning / Fabric sits in the package or folder of one of
+    ``paths``, above it or below it. A repository of independent examples keeps each example in
+    its own folder: Lightning in one is no reason to judge a loader in another; a package that
+    offers a Lightning data module anywhere in it is one project."""
+    lightning = {_package_root(p) for p in index.get(FACT_LIGHTNING_FILES)}
     if not lightning:
         return False
     for path in paths:
-        folder = os.path.dirname(path)
+        folder = _package_root(path)
         for other in lightning:
             if _within(folder, other) or _within(other, folder):
                 return True
     return False
+
+
+@functools.lru_cache(maxsize=4096)
+def _package_root(path: str) -> str:
+    """The outermost folder of the package holding ``path`` (each folder up to it has an
+    ``__init__.py``), or the file's own folder outside any package."""
+    root = os.path.dirname(path)
+    while os.path.isfile(os.path.join(root, "__init__.py")):
+        parent = os.path.dirname(root)
+        if parent == root or not os.path.isfile(os.path.join(parent, "__init__.py")):
+            break
+        root = parent
+    return root
 
 
 def _within(folder: str, parent: str) -> bool:
