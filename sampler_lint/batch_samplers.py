@@ -306,7 +306,10 @@ def _fallback_losses(index: ProjectIndex, fact: ClassAttributes, init: Signature
     lost = init.lost_on_fallback()
     if lost:
         listed = ", ".join(f"`{name}`" for name in lost)
-        reasons.append(f"{listed} silently go back to their defaults")
+        verb = "silently goes back to its default" if len(lost) == 1 else (
+            "silently go back to their defaults"
+        )
+        reasons.append(f"{listed} {verb}")
     if not reasons:
         return ""
     return (

@@ -136,3 +136,13 @@ def test_sl502_only_where_lightning_injects(project: Path) -> None:
         imports="import lightning as L", wrap="L.Fabric().setup_dataloaders"
     ))
     assert _findings(project) == [("buckets.py", "SL502")]
+
+
+def test_lightning_elsewhere_in_the_same_package_counts(project: Path) -> None:
+    package = project / "graphs"
+    for folder in (package, package / "loader", package / "lightning"):
+        folder.mkdir()
+        (folder / "__init__.py").write_text("")
+    _write(package / "loader", "import torch")
+    (package / "lightning" / "datamodule.py").write_text("import lightning as L\n")
+    assert _findings(project) == [("samplers.py", "SL501")]
