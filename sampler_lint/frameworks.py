@@ -129,15 +129,6 @@ class InjectionPoint:
 _BATCH_SAMPLER_KEY = "batch_sampler"
 
 
-def _key(node: ast.expr) -> str | None:
-    """What a value is held under: ``x`` for a name, ``x`` for ``self.x`` / ``obj.x``."""
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        return node.attr
-    return None
-
-
 def _called(node: ast.expr) -> Iterator[str]:
     """The simple names of the classes a value is built from: ``C(...)``, ``A(...) if c else
     B(...)``."""
@@ -188,11 +179,30 @@ def collect_framework_facts(tree: ast.Module, path: str) -> dict[str, list[Any]]
     key_path = file_key(path)
     summary = SyntaxSummary.of(tree)
     aliases = import_aliases(tree)
-    held: dict[str, set[str]] = {}  # name or attribute -> classes it may hold
+    held: dict[str, set[str]] = {}  # name (in its function) or attribute -> classes it may hold
     batch: set[str] = set()
     plain: set[str] = set()
 
-    def hold(target: ast.expr, classes: Iterable[str]) -> None:
+    def _key(node: ast.AST) -> str | None:
+        """What a value is held under: a name within its function (a parameter of another
+        function that happens to share the name holds something else), or an attribute's name
+        across the file (``self.x`` is set in one method and read in another)."""
+        if isinstance(node, ast.Attribute):
+            return "." + node.attr
+        if isinstance(node, (ast.Name, ast.arg)):
+            name = node.id if isinstance(node, ast.Name) else node.arg
+            scope = next(
+                (a for a in summary.ancestors(node) if isinstance(
+                    a, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+                )),
+                None,
+            )
+            if isinstance(scope, ast.ClassDef):  # `held: Plan | None = None` in a class body
+                return "." + name
+            return f"{id(scope)}:{name}"
+        return None
+
+    def hold(target: ast.AST, classes: Iterable[str]) -> None:
         key = _key(target)
         if key is not None:
             names = set(classes)
@@ -206,7 +216,7 @@ def collect_framework_facts(tree: ast.Module, path: str) -> dict[str, list[Any]]
     for annotated in summary.nodes(ast.AnnAssign):
         hold(annotated.target, _annotated(annotated.annotation))
     for arg in summary.nodes(ast.arg):  # def loader(batches: BucketBatches)
-        held.setdefault(arg.arg, set()).update(_annotated(arg.annotation))
+        hold(arg, _annotated(arg.annotation))
     for branch in summary.nodes(ast.If):  # if isinstance(x, C): ... batch_sampler=x
         test = branch.test
         if (
