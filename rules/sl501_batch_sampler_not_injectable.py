@@ -10,9 +10,9 @@ import libcst as cst
 
 from sampler_lint.batch_samplers import (
     SHAPES,
+    Breakage,
     breakage,
     broken_subclass,
-    is_batch_sampler,
     lightning_injects,
     names_sampler_directly,
     shape_of,
@@ -69,12 +69,13 @@ class BatchSamplerNotInjectable(Rule):
 
     @classmethod
     def may_match_index(cls, index: ProjectIndex, path: str) -> bool:
-        # Lightning somewhere, and a class here that is a batch sampler or names `Sampler` as
-        # its base (a subclass elsewhere may be one).
+        # The index answers everything but whether the file changed since it was built (which
+        # only ever removes a finding): a class here that breaks where Lightning injects, or
+        # that names `Sampler` while such a subclass derives from it.
         if not project_may_use_lightning(index):
             return False
         return any(
-            names_sampler_directly(fact) or is_batch_sampler(index, fact)
+            _own_breakage(index, fact) is not None or broken_subclass(index, fact) is not None
             for fact in classes_at(index, path)
         )
 
@@ -87,8 +88,8 @@ class BatchSamplerNotInjectable(Rule):
             _is_torch_sampler(self.context, arg.value) for arg in node.bases
         ):
             return  # the index was built before a fix changed the base: it speaks of old code
-        own = breakage(index, fact)
-        if own is not None and lightning_injects(index, fact):
+        own = _own_breakage(index, fact)
+        if own is not None:
             message = (
                 f"batch sampler `{node.name.value}` breaks under DDP with Lightning: "
                 f"{own.problem}. To fix it, {_HOW}"
@@ -225,6 +226,11 @@ class BatchSamplerNotInjectable(Rule):
         ),
     )
 
+
+
+def _own_breakage(index: ProjectIndex, fact: ClassAttributes) -> Breakage | None:
+    found = breakage(index, fact)
+    return found if found is not None and lightning_injects(index, fact) else None
 
 
 # ------------------------------------------------------------------------------------------------

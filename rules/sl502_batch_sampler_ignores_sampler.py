@@ -61,7 +61,7 @@ class BatchSamplerIgnoresSampler(Rule):
     def may_match_index(cls, index: ProjectIndex, path: str) -> bool:
         # A BatchSampler subclass in this file, in a project that uses Lightning.
         return project_may_use_lightning(index) and any(
-            "BatchSampler" in chain_of(index, fact).torch_bases
+            "BatchSampler" in chain_of(index, fact).torch_bases and lightning_injects(index, fact)
             for fact in classes_at(index, path)
         )
 
