@@ -134,9 +134,10 @@ class BatchSamplerNotInjectable(Rule):
     An inherited `__init__` counts as the class's own; standard-library mixins (`abc.ABC`,
     `Generic[...]`, `Protocol`, `Iterator`...) do not hide a class.
 
-    Only where Lightning injects: a file that imports Lightning / Fabric sits in the folder of
-    the class or of a `batch_sampler=` site (or above or below it: an unrelated example folder
-    is no reason), and injection is on for the Trainer that receives the loader. A file that
+    Only where Lightning injects: a file that imports Lightning / Fabric sits in the package (the
+    outermost folder reached through `__init__.py` files) or folder of the class or of a
+    `batch_sampler=` site, or above or below it (an unrelated example folder is no reason), and
+    injection is on for the Trainer that receives the loader. A file that
     builds its own Trainers is judged by them; otherwise injection is off only when every
     non-test `Trainer(...)` / `setup_dataloaders(...)` of the project passes
     `use_distributed_sampler=False` (`replace_sampler_ddp=False` before 2.0), literally or
