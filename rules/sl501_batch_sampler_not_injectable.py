@@ -256,6 +256,8 @@ def _swappable(context: FileContext, fact: ClassAttributes) -> bool:
         and shape.has_iter and shape.has_len and shape.iter_reads_sampler
         and not shape.foreign_reads
         and {"sampler", "batch_size", "drop_last"} <= set(fact.assigned)
+        # Lightning records a BatchSampler's arguments on the instance: no room under __slots__
+        and "__slots__" not in fact.assigned
         and fact.name not in sampler_arguments(index)
         and not subclasses_of(index, fact)
     )
