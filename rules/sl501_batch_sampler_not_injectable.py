@@ -362,7 +362,8 @@ def _import_edit(context: FileContext, base: cst.Name) -> list[Replacement] | No
         return None
     uses = _SamplerNames()
     module.visit(uses)
-    still_used = any(name is not base for name in uses.found)
+    # A package's __init__ or a module listing it in __all__ may re-export `Sampler`: keep it.
+    still_used = any(name is not base for name in uses.found) or _may_reexport(context)
     names = [_alias_name(a) for a in holder.names]  # type: ignore[union-attr]
     wanted = list(names)
     if not still_used:
@@ -385,6 +386,31 @@ def _import_edit(context: FileContext, base: cst.Name) -> list[Replacement] | No
             return None
         return [(line, cst.RemovalSentinel.REMOVE)]
     return [(holder, holder.with_changes(names=_relist(holder, wanted)))]
+
+
+def _may_reexport(context: FileContext) -> bool:
+    return context.path.name == "__init__.py" or any(
+        target == "__all__" and "Sampler" in context.code_for(value)
+        for target, value in _module_assignments(context.module)
+    )
+
+
+def _module_assignments(module: cst.Module) -> list[tuple[str, cst.BaseExpression]]:
+    found: list[tuple[str, cst.BaseExpression]] = []
+    for line in module.body:
+        if not isinstance(line, cst.SimpleStatementLine):
+            continue
+        for small in line.body:
+            if isinstance(small, cst.Assign):
+                found.extend(
+                    (t.target.value, small.value) for t in small.targets
+                    if isinstance(t.target, cst.Name)
+                )
+            elif isinstance(small, (cst.AugAssign, cst.AnnAssign)) and isinstance(
+                small.target, cst.Name
+            ) and small.value is not None:
+                found.append((small.target.value, small.value))
+    return found
 
 
 def _imports_plain(statement: cst.ImportFrom, name: str) -> bool:

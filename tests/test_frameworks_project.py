@@ -146,3 +146,30 @@ def test_lightning_elsewhere_in_the_same_package_counts(project: Path) -> None:
     _write(package / "loader", "import torch")
     (package / "lightning" / "datamodule.py").write_text("import lightning as L\n")
     assert _findings(project) == [("samplers.py", "SL501")]
+
+
+def test_the_base_swap_keeps_a_sampler_import_the_module_may_export(project: Path) -> None:
+    module = project / "batches.py"
+    module.write_text(
+        "import lightning as L\n"
+        "from torch.utils.data import DataLoader, Sampler\n\n"
+        "__all__ = ['Sampler', 'Firsts']\n\n\n"
+        "class Firsts(Sampler):\n"
+        "    def __init__(self, sampler, batch_size, drop_last=False, keep=1):\n"
+        "        self.sampler = sampler\n"
+        "        self.batch_size = batch_size\n"
+        "        self.drop_last = drop_last\n"
+        "        self.keep = keep\n\n"
+        "    def __iter__(self):\n"
+        "        yield list(self.sampler)[: self.keep]\n\n"
+        "    def __len__(self):\n"
+        "        return 1\n\n\n"
+        "def build(data, sampler):\n"
+        "    return DataLoader(data, batch_sampler=Firsts(sampler, 2, keep=3))\n"
+    )
+    result = CliRunner().invoke(main, ["check", "--no-cache", "--fix", "--select", "SL501",
+                                       str(project)])
+    assert result.exit_code == 0, result.output
+    text = module.read_text()
+    assert "from torch.utils.data import BatchSampler, DataLoader, Sampler\n" in text
+    assert "class Firsts(BatchSampler):" in text
