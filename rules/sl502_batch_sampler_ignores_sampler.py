@@ -8,10 +8,12 @@ import re
 
 import libcst as cst
 
+from sampler_lint.batch_samplers import lightning_injects
 from sampler_lint.frameworks import (
-    DISTRIBUTED_IMPORTS,
-    project_may_use_distributed_training,
-    uses_distributed_training,
+    FRAMEWORK_FACTS,
+    LIGHTNING_FILES,
+    LIGHTNING_IMPORTS,
+    project_may_use_lightning,
 )
 from sampler_lint.index import ProjectIndex
 from sampler_lint.rule import Example, Rule, Severity
@@ -38,7 +40,7 @@ class BatchSamplerIgnoresSampler(Rule):
     severity = Severity.ERROR
     # BatchSampler may be a base of a base elsewhere; the class needs a fact of the index.
     requires = (CLASS_FACT_WORDS, ("__iter__",))
-    collectors = (CLASS_FACTS, DISTRIBUTED_IMPORTS)
+    collectors = (CLASS_FACTS, FRAMEWORK_FACTS, LIGHTNING_IMPORTS, LIGHTNING_FILES)
     uses_index = True
     has_syntax_filter = True
 
@@ -57,9 +59,9 @@ class BatchSamplerIgnoresSampler(Rule):
 
     @classmethod
     def may_match_index(cls, index: ProjectIndex, path: str) -> bool:
-        # A BatchSampler subclass in this file, in a project that trains distributed.
-        return project_may_use_distributed_training(index) and any(
-            "BatchSampler" in chain_of(index, fact).torch_bases
+        # A BatchSampler subclass in this file, in a project that uses Lightning.
+        return project_may_use_lightning(index) and any(
+            "BatchSampler" in chain_of(index, fact).torch_bases and lightning_injects(index, fact)
             for fact in classes_at(index, path)
         )
 
@@ -76,13 +78,15 @@ class BatchSamplerIgnoresSampler(Rule):
         iterate = methods.get("__iter__")
         if iterate is None:
             return  # BatchSampler.__iter__ draws from self.sampler
-        if not uses_distributed_training(self.context):
-            return  # nothing is ever injected: ignoring the sampler is harmless here
+        if not lightning_injects(self.context.index, fact):
+            # Only Lightning and Fabric inject a sampler into a batch sampler (accelerate shards
+            # whole batches): without them, ignoring the sampler is harmless.
+            return
         if self._draws(iterate, methods):
             return
         message = (
             f"`{node.name.value}.__iter__` never reads `self.sampler`: a DistributedSampler "
-            "injected under DDP (by Lightning, Fabric or accelerate) is ignored, so every rank "
+            "injected under DDP by Lightning or Fabric is ignored, so every rank "
             "gets the same batches"
         )
         self.report(iterate.name, message)
@@ -109,13 +113,16 @@ class BatchSamplerIgnoresSampler(Rule):
     ## What it does
     Flags a class deriving from torch's `BatchSampler` (through any chain of project classes)
     that defines `__iter__` without reading `self.sampler`, directly or through a method it
-    calls, in a project that trains distributed (it imports `torch.distributed`, Lightning,
-    Fabric, accelerate or DeepSpeed). Not flagged: batch samplers that read any sampler attribute
-    (wrappers delegating to an inner batch sampler), call `super().__iter__()`, or shard
-    themselves (they read `rank`, `num_replicas` or `world_size`).
+    calls, where Lightning or Fabric injects (scoped as SL501: a file importing Lightning / Fabric
+    in the folder of the class or of its `batch_sampler=` site, and injection left on for the
+    Trainer that receives the loader). accelerate is no reason: it never re-creates a batch
+    sampler, it hands each process every N-th whole batch of the one it is given. Not flagged:
+    batch samplers that read any sampler attribute (wrappers delegating to an inner batch
+    sampler), call `super().__iter__()`, or shard themselves (they read `rank`, `num_replicas`
+    or `world_size`).
 
     ## Why is this bad
-    Lightning, Fabric and accelerate make a loader distributed by re-creating its batch sampler
+    Lightning and Fabric make a loader distributed by re-creating its batch sampler
     with a `DistributedSampler` as `sampler`. A batch sampler that builds its batches from
     something else (its own index list, a dataset attribute) ignores that sampler: nothing
     fails, and every rank trains on the same batches, which is one GPU's worth of data N times.
@@ -154,7 +161,7 @@ class BatchSamplerIgnoresSampler(Rule):
 
     examples = (
         Example(
-            "import torch.distributed as dist\n"
+            "import lightning as L\n"
             "from torch.utils.data import BatchSampler\n"
             "\n"
             "\n"
@@ -164,7 +171,7 @@ class BatchSamplerIgnoresSampler(Rule):
             lines=(6,),
         ),
         Example(
-            "import torch.distributed as dist\n"
+            "import lightning as L\n"
             "from torch.utils.data import BatchSampler\n"
             "\n"
             "\n"

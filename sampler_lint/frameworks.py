@@ -7,6 +7,10 @@ file imports, and the facts of :func:`collect_framework_facts`)."""
 from __future__ import annotations
 
 import ast
+import functools
+import os
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from sampler_lint.context import FileContext
@@ -15,8 +19,10 @@ from sampler_lint.index import (
     ProjectIndex,
     dotted_expression,
     import_aliases,
+    qualify,
     statements,
 )
+from sampler_lint.loaders import file_key
 from sampler_lint.syntax_summary import SyntaxSummary
 
 LIGHTNING = ("lightning", "pytorch_lightning", "lightning_fabric", "lightning.fabric")
@@ -25,8 +31,10 @@ DISTRIBUTED = (*LIGHTNING, "torch.distributed", "accelerate", "deepspeed", "torc
 # Fabric(...).setup_dataloaders(..., use_distributed_sampler=False).
 _INJECTION_SWITCHES = ("use_distributed_sampler", "replace_sampler_ddp")
 
-FACT_INJECTION_OFF = "sl5_injection_off"  # paths whose code turns injection off
-FACT_BATCH_SAMPLERS = "sl5_batch_samplers"  # class names passed as batch_sampler=
+FACT_SITES = "sl5_batch_sampler_sites"  # Site: a class that reaches batch_sampler=, and where
+FACT_SAMPLER_ARGS = "sl5_sampler_args"  # Site: a class passed as sampler=
+FACT_INJECTION = "sl5_injection_points"  # InjectionPoint: a Trainer / setup_dataloaders call
+FACT_LIGHTNING_FILES = "sl5_lightning_files"  # paths of the files that import Lightning / Fabric
 FACT_MODULES = "sl5_modules"  # the modules of DISTRIBUTED that some project file imports
 INDEX_REQUIRES: tuple[tuple[str, ...], ...] = (
     ("batch_sampler", "use_distributed_sampler", "replace_sampler_ddp"),
@@ -56,14 +64,6 @@ def uses_distributed_training(context: FileContext) -> bool:
     return _uses(context, DISTRIBUTED)
 
 
-def injection_disabled(context: FileContext) -> bool:
-    return bool(context.index.get(FACT_INJECTION_OFF))
-
-
-def batch_sampler_classes(context: FileContext) -> set[str]:
-    return set(context.index.get(FACT_BATCH_SAMPLERS))
-
-
 # For a rule's index stage (``Rule.may_match_index``): a project file that imports one of these
 # modules passes the question's text pre-filter and so its import is in the index, unless the
 # question was settled by another file; either way, ``False`` here means no file imports one.
@@ -75,33 +75,6 @@ def project_may_use_lightning(index: ProjectIndex) -> bool:
 
 def project_may_use_distributed_training(index: ProjectIndex) -> bool:
     return _project_imports(index, DISTRIBUTED)
-
-
-def collect_framework_facts(tree: ast.Module, path: str) -> dict[str, list[Any]]:
-    off: list[str] = []
-    passed: set[str] = set()
-    assigned: dict[str, str] = {}  # name -> class constructed, anywhere in the file
-    summary = SyntaxSummary.of(tree)
-    for assign in summary.nodes(ast.Assign):
-        if isinstance(assign.value, ast.Call):
-            called = dotted_expression(assign.value.func)
-            for target in assign.targets:
-                if isinstance(target, ast.Name) and called:
-                    assigned[target.id] = called.rsplit(".", 1)[-1]
-    for node in summary.nodes(ast.Call):
-        for keyword in node.keywords:
-            if keyword.arg in _INJECTION_SWITCHES and isinstance(keyword.value, ast.Constant):
-                if keyword.value.value is False:
-                    off.append(path)
-            if keyword.arg == "batch_sampler":
-                value = keyword.value
-                if isinstance(value, ast.Call):
-                    called = dotted_expression(value.func)
-                    if called:
-                        passed.add(called.rsplit(".", 1)[-1])
-                elif isinstance(value, ast.Name) and value.id in assigned:
-                    passed.add(assigned[value.id])
-    return {FACT_INJECTION_OFF: sorted(set(off)), FACT_BATCH_SAMPLERS: sorted(passed)}
 
 
 def collect_module_facts(tree: ast.Module, path: str) -> dict[str, list[Any]]:
@@ -118,7 +91,6 @@ def collect_module_facts(tree: ast.Module, path: str) -> dict[str, list[Any]]:
     return {FACT_MODULES: wanted}
 
 
-FRAMEWORK_FACTS = FactCollector("trainer switches", INDEX_REQUIRES, collect_framework_facts)
 # Whether the project imports Lightning / any distributed framework: one file is enough to know,
 # so these read the files parsed anyway and parse more only while the answer is no.
 LIGHTNING_IMPORTS = FactCollector(
@@ -151,3 +123,286 @@ def is_framework_name(qualified: str | None) -> bool:
     return any(
         qualified == prefix or qualified.startswith(prefix + ".") for prefix in EPOCH_FRAMEWORKS
     )
+
+
+# ------------------------------------------------------------------------------------------------
+# Where batch samplers go, and which Trainer receives them (SL501 / SL502)
+
+
+@dataclass(frozen=True)
+class Site:
+    """A project class (by its simple name) that reaches ``batch_sampler=`` (or ``sampler=``) in
+    the file at ``path``."""
+
+    name: str
+    path: str
+
+
+@dataclass(frozen=True)
+class InjectionPoint:
+    """A Lightning ``Trainer(...)`` or a ``setup_dataloaders(...)`` call: each one re-creates the
+    batch samplers of the loaders it receives, unless it turns injection off."""
+
+    path: str
+    disabled: bool
+    in_test: bool
+
+
+_BATCH_SAMPLER_KEY = "batch_sampler"
+
+
+def _called(node: ast.expr) -> Iterator[str]:
+    """The simple names of the classes a value is built from: ``C(...)``, ``A(...) if c else
+    B(...)``."""
+    if isinstance(node, ast.Call):
+        dotted = dotted_expression(node.func)
+        if dotted:
+            yield dotted.rsplit(".", 1)[-1]
+    elif isinstance(node, ast.IfExp):
+        yield from _called(node.body)
+        yield from _called(node.orelse)
+
+
+def _annotated(node: ast.expr | None) -> Iterator[str]:
+    """The class names of an annotation: ``C``, ``mod.C``, ``C | None``, ``Optional[C]``."""
+    if node is None:
+        return
+    if isinstance(node, (ast.Name, ast.Attribute)):
+        dotted = dotted_expression(node)
+        if dotted:
+            yield dotted.rsplit(".", 1)[-1]
+    elif isinstance(node, ast.BinOp):
+        yield from _annotated(node.left)
+        yield from _annotated(node.right)
+    elif isinstance(node, ast.Subscript):  # Optional[C], Union[A, B]
+        inner = node.slice
+        for item in inner.elts if isinstance(inner, ast.Tuple) else [inner]:
+            yield from _annotated(item)
+
+
+def _is_test_file(path: str) -> bool:
+    """By its name or its own folder's (the path is absolute: a folder higher up may hold the
+    whole project)."""
+    name = os.path.basename(path)
+    folder = os.path.basename(os.path.dirname(path))
+    return (
+        name.startswith("test_") or name.endswith("_test.py") or name == "conftest.py"
+        or folder in ("tests", "test")
+    )
+
+
+def _switch_off(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and node.value is False
+
+
+def collect_framework_facts(tree: ast.Module, path: str) -> dict[str, list[Any]]:
+    """Where project classes reach ``batch_sampler=`` / ``sampler=``, and the Trainer /
+    ``setup_dataloaders`` calls with whether each turns injection off."""
+    key_path = file_key(path)
+    summary = SyntaxSummary.of(tree)
+    aliases = import_aliases(tree)
+    held: dict[str, set[str]] = {}  # name (in its function) or attribute -> classes it may hold
+    batch: set[str] = set()
+    plain: set[str] = set()
+
+    def _key(node: ast.AST) -> str | None:
+        """What a value is held under: a name within its function (a parameter of another
+        function that happens to share the name holds something else), or an attribute's name
+        across the file (``self.x`` is set in one method and read in another)."""
+        if isinstance(node, ast.Attribute):
+            return "." + node.attr
+        if isinstance(node, (ast.Name, ast.arg)):
+            name = node.id if isinstance(node, ast.Name) else node.arg
+            scope = next(
+                (a for a in summary.ancestors(node) if isinstance(
+                    a, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+                )),
+                None,
+            )
+            if isinstance(scope, ast.ClassDef):  # `held: Plan | None = None` in a class body
+                return "." + name
+            return f"{id(scope)}:{name}"
+        return None
+
+    def hold(target: ast.AST, classes: Iterable[str]) -> None:
+        key = _key(target)
+        if key is not None:
+            names = set(classes)
+            held.setdefault(key, set()).update(names)
+            if key.endswith(_BATCH_SAMPLER_KEY):  # self.train_batch_sampler = C(...)
+                batch.update(names)
+
+    for target, value in summary.assignments():
+        if value is not None:
+            hold(target, _called(value))
+    for annotated in summary.nodes(ast.AnnAssign):
+        hold(annotated.target, _annotated(annotated.annotation))
+    for arg in summary.nodes(ast.arg):  # def loader(batches: BucketBatches)
+        hold(arg, _annotated(arg.annotation))
+    for branch in summary.nodes(ast.If):  # if isinstance(x, C): ... batch_sampler=x
+        test = branch.test
+        if (
+            isinstance(test, ast.Call) and isinstance(test.func, ast.Name)
+            and test.func.id == "isinstance" and len(test.args) == 2
+        ):
+            key = _key(test.args[0])
+            kinds = test.args[1]
+            for kind in kinds.elts if isinstance(kinds, ast.Tuple) else [kinds]:
+                if key is not None:
+                    held.setdefault(key, set()).update(_annotated(kind))
+
+    def classes_of(value: ast.expr) -> set[str]:
+        found = set(_called(value))
+        key = _key(value)
+        if key is not None:
+            found |= held.get(key, set())
+        return found
+
+    loose_off = False  # a switch set outside a Trainer call (a kwargs dict, a config helper)
+    calls: list[tuple[ast.Call, bool]] = []
+    for call in summary.nodes(ast.Call):
+        is_point = _is_injection_point(call, aliases)
+        for keyword in call.keywords:
+            if keyword.arg == _BATCH_SAMPLER_KEY:
+                batch |= classes_of(keyword.value)
+            elif keyword.arg == "sampler":
+                plain |= classes_of(keyword.value)
+            elif keyword.arg in _INJECTION_SWITCHES and _switch_off(keyword.value):
+                loose_off = loose_off or not is_point
+        if is_point:
+            calls.append((call, any(k.arg is None for k in call.keywords)))
+    for assign in summary.nodes(ast.Assign):  # options["batch_sampler"] = C(...)
+        for target in assign.targets:
+            if isinstance(target, ast.Subscript) and isinstance(target.slice, ast.Constant):
+                if target.slice.value == _BATCH_SAMPLER_KEY:
+                    batch |= classes_of(assign.value)
+                elif target.slice.value in _INJECTION_SWITCHES and _switch_off(assign.value):
+                    loose_off = True
+    for literal in summary.nodes(ast.Dict):  # {"batch_sampler": C(...)}
+        for dict_key, value in zip(literal.keys, literal.values, strict=True):
+            if isinstance(dict_key, ast.Constant) and dict_key.value == _BATCH_SAMPLER_KEY:
+                batch |= classes_of(value)
+            elif isinstance(dict_key, ast.Constant) and dict_key.value in _INJECTION_SWITCHES:
+                loose_off = loose_off or _switch_off(value)
+    in_test = _is_test_file(key_path)
+    points = [
+        InjectionPoint(key_path, _call_disables(call) or (spread and loose_off), in_test)
+        for call, spread in calls
+    ]
+    if loose_off and not calls:
+        points.append(InjectionPoint(key_path, True, in_test))  # the switch, its Trainer unseen
+    return {
+        FACT_SITES: sorted((Site(n, key_path) for n in batch), key=lambda s: s.name),
+        FACT_SAMPLER_ARGS: sorted((Site(n, key_path) for n in plain), key=lambda s: s.name),
+        FACT_INJECTION: sorted(set(points), key=lambda p: (p.disabled, p.in_test)),
+    }
+
+
+def _is_injection_point(call: ast.Call, aliases: dict[str, str]) -> bool:
+    """``Trainer(...)`` imported from Lightning, or any ``x.setup_dataloaders(...)``."""
+    dotted = dotted_expression(call.func)
+    if dotted is None:
+        return False
+    if dotted.endswith("setup_dataloaders"):
+        return True
+    qualified = qualify(aliases, dotted)
+    return qualified.endswith(".Trainer") and any(
+        qualified.startswith(prefix + ".") for prefix in LIGHTNING
+    )
+
+
+def _call_disables(call: ast.Call) -> bool:
+    return any(
+        k.arg in _INJECTION_SWITCHES and _switch_off(k.value) for k in call.keywords
+    )
+
+
+FRAMEWORK_FACTS = FactCollector(
+    "batch sampler sites and trainers",
+    (("sampler", "use_distributed_sampler", "replace_sampler_ddp", "Trainer",
+      "setup_dataloaders"),),
+    collect_framework_facts,
+)
+
+
+def collect_lightning_files(tree: ast.Module, path: str) -> dict[str, list[Any]]:
+    modules = collect_module_facts(tree, path)[FACT_MODULES]
+    lightning = any(
+        module == prefix or module.startswith(prefix + ".")
+        for module in modules for prefix in LIGHTNING
+    )
+    return {FACT_LIGHTNING_FILES: [file_key(path)] if lightning else []}
+
+
+# Every file that imports Lightning / Fabric (not settled by the first: SL501 asks whether one
+# sits in the folder of a given batch sampler).
+LIGHTNING_FILES = FactCollector("lightning files", (("lightning",),), collect_lightning_files)
+
+
+def batch_sampler_sites(index: ProjectIndex) -> dict[str, set[str]]:
+    """Class name -> the paths where it reaches ``batch_sampler=``."""
+    return _by_name(index, FACT_SITES, "_sl5_sites")
+
+
+def sampler_arguments(index: ProjectIndex) -> dict[str, set[str]]:
+    """Class name -> the paths where it is passed as ``sampler=``."""
+    return _by_name(index, FACT_SAMPLER_ARGS, "_sl5_sampler_args")
+
+
+def _by_name(index: ProjectIndex, fact: str, cache: str) -> dict[str, set[str]]:
+    cached: dict[str, set[str]] | None = index.__dict__.get(cache)
+    if cached is None:
+        cached = {}
+        for site in index.get(fact):
+            cached.setdefault(site.name, set()).add(site.path)
+        index.__dict__[cache] = cached
+    return cached
+
+
+def lightning_near(index: ProjectIndex, paths: Iterable[str]) -> bool:
+    """Whether a file that imports Lightning / Fabric sits in the package or folder of one of
+    ``paths``, above it or below it. A repository of independent examples keeps each example in
+    its own folder: Lightning in one is no reason to judge a loader in another; a package that
+    offers a Lightning data module anywhere in it is one project."""
+    lightning = {_package_root(p) for p in index.get(FACT_LIGHTNING_FILES)}
+    if not lightning:
+        return False
+    for path in paths:
+        folder = _package_root(path)
+        for other in lightning:
+            if _within(folder, other) or _within(other, folder):
+                return True
+    return False
+
+
+@functools.lru_cache(maxsize=4096)
+def _package_root(path: str) -> str:
+    """The outermost folder of the package holding ``path`` (each folder up to it has an
+    ``__init__.py``), or the file's own folder outside any package."""
+    root = os.path.dirname(path)
+    while os.path.isfile(os.path.join(root, "__init__.py")):
+        parent = os.path.dirname(root)
+        if parent == root or not os.path.isfile(os.path.join(parent, "__init__.py")):
+            break
+        root = parent
+    return root
+
+
+def _within(folder: str, parent: str) -> bool:
+    return folder == parent or folder.startswith(parent.rstrip(os.sep) + os.sep)
+
+
+def injection_on_for(index: ProjectIndex, paths: Iterable[str]) -> bool:
+    """Whether a Trainer may inject into the loaders built at ``paths`` (RULES.md: injection is
+    off only for the Trainer that receives the loader). A file that builds its own Trainers is
+    judged by them; otherwise the project's non-test Trainers decide, and injection is off only
+    when every one of them turns it off (with none seen, when some code turns it off)."""
+    points = [p for p in index.get(FACT_INJECTION) if not p.in_test]
+    project_off = bool(points) and all(p.disabled for p in points)
+    for path in paths:
+        here = [p for p in points if p.path == path]
+        if here and not all(p.disabled for p in here):
+            return True
+        if not here and not project_off:
+            return True
+    return False

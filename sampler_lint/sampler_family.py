@@ -41,6 +41,14 @@ TORCH_ATTRIBUTES: dict[str, frozenset[str]] = {
     }),
 }
 _TORCH_MODULES = ("torch.utils.data", "torch.utils.data.sampler", "torch.utils.data.distributed")
+# Standard-library mixins: they add no instance attributes and no `__init__` arguments, so a class
+# that also derives from one stays transparent (RULES.md SL501: mixins do not make it opaque).
+TRANSPARENT_BASES = frozenset({
+    "object", "builtins.object", "abc.ABC",
+    "typing.Generic", "typing.Protocol", "typing_extensions.Protocol",
+    "typing.Iterator", "typing.Iterable", "typing.Sized",
+    "collections.abc.Iterator", "collections.abc.Iterable", "collections.abc.Sized",
+})
 
 FACT = "sl4_classes"
 # A file whose classes may be in the index mentions one of these (a sampler class, or one passed as
@@ -196,7 +204,7 @@ def chain_of(index: ProjectIndex, cls: ClassAttributes) -> Chain:
     chain = Chain(set(), set(cls.assigned), set(cls.read), set(), cls.opaque)
     for base in _bases(index, cls, frozenset({(cls.name, cls.path)})):
         if isinstance(base, str):
-            if base == "builtins.object" or base == "object":
+            if base in TRANSPARENT_BASES:
                 continue
             torch = torch_sampler(base)
             if torch is None:
@@ -218,7 +226,7 @@ def _bases(
     """Every base up the chain: project classes, and qualified names where the project ends."""
     for base in cls.bases:
         simple = base.rsplit(".", 1)[-1]
-        if torch_sampler(base) is not None or base in ("object", "builtins.object"):
+        if torch_sampler(base) is not None or base in TRANSPARENT_BASES:
             yield base
             continue
         candidates = [c for c in _classes(index).get(simple, []) if (c.name, c.path) not in seen]
@@ -228,6 +236,15 @@ def _bases(
         found = candidates[0]
         yield found
         yield from _bases(index, found, seen | {(found.name, found.path)})
+
+
+def project_ancestors(index: ProjectIndex, cls: ClassAttributes) -> list[ClassAttributes]:
+    """The project classes up the chain of ``cls``, nearest first (depth-first, as the bases are
+    listed): where an inherited ``__init__`` or ``__iter__`` comes from."""
+    return [
+        base for base in _bases(index, cls, frozenset({(cls.name, cls.path)}))
+        if isinstance(base, ClassAttributes)
+    ]
 
 
 # ------------------------------------------------------------------------------------------------

@@ -60,3 +60,32 @@ def test_the_documented_forms_are_accepted_and_draw_from_the_injected_sampler() 
         loader = _inject(batch_sampler)
         seen = sorted(int(i) for batch in loader for i in batch)
         assert seen == list(range(0, 16, 2))  # rank 0's half: the injected sampler is used
+
+
+def _built_in_a_hook(cls: Any, *args: Any, **kwargs: Any) -> Any:
+    """Built as inside a `*_dataloader` hook, where Lightning records BatchSampler arguments."""
+    with fabric_data._replace_dunder_methods(torch.utils.data.BatchSampler):
+        return cls(*args, **kwargs)
+
+
+def test_the_base_swap_fix_makes_lightning_keep_the_arguments() -> None:
+    """SL501's safe fix: the flagged `Sampler` subclass is re-created by Lightning's fallback
+    with `reverse` lost; the fixed `BatchSampler` subclass is re-created with all its arguments
+    and yields rank 0's share of the injected DistributedSampler, in the order it asked for."""
+    source = (FIXTURES / "base_swap.py").read_text(encoding="utf-8")
+    fixed = (FIXTURES / "base_swap.fixed.py").read_text(encoding="utf-8")
+    assert lint_code(source, select=["SL501"], fix=True).fixed == fixed
+    rank0_reversed = [[14, 12, 10, 8], [6, 4, 2, 0]]
+    base = torch.utils.data.SequentialSampler(range(16))
+
+    flagged = _built_in_a_hook(_classes("base_swap.py")["AlternatingBatches"],
+                               base, 4, reverse=True)
+    recreated = _inject(flagged)
+    assert recreated.batch_sampler.reverse is False  # the argument Lightning could not keep
+    assert [[int(i) for i in b] for b in recreated] != rank0_reversed
+
+    swapped = _built_in_a_hook(_classes("base_swap.fixed.py")["AlternatingBatches"],
+                               base, 4, reverse=True)
+    recreated = _inject(swapped)
+    assert recreated.batch_sampler.reverse is True
+    assert [[int(i) for i in b] for b in recreated] == rank0_reversed

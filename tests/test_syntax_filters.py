@@ -280,7 +280,7 @@ PROJECTS = {
     "SL502 BatchSampler through a base": {
         "base.py": "from torch.utils.data import BatchSampler\n\n"
         "class Base(BatchSampler):\n    pass\n",
-        "mine.py": "import torch.distributed as dist\n"
+        "mine.py": "import lightning as L\n"
         "\n"
         "from base import Base  # a Sampler family\n"
         "\n"
