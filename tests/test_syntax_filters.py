@@ -169,6 +169,15 @@ CASES = {
         "            return self.num_sample\n"
         "        return inner()\n",
     ),
+    "SL403 aliased imports, chained seeding": (
+        "SL403",
+        "from torch import Generator as Gen, randperm as shuffle_ids\n"
+        "\n"
+        "class S:\n"
+        "    def __iter__(self):\n"
+        "        g = Gen().manual_seed(self.seed)\n"
+        "        return iter(shuffle_ids(self.n).tolist())\n",
+    ),
 }
 
 
@@ -196,6 +205,8 @@ REJECTED = {
     "loader = DataLoader(d, batch_size=8, shuffle=(s is None), sampler=s)\n",
     "SL103": "def f(x, i, bs):\n    return x[i * bs:(i + 1) * bs], f(a, b)\n",
     "SL502": "from torch.utils.data import BatchSampler\nclass B(BatchSampler):\n    pass\n",
+    "SL403": "import torch\ndef __init__(self):\n    g = torch.Generator().manual_seed(1)\n"
+    "    return torch.randperm(3)\n",
 }
 
 
