@@ -55,3 +55,60 @@ def test_sl403_unused_generator_breaks_the_partition_until_fixed() -> None:
     rank0, rank1 = _draw(fixed, 0, 0, 100), _draw(fixed, 1, 0, 101)
     assert not set(rank0) & set(rank1) and len(rank0) + len(rank1) == 64
     assert _draw(fixed, 0, 0, 100) != _draw(fixed, 0, 1, 100)
+
+
+LOCAL_RANK_SCRIPT = """\
+import os
+
+import torch.distributed as dist
+from torch.utils.data import DistributedSampler
+
+
+def indices(dataset):
+    local_rank = int(os.environ["LOCAL_RANK"])
+    device = f"cuda:{local_rank}"
+    world_size = int(os.environ["WORLD_SIZE"])
+    sampler = DistributedSampler(dataset, num_replicas=world_size, rank=local_rank, shuffle=False)
+    return device, list(sampler)
+"""
+
+
+class _ProcessGroup:
+    """Stands in for an initialised torch.distributed of one process: ``get_rank`` only."""
+
+    def __init__(self, rank: int) -> None:
+        self.rank = rank
+
+    def get_rank(self) -> int:
+        return self.rank
+
+
+def _job(source: str, nodes: int, gpus: int, monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Every index every process of a ``nodes`` x ``gpus`` job reads, as torchrun sets them up."""
+    seen: list[int] = []
+    for node in range(nodes):
+        for local in range(gpus):
+            monkeypatch.setenv("LOCAL_RANK", str(local))
+            monkeypatch.setenv("RANK", str(node * gpus + local))
+            monkeypatch.setenv("WORLD_SIZE", str(nodes * gpus))
+            namespace: dict[str, Any] = {}
+            exec(compile(source, "<script>", "exec"), namespace)
+            namespace["dist"] = _ProcessGroup(node * gpus + local)
+            seen += namespace["indices"](list(range(32)))[1]
+    return seen
+
+
+def test_sl404_local_rank_reads_node_zero_shards_until_fixed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    assert [f.code for f in lint_code(LOCAL_RANK_SCRIPT, select=["SL404"]).findings] == ["SL404"]
+    fixed = lint_code(LOCAL_RANK_SCRIPT, select=["SL404"], fix=True, unsafe_fixes=True).fixed
+    assert fixed is not None and "rank=dist.get_rank()" in fixed
+
+    # One machine: local rank == global rank, the fix changes nothing.
+    assert sorted(_job(LOCAL_RANK_SCRIPT, 1, 4, monkeypatch)) == list(range(32))
+    assert _job(fixed, 1, 4, monkeypatch) == _job(LOCAL_RANK_SCRIPT, 1, 4, monkeypatch)
+    # Two machines: half the data read twice, half never; fixed: every index once.
+    buggy = _job(LOCAL_RANK_SCRIPT, 2, 2, monkeypatch)
+    assert len(set(buggy)) == 16 and len(buggy) == 32
+    assert sorted(_job(fixed, 2, 2, monkeypatch)) == list(range(32))

@@ -169,6 +169,13 @@ CASES = {
         "            return self.num_sample\n"
         "        return inner()\n",
     ),
+    "SL404 positional rank, generic sampler": (
+        "SL404",
+        "import os\n"
+        "from torch.utils.data import DistributedSampler\n"
+        "gpu = int(os.getenv('LOCAL_RANK'))\n"
+        "s = DistributedSampler[int](d, int(os.environ['WORLD_SIZE']), gpu)\n",
+    ),
     "SL403 aliased imports, chained seeding": (
         "SL403",
         "from torch import Generator as Gen, randperm as shuffle_ids\n"
@@ -205,6 +212,8 @@ REJECTED = {
     "loader = DataLoader(d, batch_size=8, shuffle=(s is None), sampler=s)\n",
     "SL103": "def f(x, i, bs):\n    return x[i * bs:(i + 1) * bs], f(a, b)\n",
     "SL502": "from torch.utils.data import BatchSampler\nclass B(BatchSampler):\n    pass\n",
+    "SL404": "from torch.utils.data import DistributedSampler\n"
+    "local_rank = 0\ns = DistributedSampler(d, rank=0)\n",
     "SL403": "import torch\ndef __init__(self):\n    g = torch.Generator().manual_seed(1)\n"
     "    return torch.randperm(3)\n",
 }
