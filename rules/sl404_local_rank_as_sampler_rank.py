@@ -7,6 +7,7 @@ import ast
 import libcst as cst
 
 from sampler_lint.context import FileContext
+from sampler_lint.leftovers import leaves_unused_names
 from sampler_lint.loaders import constructed, distributed_sampler_calls, is_distributed_sampler
 from sampler_lint.matching import get_arg
 from sampler_lint.ranks import (
@@ -18,7 +19,6 @@ from sampler_lint.ranks import (
 from sampler_lint.rule import Applicability, Example, Fix, Rule, Severity
 from sampler_lint.syntax_summary import SyntaxSummary, argument
 from sampler_lint.vocabulary import LOCAL_RANK_TOKENS
-from sampler_lint.walk import descendants
 
 # Samplers whose signature starts (dataset or sampler, num_replicas, rank, ...) as torch's does;
 # the others in the family are matched by keyword only.
@@ -76,7 +76,7 @@ class LocalRankAsSamplerRank(Rule):
     def _fix(
         self, call: cst.Call, rank: cst.BaseExpression, replicas: cst.BaseExpression | None
     ) -> Fix | None:
-        if self._leaves_unused_names(rank):
+        if leaves_unused_names(self.context, [rank], at=rank):
             return None
         horovod = _horovod_rank(self.context, rank)
         if horovod is not None:  # hvd.local_rank() -> hvd.rank(): horovod has no process group
@@ -96,26 +96,6 @@ class LocalRankAsSamplerRank(Rule):
             applicability=Applicability.SAFE if safe else Applicability.UNSAFE,
             message=f"Use the global rank: `rank={global_rank}`",
         )
-
-    def _leaves_unused_names(self, rank: cst.BaseExpression) -> bool:
-        """Whether a name the argument reads (``local_rank``, the ``os`` of an environment
-        read) is read nowhere else in its scope (the function for its locals, else the file):
-        replacing the argument would leave an unused local or import behind."""
-        function = self.context.enclosing_function(rank)
-        inside = _reads(rank)
-        parameters: set[str] = set()
-        if function is not None:
-            params = function.params
-            every = [*params.posonly_params, *params.params, *params.kwonly_params]
-            parameters = {param.name.value for param in every}
-        for name, count in inside.items():
-            local = function is not None and name in self.context.assignments(function)
-            if name in parameters and not local:
-                continue  # an unused parameter is no leftover
-            scope: cst.CSTNode = function if local and function is not None else self.context.module
-            if _reads(scope).get(name, 0) <= count:
-                return True
-        return False
 
     documentation = """
     A `DistributedSampler` given the local rank (the process's index on its machine).
@@ -203,27 +183,6 @@ class LocalRankAsSamplerRank(Rule):
             "    return DistributedSampler(dataset, num_replicas=args.world_size, rank=args.rank)\n"
         ),
     )
-
-
-def _reads(node: cst.CSTNode) -> dict[str, int]:
-    """How often each plain name is read below ``node`` (attribute names, keywords, assignment
-    targets, parameters and definitions are not reads)."""
-    not_reads: set[int] = set()
-    counts: dict[str, int] = {}
-    for child in descendants(node):
-        if isinstance(child, cst.Attribute):
-            not_reads.add(id(child.attr))
-        elif isinstance(child, cst.Arg) and child.keyword is not None:
-            not_reads.add(id(child.keyword))
-        elif isinstance(child, cst.AssignTarget):
-            not_reads.add(id(child.target))
-        elif isinstance(child, (cst.Param, cst.FunctionDef, cst.ClassDef)):
-            not_reads.add(id(child.name))
-        elif isinstance(child, (cst.Import, cst.ImportFrom)):
-            not_reads.update(id(n) for n in descendants(child) if isinstance(n, cst.Name))
-        elif isinstance(child, cst.Name) and id(child) not in not_reads:
-            counts[child.value] = counts.get(child.value, 0) + 1
-    return counts
 
 
 def _is_horovod(context: FileContext, node: cst.BaseExpression | None) -> bool:

@@ -112,3 +112,39 @@ def test_sl404_local_rank_reads_node_zero_shards_until_fixed(
     buggy = _job(LOCAL_RANK_SCRIPT, 2, 2, monkeypatch)
     assert len(set(buggy)) == 16 and len(buggy) == 32
     assert sorted(_job(fixed, 2, 2, monkeypatch)) == list(range(32))
+
+
+DOUBLE_SHARDED = """\
+import torch.utils.data as data
+from accelerate.data_loader import prepare_data_loader
+
+
+def shard(dataset, world, rank):
+    sampler = data.DistributedSampler(dataset, num_replicas=world, rank=rank, shuffle=False)
+    loader = data.DataLoader(dataset, batch_size=2, sampler=sampler)
+    sampler.set_epoch(0)
+    return prepare_data_loader(loader, num_processes=world, process_index=rank)
+"""
+
+
+def _seen(source: str, world: int) -> list[list[int]]:
+    """What each of ``world`` processes reads, as accelerate's prepare sets its loader up."""
+    per_process = []
+    for rank in range(world):
+        namespace: dict[str, Any] = {}
+        exec(compile(source, "<script>", "exec"), namespace)
+        loader = namespace["shard"](list(range(16)), world, rank)
+        per_process.append([int(i) for batch in loader for i in batch])
+    return per_process
+
+
+def test_sl504_prepare_shards_a_distributed_sampler_again_until_fixed() -> None:
+    pytest.importorskip("accelerate")
+    assert [f.code for f in lint_code(DOUBLE_SHARDED, select=["SL504"]).findings] == ["SL504"]
+    fixed = lint_code(DOUBLE_SHARDED, select=["SL504"], fix=True, unsafe_fixes=True).fixed
+    assert fixed is not None and "sampler=" not in fixed.split("loader =")[1].split("\n")[0]
+
+    buggy = _seen(DOUBLE_SHARDED, 2)
+    assert sum(len(p) for p in buggy) == 8  # 1/W^2 each: half the data is never read
+    healed = _seen(fixed, 2)
+    assert sorted(i for p in healed for i in p) == list(range(16))

@@ -176,6 +176,14 @@ CASES = {
         "gpu = int(os.getenv('LOCAL_RANK'))\n"
         "s = DistributedSampler[int](d, int(os.environ['WORLD_SIZE']), gpu)\n",
     ),
+    "SL504 positional sampler, loader and accelerator through assignments": (
+        "SL504",
+        "import accelerate\n"
+        "from torch.utils import data\n"
+        "acc = accelerate.Accelerator()\n"
+        "loader = data.DataLoader(ds, 8, False, data.DistributedSampler(ds))\n"
+        "model, loader = acc.prepare(model, loader)\n",
+    ),
     "SL403 aliased imports, chained seeding": (
         "SL403",
         "from torch import Generator as Gen, randperm as shuffle_ids\n"
@@ -214,6 +222,8 @@ REJECTED = {
     "SL502": "from torch.utils.data import BatchSampler\nclass B(BatchSampler):\n    pass\n",
     "SL404": "from torch.utils.data import DistributedSampler\n"
     "local_rank = 0\ns = DistributedSampler(d, rank=0)\n",
+    "SL504": "from torch.utils.data import DataLoader\n"
+    "loader = accelerator.prepare(DataLoader(ds, 8, True))\n",
     "SL403": "import torch\ndef __init__(self):\n    g = torch.Generator().manual_seed(1)\n"
     "    return torch.randperm(3)\n",
 }
