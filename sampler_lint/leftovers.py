@@ -40,7 +40,8 @@ def leaves_unused_names(
 ) -> bool:
     """Whether removing the nodes ``removed`` (and adding ``added``) at ``at`` leaves a name
     read nowhere in its scope: a local of the function around ``at`` (scope: that function) or
-    a module-level name or import (scope: the file). Parameters are never leftovers."""
+    an imported name (scope: the file). Parameters and module globals (other modules may read
+    them) are never leftovers."""
     function = context.enclosing_function(at)
     parameters: set[str] = set()
     if function is not None:
@@ -60,6 +61,8 @@ def leaves_unused_names(
         local = function is not None and name in context.assignments(function)
         if name in parameters and not local:
             continue  # an unused parameter is no leftover
+        if not local and name not in context.imports.aliases:
+            continue  # a module global (not an import) may be read by other modules
         scope: cst.CSTNode = function if local and function is not None else context.module
         if name_reads(scope).get(name, 0) <= count:
             return True

@@ -148,3 +148,48 @@ def test_sl504_prepare_shards_a_distributed_sampler_again_until_fixed() -> None:
     assert sum(len(p) for p in buggy) == 8  # 1/W^2 each: half the data is never read
     healed = _seen(fixed, 2)
     assert sorted(i for p in healed for i in p) == list(range(16))
+
+
+CONSTANT_WORKER_SEED = """\
+import numpy as np
+import torch
+from torch.utils.data import DataLoader, Dataset
+
+
+class Noise(Dataset):
+    def __len__(self):
+        return 8
+
+    def __getitem__(self, index):
+        return float(np.random.rand())  # a random augmentation
+
+
+def seed_worker(worker_id):
+    np.random.seed(7 + worker_id)
+
+
+def epochs(count):
+    torch.manual_seed(0)
+    loader = DataLoader(Noise(), batch_size=None, num_workers=2, worker_init_fn=seed_worker,
+                        multiprocessing_context="fork")
+    return [sorted(float(x) for x in loader) for _ in range(count)]
+"""
+
+
+def test_sl303_constant_worker_seed_replays_each_epoch_until_fixed() -> None:
+    found = lint_code(CONSTANT_WORKER_SEED, select=["SL303"]).findings
+    assert [f.code for f in found] == ["SL303"]
+    fixed = lint_code(CONSTANT_WORKER_SEED, select=["SL303"], fix=True, unsafe_fixes=True).fixed
+    assert fixed is not None and "torch.initial_seed() % 2**32" in fixed
+
+    def run(source: str) -> list[list[float]]:
+        namespace: dict[str, Any] = {}
+        exec(compile(source, "<script>", "exec"), namespace)
+        result: list[list[float]] = namespace["epochs"](2)
+        return result
+
+    first, second = run(CONSTANT_WORKER_SEED)
+    assert first == second  # the same augmentations every epoch
+    first, second = run(fixed)
+    assert first != second
+    assert run(fixed) == [first, second]  # and still reproducible from the main seed

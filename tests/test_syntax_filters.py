@@ -184,6 +184,16 @@ CASES = {
         "loader = data.DataLoader(ds, 8, False, data.DistributedSampler(ds))\n"
         "model, loader = acc.prepare(model, loader)\n",
     ),
+    "SL303 positional worker_init_fn, aliased partial": (
+        "SL303",
+        "import functools\n"
+        "import random\n"
+        "from torch.utils.data import DataLoader\n"
+        "def init(worker_id, seed):\n"
+        "    random.seed(seed + worker_id)\n"
+        "fn = functools.partial(init, seed=3)\n"
+        "loader = DataLoader(ds, 1, False, None, None, 2, None, False, False, 0, fn)\n",
+    ),
     "SL403 aliased imports, chained seeding": (
         "SL403",
         "from torch import Generator as Gen, randperm as shuffle_ids\n"
@@ -224,6 +234,9 @@ REJECTED = {
     "local_rank = 0\ns = DistributedSampler(d, rank=0)\n",
     "SL504": "from torch.utils.data import DataLoader\n"
     "loader = accelerator.prepare(DataLoader(ds, 8, True))\n",
+    "SL303": "import random\nfrom torch.utils.data import DataLoader\n"
+    "def f(i):\n    random.seed(i)\n"
+    "loader = DataLoader(ds, worker_init_fn=f, **kw)\n",
     "SL403": "import torch\ndef __init__(self):\n    g = torch.Generator().manual_seed(1)\n"
     "    return torch.randperm(3)\n",
 }
