@@ -193,3 +193,34 @@ def test_sl303_constant_worker_seed_replays_each_epoch_until_fixed() -> None:
     first, second = run(fixed)
     assert first != second
     assert run(fixed) == [first, second]  # and still reproducible from the main seed
+
+
+OWNED_RNG = """\
+import numpy as np
+from torch.utils.data import DataLoader, Dataset
+
+
+class Noisy(Dataset):
+    def __init__(self):
+        self.rng = np.random.default_rng(0)
+
+    def __len__(self):
+        return 4
+
+    def __getitem__(self, index):
+        return float(self.rng.random())
+
+
+def draws():
+    loader = DataLoader(Noisy(), batch_size=None, num_workers=2, multiprocessing_context="fork")
+    return [float(x) for x in loader]
+"""
+
+
+def test_sl304_every_worker_draws_the_same_numbers() -> None:
+    assert [f.code for f in lint_code(OWNED_RNG, select=["SL304"]).findings] == ["SL304"]
+    namespace: dict[str, Any] = {}
+    exec(compile(OWNED_RNG, "<script>", "exec"), namespace)
+    values = namespace["draws"]()
+    # Workers take items in turn (0, 1, 0, 1): each worker's n-th draw is the other's.
+    assert values[0] == values[1] and values[2] == values[3] and values[0] != values[2]

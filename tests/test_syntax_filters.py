@@ -194,6 +194,16 @@ CASES = {
         "fn = functools.partial(init, seed=3)\n"
         "loader = DataLoader(ds, 1, False, None, None, 2, None, False, False, 0, fn)\n",
     ),
+    "SL304 aliased constructor, dataset base through a module": (
+        "SL304",
+        "from numpy.random import default_rng as make_rng\n"
+        "from torch.utils import data\n"
+        "class D(data.IterableDataset):\n"
+        "    def __init__(self):\n"
+        "        self.g = make_rng()\n"
+        "    def __iter__(self):\n"
+        "        yield self.g.random()\n",
+    ),
     "SL403 aliased imports, chained seeding": (
         "SL403",
         "from torch import Generator as Gen, randperm as shuffle_ids\n"
@@ -237,6 +247,9 @@ REJECTED = {
     "SL303": "import random\nfrom torch.utils.data import DataLoader\n"
     "def f(i):\n    random.seed(i)\n"
     "loader = DataLoader(ds, worker_init_fn=f, **kw)\n",
+    "SL304": "import numpy as np\nclass D(Base):\n    def __init__(self):\n"
+    "        self.rng = np.random.default_rng()\n    def __getitem__(self, i):\n"
+    "        return self.rng.random()\n",
     "SL403": "import torch\ndef __init__(self):\n    g = torch.Generator().manual_seed(1)\n"
     "    return torch.randperm(3)\n",
 }
