@@ -334,3 +334,23 @@ def is_distributed_sampler_class(index: ProjectIndex, name: str, path: str) -> b
     torch's ``DistributedSampler`` up its chain of bases (see :func:`constructed_class`)."""
     found = constructed_class(index, name, path)
     return found is not None and "DistributedSampler" in chain_of(index, found).torch_bases
+
+
+# ------------------------------------------------------------------------------------------------
+# Samplers that shard by rank (SL504)
+
+# What a sampler that splits the data between processes reads of itself.
+RANK_ATTRIBUTES = frozenset({
+    "rank", "num_replicas", "world_size", "global_rank", "local_rank", "process_index",
+    "num_processes",
+})
+
+
+def shards_by_rank(index: ProjectIndex, name: str) -> bool:
+    """The project's one class called ``name`` is (or derives from) ``DistributedSampler``, or
+    reads ``self.rank`` / ``self.num_replicas`` (and the like) itself or through its bases."""
+    candidates = _classes(index).get(name.rsplit(".", 1)[-1], [])
+    if len({(c.name, c.path) for c in candidates}) != 1:
+        return False  # unknown, or ambiguous between several project classes
+    chain = chain_of(index, candidates[0])
+    return "DistributedSampler" in chain.torch_bases or bool(chain.read & RANK_ATTRIBUTES)

@@ -71,3 +71,20 @@ class Vocabulary:
         if last in self.seed_names:
             return True
         return bool(re.fullmatch(r"(\w+_)?seed(_\w+)?", last))
+
+
+# ------------------------------------------------------------------------------------------------
+# Local ranks (SL404): the index of a process on its own machine, not in the whole job.
+
+LOCAL_RANK_NAMES = ("local_rank", "LOCAL_RANK", "local_process_index", "localrank")
+# hvd.local_rank(), detectron2's comm.get_local_rank(); accelerate's
+# PartialState().local_process_index is an attribute (a name above)
+LOCAL_RANK_CALLS = ("local_rank", "get_local_rank")
+# What launchers put in the environment: torchrun, SLURM, Open MPI, MPICH / Intel MPI, MVAPICH.
+LOCAL_RANK_ENV = (
+    "LOCAL_RANK", "SLURM_LOCALID", "OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID",
+    "MV2_COMM_WORLD_LOCAL_RANK",
+)
+# Every spelling above holds one of these (for a rule's text pre-filter).
+LOCAL_RANK_TOKENS = ("local_rank", "LOCAL_RANK", "local_process_index", "localrank", "LOCALID",
+                     "LOCALRANK")

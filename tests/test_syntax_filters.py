@@ -176,6 +176,50 @@ CASES = {
         "            return self.num_sample\n"
         "        return inner()\n",
     ),
+    "SL404 positional rank, generic sampler": (
+        "SL404",
+        "import os\n"
+        "from torch.utils.data import DistributedSampler\n"
+        "gpu = int(os.getenv('LOCAL_RANK'))\n"
+        "s = DistributedSampler[int](d, int(os.environ['WORLD_SIZE']), gpu)\n",
+    ),
+    "SL504 positional sampler, loader and accelerator through assignments": (
+        "SL504",
+        "import accelerate\n"
+        "from torch.utils import data\n"
+        "acc = accelerate.Accelerator()\n"
+        "loader = data.DataLoader(ds, 8, False, data.DistributedSampler(ds))\n"
+        "model, loader = acc.prepare(model, loader)\n",
+    ),
+    "SL303 positional worker_init_fn, aliased partial": (
+        "SL303",
+        "import functools\n"
+        "import random\n"
+        "from torch.utils.data import DataLoader\n"
+        "def init(worker_id, seed):\n"
+        "    random.seed(seed + worker_id)\n"
+        "fn = functools.partial(init, seed=3)\n"
+        "loader = DataLoader(ds, 1, False, None, None, 2, None, False, False, 0, fn)\n",
+    ),
+    "SL304 aliased constructor, dataset base through a module": (
+        "SL304",
+        "from numpy.random import default_rng as make_rng\n"
+        "from torch.utils import data\n"
+        "class D(data.IterableDataset):\n"
+        "    def __init__(self):\n"
+        "        self.g = make_rng()\n"
+        "    def __iter__(self):\n"
+        "        yield self.g.random()\n",
+    ),
+    "SL403 aliased imports, chained seeding": (
+        "SL403",
+        "from torch import Generator as Gen, randperm as shuffle_ids\n"
+        "\n"
+        "class S:\n"
+        "    def __iter__(self):\n"
+        "        g = Gen().manual_seed(self.seed)\n"
+        "        return iter(shuffle_ids(self.n).tolist())\n",
+    ),
 }
 
 
@@ -203,6 +247,18 @@ REJECTED = {
     "loader = DataLoader(d, batch_size=8, shuffle=(s is None), sampler=s)\n",
     "SL103": "def f(x, i, bs):\n    return x[i * bs:(i + 1) * bs], f(a, b)\n",
     "SL502": "from torch.utils.data import BatchSampler\nclass B(BatchSampler):\n    pass\n",
+    "SL404": "from torch.utils.data import DistributedSampler\n"
+    "local_rank = 0\ns = DistributedSampler(d, rank=0)\n",
+    "SL504": "from torch.utils.data import DataLoader\n"
+    "loader = accelerator.prepare(DataLoader(ds, 8, True))\n",
+    "SL303": "import random\nfrom torch.utils.data import DataLoader\n"
+    "def f(i):\n    random.seed(i)\n"
+    "loader = DataLoader(ds, worker_init_fn=f, **kw)\n",
+    "SL304": "import numpy as np\nclass D(Base):\n    def __init__(self):\n"
+    "        self.rng = np.random.default_rng()\n    def __getitem__(self, i):\n"
+    "        return self.rng.random()\n",
+    "SL403": "import torch\ndef __init__(self):\n    g = torch.Generator().manual_seed(1)\n"
+    "    return torch.randperm(3)\n",
 }
 
 

@@ -1,0 +1,221 @@
+"""SL304 rng-copied-into-workers: a Dataset makes an RNG object in ``__init__`` and draws from it
+in ``__getitem__`` / ``__iter__``: every worker gets a copy in the same state."""
+
+from __future__ import annotations
+
+import ast
+
+import libcst as cst
+
+from sampler_lint.imports import dotted_name
+from sampler_lint.rule import Example, Rule, Severity
+from sampler_lint.syntax_summary import SyntaxSummary
+from sampler_lint.walk import descendants
+
+# Constructors of RNG objects that carry their own state (qualified through the imports).
+RNG_CONSTRUCTORS = frozenset({
+    "numpy.random.default_rng", "numpy.random.RandomState", "numpy.random.Generator",
+    "random.Random", "torch.Generator",
+})
+_CONSTRUCTOR_NAMES = ("default_rng", "RandomState", "Random", "Generator")
+_DRAWING_METHODS = ("__getitem__", "__getitems__", "__iter__")
+# A class or file mentioning these reseeds per worker (or may, from a worker_init_fn).
+_PER_WORKER = ("get_worker_info", "worker_init", "worker_id", "initial_seed", "worker_info")
+
+
+class RngCopiedIntoWorkers(Rule):
+    code = "SL304"
+    name = "rng-copied-into-workers"
+    severity = Severity.WARNING
+    requires = (("Dataset",), _CONSTRUCTOR_NAMES, ("__init__",))
+    has_syntax_filter = True
+
+    @classmethod
+    def may_match(cls, summary: SyntaxSummary) -> bool:
+        # A class with a base named ...Dataset, and a call of one of the RNG constructors.
+        if not any(name in summary.names for name in _CONSTRUCTOR_NAMES):
+            return False
+        for klass in summary.nodes(ast.ClassDef):
+            for base in klass.bases:
+                name = base.attr if type(base) is ast.Attribute else getattr(base, "id", "")
+                if name.endswith("Dataset"):
+                    return True
+        return False
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        if not any(
+            (dotted_name(base.value) or "").rsplit(".", 1)[-1].endswith("Dataset")
+            for base in node.bases
+        ):
+            return
+        if "worker_init" in self.context.source:
+            return  # a worker_init_fn in this file may reseed `dataset.<rng>`
+        if any(word in self.context.code_for(node) for word in _PER_WORKER):
+            return
+        methods = {
+            item.name.value: item for item in node.body.body if isinstance(item, cst.FunctionDef)
+        }
+        init = methods.get("__init__")
+        if init is None:
+            return
+        created = self._rngs_made_in(init)
+        if not created:
+            return
+        assigned_elsewhere = _self_attributes_assigned(node, skip=init)
+        if "*" in assigned_elsewhere:
+            return  # setattr(self, ...) with any name: the RNG may be replaced
+        for method_name in _in_workers(methods):
+            method = methods[method_name]
+            for attribute, use in _self_attribute_uses(method):
+                if attribute in created and attribute not in assigned_elsewhere:
+                    message = (
+                        f"`self.{attribute}` is made once in `__init__` and drawn from in "
+                        f"`{method_name}`: each DataLoader worker gets a copy in the same state, "
+                        "so all workers draw the same numbers (and again every epoch)"
+                    )
+                    self.report(use, message)
+                    created.discard(attribute)  # one finding per attribute
+
+    def _rngs_made_in(self, init: cst.FunctionDef) -> set[str]:
+        made: set[str] = set()
+        for child in descendants(init.body):
+            if isinstance(child, cst.Assign) and isinstance(child.value, cst.Call):
+                called = self.context.qualified_name(child.value.func) or ""
+                if called not in RNG_CONSTRUCTORS:
+                    continue
+                for target in child.targets:
+                    name = dotted_name(target.target) or ""
+                    if name.startswith("self.") and name.count(".") == 1:
+                        made.add(name[5:])
+        return made
+
+    documentation = """
+    A Dataset that makes an RNG object in `__init__` and draws from it per item.
+
+    ## What it does
+    Flags, in a class whose base is named `...Dataset`, the first use in `__getitem__` /
+    `__iter__` (or a method of the class they call, transitively) of `self.<rng>`
+    (`self.rng.random()`, `generator=self.rng`) when `__init__` assigned it
+    `np.random.default_rng(...)`, `np.random.RandomState(...)`, `random.Random(...)` or
+    `torch.Generator()`, no other method assigns it (nor `setattr`), the class mentions nothing
+    of a per-worker reseed (`get_worker_info`, `worker_init...`, `worker_id`, `initial_seed`)
+    and the file defines no `worker_init...` (which may reseed `dataset.<rng>`). Draws in
+    methods the workers never run (a `set_epoch` that reshuffles in the main process) are not
+    flagged.
+
+    ## Why is this bad
+    A DataLoader with workers copies the dataset into every worker process, RNG state
+    included. torch reseeds the global `random`, `numpy` and `torch` RNGs in each worker, but
+    not RNG objects the dataset owns: every worker starts from the same state and draws the
+    same sequence, so with 8 workers the "random" crops, noise or masks repeat 8 times per
+    epoch, and with non-persistent workers the next epoch starts from the same state again
+    (pytorch-3dunet issue #32, MONAI issue #2020). Plain `np.random.*` / `random.*` calls in
+    `__getitem__` are fine on torch >= 1.9; the owned RNG object is the trap.
+
+    ## Example
+    ```python
+    class Noisy(Dataset):
+        def __init__(self, items, seed=0):
+            self.items = items
+            self.rng = np.random.default_rng(seed)
+
+        def __getitem__(self, i):
+            return self.items[i] + self.rng.normal()
+    ```
+
+    ## Use instead
+    ```python
+    class Noisy(Dataset):
+        def __init__(self, items, seed=0):
+            self.items = items
+            self.seed = seed
+            self.rng = None
+
+        def __getitem__(self, i):
+            if self.rng is None:  # first use in this process: seed from torch's per-worker seed
+                self.rng = np.random.default_rng(torch.initial_seed() % 2**32)
+            return self.items[i] + self.rng.normal()
+    ```
+    (or draw from the global `np.random`, which torch seeds per worker, or reseed
+    `dataset.rng` from `get_worker_info().seed` in a `worker_init_fn`).
+
+    ## Fix safety
+    No fix: where and how to make the RNG per worker is a design choice.
+
+    ## References
+    - torch `torch.utils.data` "Randomness in multi-process data loading"
+    - wolny/pytorch-3dunet issue #32; Project-MONAI/MONAI issue #2020
+    """
+
+    examples = (
+        Example(
+            "import numpy as np\n"
+            "from torch.utils.data import Dataset\n"
+            "\n"
+            "\n"
+            "class Noisy(Dataset):\n"
+            "    def __init__(self, items, seed=0):\n"
+            "        self.items = items\n"
+            "        self.rng = np.random.default_rng(seed)\n"
+            "\n"
+            "    def __getitem__(self, i):\n"
+            "        return self.items[i] + self.rng.normal()\n",
+            lines=(11,),
+        ),
+        Example(
+            "import numpy as np\n"
+            "from torch.utils.data import Dataset\n"
+            "\n"
+            "\n"
+            "class Noisy(Dataset):\n"
+            "    def __init__(self, items):\n"
+            "        self.items = items\n"
+            "\n"
+            "    def __getitem__(self, i):\n"
+            "        return self.items[i] + np.random.normal()\n"
+        ),
+    )
+
+
+def _self_attribute_uses(method: cst.FunctionDef) -> list[tuple[str, cst.Attribute]]:
+    """``self.<name>`` reads in ``method``, in source order."""
+    uses = []
+    for child in descendants(method.body):
+        if (
+            isinstance(child, cst.Attribute)
+            and isinstance(child.value, cst.Name)
+            and child.value.value == "self"
+        ):
+            uses.append((child.attr.value, child))
+    return uses
+
+
+def _self_attributes_assigned(klass: cst.ClassDef, skip: cst.FunctionDef) -> set[str]:
+    """``self.<name>`` assigned (or passed to ``setattr``) anywhere in the class but ``skip``."""
+    assigned: set[str] = set()
+    for item in klass.body.body:
+        if item is skip or not isinstance(item, cst.FunctionDef):
+            continue
+        for child in descendants(item.body):
+            if isinstance(child, (cst.AssignTarget, cst.AugAssign)):
+                target = child.target
+                name = dotted_name(target) or ""
+                if name.startswith("self."):
+                    assigned.add(name.split(".")[1])
+            elif isinstance(child, cst.Call) and dotted_name(child.func) == "setattr":
+                assigned.add("*")
+    return assigned
+
+
+def _in_workers(methods: dict[str, cst.FunctionDef]) -> list[str]:
+    """``__getitem__`` / ``__iter__`` and the methods of the class they call (``self.m(...)``),
+    transitively: what runs in the workers."""
+    found = [name for name in _DRAWING_METHODS if name in methods]
+    for name in found:  # grows while it is walked
+        for child in descendants(methods[name].body):
+            if isinstance(child, cst.Call):
+                called = dotted_name(child.func) or ""
+                head, _, rest = called.partition(".")
+                if head == "self" and rest in methods and rest not in found and rest != "__init__":
+                    found.append(rest)
+    return found
