@@ -41,6 +41,10 @@ class ConstantWorkerSeed(Rule):
     name = "constant-worker-seed"
     severity = Severity.WARNING
     fix_applicability = Applicability.UNSAFE
+    fix_risk = (
+        "augmentations are no longer reproducible from the config seed alone: they follow "
+        "torch's per-epoch base seed (itself set by torch.manual_seed)"
+    )
     # Off by default: on the public trees its findings are true to the letter but of low impact
     # (see the documentation's last paragraph of "Why is this bad").
     default_enabled = False

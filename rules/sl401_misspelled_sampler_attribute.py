@@ -37,6 +37,10 @@ class MisspelledSamplerAttribute(Rule):
     name = "misspelled-sampler-attribute"
     severity = Severity.ERROR
     fix_applicability = Applicability.SAFE
+    fix_risk = (
+        "the one-word rename of a stale name may pick the wrong attribute: read the new name's "
+        "meaning before accepting it"
+    )
     # The class needs a fact of the index; `self .x` is an attribute too.
     requires = (CLASS_FACT_WORDS, ("self",))
     collectors = (CLASS_FACTS, OUTSIDE_WRITES)

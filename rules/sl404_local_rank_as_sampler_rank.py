@@ -37,6 +37,10 @@ class LocalRankAsSamplerRank(Rule):
     name = "local-rank-as-sampler-rank"
     severity = Severity.ERROR
     fix_applicability = Applicability.SAFE
+    fix_risk = (
+        "dist.get_rank() raises before init_process_group: the sampler must be built after the "
+        "process group"
+    )
     requires = (("Sampler",), LOCAL_RANK_TOKENS)
     has_syntax_filter = True
 

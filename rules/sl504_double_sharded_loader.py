@@ -26,6 +26,10 @@ class DoubleShardedLoader(Rule):
     name = "double-sharded-loader"
     severity = Severity.ERROR
     fix_applicability = Applicability.UNSAFE
+    fix_risk = (
+        "accelerate then shards whole batches: each rank's share and order differ from the "
+        "sampler's, and the sampler's seed and drop_last no longer apply"
+    )
     requires = (("prepare",), ("DataLoader",))
     has_syntax_filter = True
     collectors = (CLASS_FACTS,)
