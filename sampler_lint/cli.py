@@ -326,3 +326,21 @@ def rule(selector: str | None, show_all: bool) -> None:
     if found is None:
         _fail(f"unknown rule '{selector}' (see `sampler-lint rule --all`)")
     click.echo(render_rule(found))
+
+
+@main.command()
+def server() -> None:
+    """Run the language server (LSP) over standard input and output, for editors.
+
+    Needs the `server` extra: pip install "sampler-lint[server]"."""
+    import importlib.util
+
+    missing = [name for name in ("pygls", "lsprotocol") if importlib.util.find_spec(name) is None]
+    if missing:
+        _fail(
+            f"`sampler-lint server` needs {' and '.join(missing)}, which are not installed; "
+            'install the server extra: pip install "sampler-lint[server]"'
+        )
+    from sampler_lint.server import start
+
+    start()

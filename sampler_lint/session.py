@@ -1,0 +1,274 @@
+"""A project kept warm in memory, for editors (``sampler-lint server``) and other long-lived
+callers: the project index is surveyed once, then updated one file at a time, so a keystroke
+re-reads the file being typed in and never the project.
+
+The session holds each project file's facts (``Survey.facts``), not its text: memory grows with
+the facts the rules collect, not with the project's size in bytes. Unsaved editor buffers stand in
+for the files of the same name, so cross-file rules see what the user sees.
+
+It is the same index a ``check`` run builds (same collectors, same project order), with one
+difference by design: a file that was edited in the session contributes its facts for every
+collector, including the project questions (``FactCollector.settled``) a cold run may leave
+unread once settled. Those questions are yes-or-no, so the answers agree.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from sampler_lint import registry
+from sampler_lint.cache import DIRECTORY, Cache
+from sampler_lint.config import ConfigResolver
+from sampler_lint.discovery import SOURCE_SUFFIXES, iter_source_files
+from sampler_lint.findings import FileResult
+from sampler_lint.index import ProjectIndex
+from sampler_lint.linter import lint_source
+from sampler_lint.runner import RunOptions, _Job, lint_options_for, survey_files
+from sampler_lint.survey import Collectors, _collect, _matches, source_text
+
+_PARSE_FAILURES = (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError)
+
+
+@dataclass
+class Linted:
+    """One source linted in a session: the result and, when fixing, the fixed text (``None``
+    when nothing changed)."""
+
+    result: FileResult
+    fixed: str | None = None
+    excluded: bool = False  # the configuration excludes the file: nothing is reported
+
+
+class ProjectSession:
+    """The project under ``root``: its index, warm, and linting against it.
+
+    ``resolver`` decides each file's configuration exactly as the command line does (the closest
+    configuration file, with the caller's settings layered on top)."""
+
+    def __init__(
+        self, root: Path, resolver: ConfigResolver, *, jobs: int = 1, use_cache: bool = True
+    ) -> None:
+        self.root = root.resolve()
+        self.resolver = resolver
+        self.jobs = jobs
+        self.use_cache = use_cache
+        # Facts for every rule, not only the enabled ones: a file's selection may differ from its
+        # neighbour's, and changing a setting must not need a new survey.
+        self._collectors = Collectors.for_rules(registry.all_rules())
+        self._order: list[str] = []  # the project's file order: the order facts are merged in
+        self._facts: dict[str, ProjectIndex] = {}
+        self._deferred: dict[str, tuple[str, ...]] = {}  # project questions not read yet
+        self._buffers: dict[str, str] = {}  # unsaved text standing in for the file on disk
+        self._index: ProjectIndex | None = None
+        self._surveyed = False
+
+    # -- the index -------------------------------------------------------------------------------
+
+    @property
+    def surveyed(self) -> bool:
+        return self._surveyed
+
+    @property
+    def files(self) -> int:
+        return len(self._order)
+
+    def survey(self) -> None:
+        """The first survey of the whole project (once; later calls do nothing)."""
+        if self._surveyed:
+            return
+        self._surveyed = True
+        paths = list(iter_source_files([self.root], self.resolver))
+        jobs = [_Job(path, str(path), None) for path in paths]
+        cache = Cache(self.root / DIRECTORY, "survey") if self.use_cache else None
+        surveys, _, _ = survey_files(jobs, [], self._collectors, cache, self.jobs)
+        if cache is not None:
+            cache.save()
+        for job, survey in zip(jobs, surveys, strict=True):
+            key = str(job.path)
+            self._order.append(key)
+            self._facts[key] = survey.facts
+            if survey.deferred:
+                self._deferred[key] = survey.deferred
+        for key, text in self._buffers.items():
+            self._store(key, self._facts_of(key, text))
+        self._index = None
+
+    def index(self) -> ProjectIndex:
+        """The project index as it now is (merged again only after some file's facts changed)."""
+        self.survey()
+        if self._index is None:
+            self._index = self._merge()
+        return self._index
+
+    def update(self, path: Path, text: str | None) -> bool:
+        """``path`` now reads ``text`` (an unsaved buffer), or, with ``None``, what is on disk
+        (the buffer was saved or closed, the file changed or disappeared). Returns whether the
+        project index changed."""
+        key = self._key(path)
+        if text is None:
+            self._buffers.pop(key, None)
+        else:
+            self._buffers[key] = text
+        if not self._surveyed:
+            return False
+        if key not in self._facts and not self._belongs(path, text is not None):
+            return False
+        if text is None:
+            try:
+                text = source_text(Path(key).read_bytes())
+            except OSError:  # deleted: it contributes nothing any more
+                return self._forget(key)
+        return self._store(key, self._facts_of(key, text))
+
+    def forget_buffer(self, path: Path) -> bool:
+        """The editor closed ``path``: the file on disk stands for it again."""
+        return self.update(path, None)
+
+    def _belongs(self, path: Path, open_buffer: bool) -> bool:
+        """Whether a file the survey did not meet is part of the project (a new file)."""
+        if path.suffix not in SOURCE_SUFFIXES or (not open_buffer and not path.is_file()):
+            return False
+        try:
+            path.resolve().relative_to(self.root)
+        except ValueError:
+            return False
+        return not self.resolver.for_path(path).is_excluded(path)
+
+    def _store(self, key: str, facts: ProjectIndex) -> bool:
+        self._deferred.pop(key, None)  # its facts are now complete, questions included
+        if key not in self._facts:
+            self._order.append(key)
+        elif self._facts[key].facts == facts.facts:
+            self._facts[key] = facts
+            return False
+        self._facts[key] = facts
+        self._index = None
+        return True
+
+    def _forget(self, key: str) -> bool:
+        self._deferred.pop(key, None)
+        if key not in self._facts:
+            return False
+        del self._facts[key]
+        self._order.remove(key)
+        self._index = None
+        return True
+
+    def _facts_of(self, key: str, text: str) -> ProjectIndex:
+        """Every collector's facts from one source (one ``ast`` parse, if any collector wants
+        it)."""
+        wanted = [c for c in self._collectors.collectors if _matches(c.requires, text)]
+        if not wanted:
+            return ProjectIndex()
+        try:
+            tree = ast.parse(text)
+        except _PARSE_FAILURES:
+            return ProjectIndex()  # as the survey: a file that does not parse has no facts
+        return _collect(tree, key, wanted)
+
+    def _merge(self) -> ProjectIndex:
+        index = ProjectIndex()
+        for key in self._order:
+            index.merge(self._facts[key])
+        self._answer_open_questions(index)
+        return index
+
+    def _answer_open_questions(self, index: ProjectIndex) -> None:
+        """Read the files deferred for a project question the index leaves open, in project
+        order, until it is settled (as ``survey.answer_questions`` does for a run); what they
+        say is kept, so each is read at most once per session."""
+        for collector in self._collectors.collectors:
+            settled = collector.settled
+            if settled is None or settled(index):
+                continue
+            for key in list(self._order):
+                names = self._deferred.get(key, ())
+                if collector.name not in names:
+                    continue
+                rest = tuple(name for name in names if name != collector.name)
+                if rest:
+                    self._deferred[key] = rest
+                else:
+                    del self._deferred[key]
+                text = self._text(key)
+                if text is None:
+                    continue
+                try:
+                    facts = _collect(ast.parse(text), key, [collector])
+                except _PARSE_FAILURES:
+                    continue
+                if facts.facts:
+                    # A new object: the survey shares one empty index between files.
+                    merged = ProjectIndex()
+                    merged.merge(self._facts[key])
+                    merged.merge(facts)
+                    self._facts[key] = merged
+                    index.merge(facts)
+                    if settled(index):
+                        break
+
+    def _text(self, key: str) -> str | None:
+        buffer = self._buffers.get(key)
+        if buffer is not None:
+            return buffer
+        try:
+            return source_text(Path(key).read_bytes())
+        except OSError:
+            return None
+
+    def _key(self, path: Path) -> str:
+        """A file as the index spells it: its resolved path (the walk yields the resolved root
+        joined with the relative path), so rules comparing paths agree."""
+        return str(path.resolve())
+
+    # -- linting ---------------------------------------------------------------------------------
+
+    def lint(
+        self, path: Path, text: str, *, fix: bool = False, unsafe_fixes: bool | None = None,
+        update: bool = True,
+    ) -> Linted:
+        """Lint ``text`` as the file ``path`` (its buffer first stands in for the file in the
+        index unless ``update`` is false). ``unsafe_fixes``: ``None`` takes the configuration's.
+        Each finding with a fix carries its edit (``FixInfo.edits``)."""
+        path = Path(self._key(path))
+        if update:
+            self.update(path, text)
+        settings = self.resolver.for_path(path)
+        if settings.is_excluded(path):
+            return Linted(FileResult(filename=str(path), skipped=True), excluded=True)
+        options = RunOptions(fix=fix, unsafe_fixes=unsafe_fixes, want_edits=True)
+        lint = lint_options_for(settings, path, options)
+        data = text.encode("utf-8", "surrogatepass")
+        result, fixed = lint_source(path, data, lint, self.index())
+        return Linted(result, fixed.decode("utf-8", "surrogatepass") if fixed else None)
+
+    def lint_cell(
+        self, path: Path, text: str, *, number: int, fix: bool = False,
+        unsafe_fixes: bool | None = None,
+    ) -> Linted:
+        """Lint one code cell of the notebook ``path`` as the command line does (IPython lines
+        masked; a cell magic's cell is not Python and reports nothing)."""
+        from sampler_lint.notebook import mask, unmask
+
+        path = Path(self._key(path))
+        settings = self.resolver.for_path(path)
+        name = f"{path}:cell {number}"
+        masked = mask(text)
+        if settings.is_excluded(path) or not settings.options.get("notebooks", True):
+            return Linted(FileResult(filename=name, skipped=True), excluded=True)
+        if masked is None:
+            return Linted(FileResult(filename=name, skipped=True))
+        code, magics = masked
+        options = RunOptions(fix=fix, unsafe_fixes=unsafe_fixes, want_edits=not magics)
+        lint = lint_options_for(settings, path, options)
+        result, fixed = lint_source(
+            path, code.encode("utf-8", "surrogatepass"), lint, self.index(), display_name=name
+        )
+        restored = unmask(fixed.decode("utf-8"), magics) if fixed is not None else None
+        return Linted(result, restored)
+
+    def open_paths(self) -> Iterable[str]:
+        return tuple(self._buffers)
