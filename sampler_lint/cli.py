@@ -333,12 +333,12 @@ def server() -> None:
     """Run the language server (LSP) over standard input and output, for editors.
 
     Needs the `server` extra: pip install "sampler-lint[server]"."""
-    import importlib.util
-
-    missing = [name for name in ("pygls", "lsprotocol") if importlib.util.find_spec(name) is None]
-    if missing:
+    try:
+        import lsprotocol  # noqa: F401
+        import pygls  # noqa: F401
+    except ImportError as error:
         _fail(
-            f"`sampler-lint server` needs {' and '.join(missing)}, which are not installed; "
+            f"`sampler-lint server` needs {error.name or 'pygls'}, which is not installed; "
             'install the server extra: pip install "sampler-lint[server]"'
         )
     from sampler_lint.server import start

@@ -258,7 +258,7 @@ class SamplerLintServer(LanguageServer):
         self.publish(uri, diagnostics)
         if changed:
             # The index changed: the other open files of this project may read it.
-            for other in list(self.state.linted):
+            for other in self.open_uris():
                 if other != uri and self.project_of(other) == session.root:
                     self.schedule(other)
 
@@ -292,8 +292,12 @@ class SamplerLintServer(LanguageServer):
         self.state.linted.pop(uri, None)
         self.publish(uri, [])
 
+    def open_uris(self) -> list[str]:
+        """Every open document and notebook cell."""
+        return list(self.workspace.text_documents)
+
     def relint_all(self) -> None:
-        for uri in list(self.state.linted):
+        for uri in self.open_uris():
             self.schedule(uri, 0)
 
     def project_of(self, uri: str) -> Path | None:
@@ -516,7 +520,7 @@ def build() -> SamplerLintServer:
         path = _path_of(uri)
         session = ls.sessions.get(project_root([path])) if path is not None else None
         if path is not None and session is not None and session.update(path, None):
-            for other in list(ls.state.linted):
+            for other in ls.open_uris():
                 if ls.project_of(other) == session.root:
                     ls.schedule(other)
 
@@ -566,7 +570,7 @@ def build() -> SamplerLintServer:
         changed = False
         for change in params.changes:
             path = _path_of(change.uri)
-            if path is None or change.uri in ls.state.linted:
+            if path is None or change.uri in ls.workspace.text_documents:
                 continue  # an open buffer stands for its file
             session = ls.sessions.get(project_root([path]))
             if session is not None:

@@ -15,17 +15,18 @@ unread once settled. Those questions are yes-or-no, so the answers agree.
 from __future__ import annotations
 
 import ast
+import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from sampler_lint import registry
+from sampler_lint import noqa, registry
 from sampler_lint.cache import DIRECTORY, Cache
 from sampler_lint.config import ConfigResolver
 from sampler_lint.discovery import SOURCE_SUFFIXES, iter_source_files
-from sampler_lint.findings import FileResult
+from sampler_lint.findings import FileResult, Finding
 from sampler_lint.index import ProjectIndex
-from sampler_lint.linter import lint_source
+from sampler_lint.linter import PARSE_ERROR, LintOptions, decode, lint_source, parse
 from sampler_lint.runner import RunOptions, _Job, lint_options_for, survey_files
 from sampler_lint.survey import Collectors, _collect, _matches, source_text
 
@@ -243,6 +244,8 @@ class ProjectSession:
         lint = lint_options_for(settings, path, options)
         data = text.encode("utf-8", "surrogatepass")
         result, fixed = lint_source(path, data, lint, self.index())
+        if result.skipped:
+            _report_parse_error(result, path, data, lint)
         return Linted(result, fixed.decode("utf-8", "surrogatepass") if fixed else None)
 
     def lint_cell(
@@ -264,11 +267,43 @@ class ProjectSession:
         code, magics = masked
         options = RunOptions(fix=fix, unsafe_fixes=unsafe_fixes, want_edits=not magics)
         lint = lint_options_for(settings, path, options)
-        result, fixed = lint_source(
-            path, code.encode("utf-8", "surrogatepass"), lint, self.index(), display_name=name
-        )
+        data = code.encode("utf-8", "surrogatepass")
+        result, fixed = lint_source(path, data, lint, self.index(), display_name=name)
+        if result.skipped:
+            _report_parse_error(result, name, data, lint)
         restored = unmask(fixed.decode("utf-8"), magics) if fixed is not None else None
         return Linted(result, restored)
 
     def open_paths(self) -> Iterable[str]:
         return tuple(self._buffers)
+
+
+def _report_parse_error(result: FileResult, name: Path | str, data: bytes,
+                        lint: LintOptions) -> None:
+    """SL001 for a source no rule wanted. A run skips such a file unparsed (it cannot hold a
+    finding); in an editor the file being typed is always wanted, and a syntax error in it must
+    show (Python's parser says whether; libcst's path then words the finding as a run would)."""
+    if not any(rule.code == PARSE_ERROR for rule in lint.rules):
+        return
+    try:
+        text: str | None = decode(data)
+    except (SyntaxError, UnicodeDecodeError, LookupError):
+        text = None  # undecodable: libcst's path says so
+    if text is not None:
+        file_codes = noqa.file_level_codes(text)
+        if noqa.ALL in file_codes or PARSE_ERROR in file_codes:
+            return
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                compile(text, "<sampler-lint>", "exec", flags=ast.PyCF_ONLY_AST,
+                        dont_inherit=True)
+            return
+        except (SyntaxError, ValueError):
+            pass
+        except (RecursionError, MemoryError, OverflowError):
+            return
+    parsed = parse(str(name), data)
+    if isinstance(parsed, Finding):
+        result.findings.append(parsed)
+        result.skipped = False
