@@ -10,7 +10,8 @@ survey of the project happens then), then makes ``--edits`` edits, one at a time
 at the end of the file, and times each from ``textDocument/didChange`` to the
 ``textDocument/publishDiagnostics`` for that version. The server waits
 ``DEBOUNCE_SECONDS`` for more typing before it lints; the figures are printed with and without
-it. ``--in-process`` also times the engine alone (``ProjectSession.lint``), without the protocol.
+it. The project's Python files and configuration are copied to a temporary folder first, so the
+server's cache is never written into PROJECT. ``--in-process`` also times the engine alone (``ProjectSession.lint``), without the protocol.
 Prints medians, the 90th percentile and the maximum, and the server's peak memory (Linux).
 """
 
@@ -18,8 +19,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import shutil
 import statistics
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -129,11 +132,23 @@ def main() -> None:
     parser.add_argument("--edits", type=int, default=20)
     parser.add_argument("--in-process", action="store_true")
     args = parser.parse_args()
-    project = args.project.resolve()
-    file = (project / args.file).resolve()
-    asyncio.run(over_lsp(project, file, args.edits))
-    if args.in_process:
-        in_process(project, file, args.edits)
+    with tempfile.TemporaryDirectory(prefix="server-latency-") as folder:
+        project = _copy(args.project.resolve(), Path(folder) / args.project.resolve().name)
+        file = (project / args.file).resolve()
+        asyncio.run(over_lsp(project, file, args.edits))
+        if args.in_process:
+            in_process(project, file, args.edits)
+
+
+def _copy(source: Path, target: Path) -> Path:
+    """The project's ``.py`` files and configuration files, in the same layout."""
+    keep = {".py", ".pyi", ".toml"}
+    for path in source.rglob("*"):
+        if path.suffix in keep and path.is_file() and ".git" not in path.parts:
+            destination = target / path.relative_to(source)
+            destination.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(path, destination)
+    return target.resolve()
 
 
 if __name__ == "__main__":

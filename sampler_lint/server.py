@@ -242,15 +242,14 @@ class SamplerLintServer(LanguageServer):
             return
         text = document.source
         session = self.session_for(path)
-        changed = False
+        changed = False  # notebooks add nothing to the index
         if cell is not None:
             linted = session.lint_cell(
                 path, text, number=cell.number, unsafe_fixes=self.settings.unsafe_fixes
             )
         else:
-            changed = session.update(path, text)
-            linted = session.lint(path, text, unsafe_fixes=self.settings.unsafe_fixes,
-                                  update=False)
+            linted = session.lint(path, text, unsafe_fixes=self.settings.unsafe_fixes)
+            changed = linted.index_changed
         self.report_lint_problems(linted)
         findings = linted.result.findings
         diagnostics = [_diagnostic(document, finding) for finding in findings]
@@ -376,7 +375,7 @@ class SamplerLintServer(LanguageServer):
             linted = session.lint_cell(path, text, number=cell.number, fix=True,
                                        unsafe_fixes=False)
         else:
-            linted = session.lint(path, text, fix=True, unsafe_fixes=False, update=False)
+            linted = session.lint(path, text, fix=True, unsafe_fixes=False)
         if linted.fixed is None or linted.fixed == text:
             return None
         return smallest_edit(text, linted.fixed)

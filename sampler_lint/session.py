@@ -27,8 +27,8 @@ from sampler_lint.discovery import SOURCE_SUFFIXES, iter_source_files
 from sampler_lint.findings import FileResult, Finding
 from sampler_lint.index import ProjectIndex
 from sampler_lint.linter import PARSE_ERROR, LintOptions, decode, lint_source, parse
-from sampler_lint.runner import RunOptions, _Job, lint_options_for, survey_files
-from sampler_lint.survey import Collectors, _collect, _matches, source_text
+from sampler_lint.runner import RunOptions, _index_stage, _Job, lint_options_for, survey_files
+from sampler_lint.survey import Collectors, Survey, _collect, source_text, survey_source
 
 _PARSE_FAILURES = (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError)
 
@@ -41,6 +41,7 @@ class Linted:
     result: FileResult
     fixed: str | None = None
     excluded: bool = False  # the configuration excludes the file: nothing is reported
+    index_changed: bool = False  # the text changed the project index: other files may read it
 
 
 class ProjectSession:
@@ -94,7 +95,9 @@ class ProjectSession:
             if survey.deferred:
                 self._deferred[key] = survey.deferred
         for key, text in self._buffers.items():
-            self._store(key, self._facts_of(key, text))
+            if key in self._facts or self._belongs(Path(key), True):
+                data = text.encode("utf-8", "surrogatepass")
+                self._store(key, survey_source(data, key, None, self._collectors))
         self._index = None
 
     def index(self) -> ProjectIndex:
@@ -119,10 +122,12 @@ class ProjectSession:
             return False
         if text is None:
             try:
-                text = source_text(Path(key).read_bytes())
+                data = Path(key).read_bytes()
             except OSError:  # deleted: it contributes nothing any more
                 return self._forget(key)
-        return self._store(key, self._facts_of(key, text))
+        else:
+            data = text.encode("utf-8", "surrogatepass")
+        return self._store(key, survey_source(data, key, None, self._collectors))
 
     def forget_buffer(self, path: Path) -> bool:
         """The editor closed ``path``: the file on disk stands for it again."""
@@ -138,11 +143,17 @@ class ProjectSession:
             return False
         return not self.resolver.for_path(path).is_excluded(path)
 
-    def _store(self, key: str, facts: ProjectIndex) -> bool:
-        self._deferred.pop(key, None)  # its facts are now complete, questions included
+    def _store(self, key: str, survey: Survey) -> bool:
+        """Keep what a new survey of ``key`` says; whether the index changed."""
+        facts, deferred = survey.facts, survey.deferred
+        same_questions = self._deferred.get(key, ()) == deferred
+        if deferred:
+            self._deferred[key] = deferred
+        else:
+            self._deferred.pop(key, None)
         if key not in self._facts:
             self._order.append(key)
-        elif self._facts[key].facts == facts.facts:
+        elif self._facts[key].facts == facts.facts and same_questions:
             self._facts[key] = facts
             return False
         self._facts[key] = facts
@@ -157,18 +168,6 @@ class ProjectSession:
         self._order.remove(key)
         self._index = None
         return True
-
-    def _facts_of(self, key: str, text: str) -> ProjectIndex:
-        """Every collector's facts from one source (one ``ast`` parse, if any collector wants
-        it)."""
-        wanted = [c for c in self._collectors.collectors if _matches(c.requires, text)]
-        if not wanted:
-            return ProjectIndex()
-        try:
-            tree = ast.parse(text)
-        except _PARSE_FAILURES:
-            return ProjectIndex()  # as the survey: a file that does not parse has no facts
-        return _collect(tree, key, wanted)
 
     def _merge(self) -> ProjectIndex:
         index = ProjectIndex()
@@ -229,24 +228,40 @@ class ProjectSession:
 
     def lint(
         self, path: Path, text: str, *, fix: bool = False, unsafe_fixes: bool | None = None,
-        update: bool = True,
     ) -> Linted:
-        """Lint ``text`` as the file ``path`` (its buffer first stands in for the file in the
-        index unless ``update`` is false). ``unsafe_fixes``: ``None`` takes the configuration's.
-        Each finding with a fix carries its edit (``FixInfo.edits``)."""
+        """Lint ``text`` as the file ``path``, the text standing in for the file in the index
+        first (``Linted.index_changed``: whether that changed the index). ``unsafe_fixes``:
+        ``None`` takes the configuration's. Each finding with a fix carries its edit
+        (``FixInfo.edits``).
+
+        One survey of the text serves both the index facts and the pre-filters, as in a run;
+        then the libcst parse, only if a rule is left."""
         path = Path(self._key(path))
-        if update:
-            self.update(path, text)
+        key = str(path)
+        self._buffers[key] = text
+        self.survey()
         settings = self.resolver.for_path(path)
-        if settings.is_excluded(path):
-            return Linted(FileResult(filename=str(path), skipped=True), excluded=True)
-        options = RunOptions(fix=fix, unsafe_fixes=unsafe_fixes, want_edits=True)
-        lint = lint_options_for(settings, path, options)
+        excluded = settings.is_excluded(path)
+        belongs = key in self._facts or self._belongs(path, True)
+        lint = lint_options_for(
+            settings, path, RunOptions(fix=fix, unsafe_fixes=unsafe_fixes, want_edits=True)
+        )
         data = text.encode("utf-8", "surrogatepass")
-        result, fixed = lint_source(path, data, lint, self.index())
+        survey = survey_source(
+            data, key if belongs else None, None if excluded else lint, self._collectors
+        )
+        changed = self._store(key, survey) if belongs else False
+        if excluded:
+            result = FileResult(filename=key, skipped=True)
+            return Linted(result, excluded=True, index_changed=changed)
+        index = self.index()
+        if belongs:
+            survey = _index_stage(survey, _Job(path, key, 0), lint, index)
+        result, fixed = lint_source(path, data, lint, index, only=survey.rules)
         if result.skipped:
             _report_parse_error(result, path, data, lint)
-        return Linted(result, fixed.decode("utf-8", "surrogatepass") if fixed else None)
+        fixed_text = fixed.decode("utf-8", "surrogatepass") if fixed else None
+        return Linted(result, fixed_text, index_changed=changed)
 
     def lint_cell(
         self, path: Path, text: str, *, number: int, fix: bool = False,
