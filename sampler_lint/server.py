@@ -13,6 +13,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import sys
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -131,6 +133,8 @@ class _Linted:
     text: str
     findings: list[Finding]
     diagnostics: list[types.Diagnostic]
+    code: str  # the text as linted (a notebook cell's IPython lines masked)
+    masked_lines: frozenset[int] = frozenset()
 
 
 @dataclass
@@ -242,6 +246,8 @@ class SamplerLintServer(LanguageServer):
             return
         text = document.source
         session = self.session_for(path)
+        if not session.surveyed:
+            self.first_survey(session)
         changed = False  # notebooks add nothing to the index
         if cell is not None:
             linted = session.lint_cell(
@@ -253,13 +259,24 @@ class SamplerLintServer(LanguageServer):
         self.report_lint_problems(linted)
         findings = linted.result.findings
         diagnostics = [_diagnostic(document, finding) for finding in findings]
-        self.state.linted[uri] = _Linted(text, findings, diagnostics)
+        self.state.linted[uri] = _Linted(
+            text, findings, diagnostics, linted.code or text, linted.masked_lines
+        )
         self.publish(uri, diagnostics)
         if changed:
             # The index changed: the other open files of this project may read it.
             for other in self.open_uris():
                 if other != uri and self.project_of(other) == session.root:
                     self.schedule(other)
+
+    def first_survey(self, session: ProjectSession) -> None:
+        # The survey may fork worker processes: nothing of ours may wait in a buffer they would
+        # flush a second time into the client's channel.
+        sys.stdout.flush()
+        start = time.perf_counter()
+        session.survey()
+        self.log(logging.INFO, f"surveyed {session.files} files of {session.root} in "
+                               f"{time.perf_counter() - start:.1f} s")
 
     def report_lint_problems(self, linted: Linted) -> None:
         for message in linted.result.errors:
@@ -339,8 +356,9 @@ class SamplerLintServer(LanguageServer):
             if not _overlaps(diagnostic.range, params.range):
                 continue
             fixes = [
-                fix for fix in (rule_fix(finding), remove_unused_noqa(linted.text, finding))
+                fix for fix in (rule_fix(finding), remove_unused_noqa(linted.code, finding))
                 if fix is not None and (fix.safe or self.settings.unsafe_fixes)
+                and _clear_of(fix.edit, linted.masked_lines)
             ]
             for fix in fixes:
                 actions.append(_action(
@@ -349,8 +367,8 @@ class SamplerLintServer(LanguageServer):
                     preferred=fix.safe,
                 ))
             if finding.code != UNUSED_NOQA:
-                noqa_fix = add_noqa(linted.text, finding)
-                if noqa_fix is not None:
+                noqa_fix = add_noqa(linted.code, finding)
+                if noqa_fix is not None and _clear_of(noqa_fix.edit, linted.masked_lines):
                     actions.append(_action(
                         f"{noqa_fix.title} (suppress this finding)",
                         types.CodeActionKind.QuickFix, uri, document, [noqa_fix.edit],
@@ -449,6 +467,14 @@ def _action(
     return types.CodeAction(
         title=title, kind=kind, diagnostics=diagnostics or None, edit=changes,
         is_preferred=preferred or None,
+    )
+
+
+def _clear_of(edit: Edit, lines: frozenset[int]) -> bool:
+    """Whether ``edit`` (of a cell's masked text) stays off the masked lines, so that it holds
+    for the cell as the user wrote it."""
+    return not any(
+        line in lines for line in range(edit.location.line, edit.end_location.line + 1)
     )
 
 

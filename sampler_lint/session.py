@@ -17,7 +17,7 @@ from __future__ import annotations
 import ast
 import warnings
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from sampler_lint import noqa, registry
@@ -42,6 +42,10 @@ class Linted:
     fixed: str | None = None
     excluded: bool = False  # the configuration excludes the file: nothing is reported
     index_changed: bool = False  # the text changed the project index: other files may read it
+    #: For a notebook cell: the text as linted (IPython lines masked) and the masked lines, where
+    #: no edit may go.
+    code: str | None = None
+    masked_lines: frozenset[int] = frozenset()
 
 
 class ProjectSession:
@@ -280,17 +284,39 @@ class ProjectSession:
         if masked is None:
             return Linted(FileResult(filename=name, skipped=True))
         code, magics = masked
-        options = RunOptions(fix=fix, unsafe_fixes=unsafe_fixes, want_edits=not magics)
+        options = RunOptions(fix=fix, unsafe_fixes=unsafe_fixes, want_edits=True)
         lint = lint_options_for(settings, path, options)
         data = code.encode("utf-8", "surrogatepass")
         result, fixed = lint_source(path, data, lint, self.index(), display_name=name)
         if result.skipped:
             _report_parse_error(result, name, data, lint)
         restored = unmask(fixed.decode("utf-8"), magics) if fixed is not None else None
-        return Linted(result, restored)
+        masked_lines = frozenset(
+            number for number, (before, after)
+            in enumerate(zip(text.split("\n"), code.split("\n"), strict=False), start=1)
+            if before != after
+        )
+        if masked_lines:
+            # An edit of the masked text holds for the cell only away from the masked lines.
+            result.findings = [_off_lines(f, masked_lines) for f in result.findings]
+        return Linted(result, restored, code=code, masked_lines=masked_lines)
 
     def open_paths(self) -> Iterable[str]:
         return tuple(self._buffers)
+
+
+def _off_lines(finding: Finding, lines: frozenset[int]) -> Finding:
+    """``finding`` without the edits of its fix that touch ``lines``."""
+    fix = finding.fix
+    if fix is None or not fix.edits:
+        return finding
+    if any(
+        line in lines
+        for edit in fix.edits
+        for line in range(edit.location.line, edit.end_location.line + 1)
+    ):
+        return replace(finding, fix=replace(fix, edits=None))
+    return finding
 
 
 def _report_parse_error(result: FileResult, name: Path | str, data: bytes,

@@ -279,7 +279,8 @@ async def test_notebook_cells(client: LanguageClient, project: Path) -> None:
     notebook = project / "train.ipynb"
     notebook.write_text(json.dumps({"cells": [], "metadata": {}, "nbformat": 4,
                                     "nbformat_minor": 5}))
-    cells = ["%matplotlib inline\nimport torch\n", "# notes", SHARD]
+    cells = ["%matplotlib inline\nimport torch\n", "# notes", SHARD,
+             "%load_ext autoreload\n" + SHARD]
     cell_uris = [f"vscode-notebook-cell:{notebook}#cell{n}" for n in range(len(cells))]
     client.notebook_document_did_open(types.DidOpenNotebookDocumentParams(
         notebook_document=types.NotebookDocument(
@@ -302,6 +303,14 @@ async def test_notebook_cells(client: LanguageClient, project: Path) -> None:
     assert [d.code for d in diagnostics] == ["SL101"]
     assert diagnostics[0].range.start.line == 1
     assert await _diagnostics(client, cell_uris[0]) == []
+    # A cell with an IPython line: the edit goes to the cell as written, the magic stays.
+    found = await _diagnostics(client, cell_uris[3])
+    assert [(d.code, d.range.start.line) for d in found] == [("SL101", 2)]
+    noqa = [a for a in await _actions(client, cell_uris[3], found[0]) if "noqa" in a.title]
+    assert noqa and noqa[0].edit is not None and noqa[0].edit.changes is not None
+    edited = _apply(cells[3], list(noqa[0].edit.changes[cell_uris[3]]))
+    assert edited.startswith("%load_ext autoreload\n")
+    assert edited.splitlines()[2].endswith("[rank]  # noqa: SL101")
 
 
 @pytest.mark.asyncio
