@@ -11,7 +11,8 @@ at the end of the file, and times each from ``textDocument/didChange`` to the
 ``textDocument/publishDiagnostics`` for that version. The server waits
 ``DEBOUNCE_SECONDS`` for more typing before it lints; the figures are printed with and without
 it. The project's Python files and configuration are copied to a temporary folder first, so the
-server's cache is never written into PROJECT. ``--in-process`` also times the engine alone (``ProjectSession.lint``), without the protocol.
+server's cache is never written into PROJECT. ``--in-process`` also times the engine alone
+(``ProjectSession.lint``), without the protocol.
 Prints medians, the 90th percentile and the maximum, and the server's peak memory (Linux).
 """
 

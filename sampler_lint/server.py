@@ -37,6 +37,8 @@ from sampler_lint.session import Linted, ProjectSession
 
 NAME = "sampler-lint"
 FIX_ALL = f"{types.CodeActionKind.SourceFixAll.value}.{NAME}"
+# Projects kept warm at once.
+MAX_PROJECTS = 8
 # A pause in typing this long before a changed buffer is linted again.
 DEBOUNCE_SECONDS = 0.15
 _SEVERITY = {
@@ -201,8 +203,10 @@ class SamplerLintServer(LanguageServer):
 
     def session_for(self, path: Path) -> ProjectSession:
         root = project_root([path])
-        session = self.sessions.get(root)
-        if session is None:
+        session = self.sessions.pop(root, None)
+        if session is not None:
+            self.sessions[root] = session  # the most recently used last
+        else:
             config = Path(self.settings.configuration) if self.settings.configuration else None
             if config is not None and not config.is_absolute():
                 config = root / config
@@ -210,6 +214,10 @@ class SamplerLintServer(LanguageServer):
             resolver = ConfigResolver(cli, config_file=config, cwd=root)  # may raise ConfigError
             session = ProjectSession(root, resolver, jobs=self.jobs or os.cpu_count() or 1)
             self.sessions[root] = session
+            # Memory stays bounded however many projects are visited: the least recently used
+            # project is dropped (and surveyed again, from the cache, if it comes back).
+            while len(self.sessions) > MAX_PROJECTS:
+                del self.sessions[next(iter(self.sessions))]
         return session
 
     def reset(self) -> None:
