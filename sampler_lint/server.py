@@ -239,6 +239,14 @@ class SamplerLintServer(LanguageServer):
             self.report_error(f"invalid configuration: {error}")
             self.state.linted.pop(uri, None)
             self.publish(uri, [])
+            # Read the configuration afresh next time: the user is about to mend it, and a
+            # client that does not watch configuration files would never tell us.
+            project = self.project_of(uri)
+            if project is not None:
+                self.sessions.pop(project, None)
+            from sampler_lint.config import _has_our_table
+
+            _has_our_table.cache_clear()
         except Exception as error:  # a bug must cost one file's diagnostics, not the server
             logger.exception("internal error")
             self.log(logging.ERROR, f"internal error on {uri}, please report it: "
@@ -518,8 +526,26 @@ def build() -> SamplerLintServer:
         ls.settings = ls.apply_settings(params.initialization_options)
 
     @server.feature(types.INITIALIZED)
-    def initialized(ls: SamplerLintServer, params: types.InitializedParams) -> None:
+    async def initialized(ls: SamplerLintServer, params: types.InitializedParams) -> None:
         ls.log(logging.INFO, f"{NAME} {__version__} ready")
+        workspace = ls.client_capabilities.workspace
+        watched = workspace.did_change_watched_files if workspace else None
+        if watched is None or not watched.dynamic_registration:
+            return
+        # Configuration files and Python files changed outside the editor (a checkout, a save
+        # from elsewhere) keep the projects' configuration and index true.
+        patterns = [f"**/{name}" for name in CONFIG_FILES] + ["**/*.py", "**/*.pyi"]
+        try:
+            await ls.client_register_capability_async(types.RegistrationParams(registrations=[
+                types.Registration(
+                    id=f"{NAME}-watched-files", method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+                    register_options=types.DidChangeWatchedFilesRegistrationOptions(
+                        watchers=[types.FileSystemWatcher(glob_pattern=p) for p in patterns]
+                    ),
+                )
+            ]))
+        except Exception as error:  # a client that refuses: configuration read on errors only
+            ls.log(logging.INFO, f"file watching not available: {error}")
 
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
     def did_change_configuration(

@@ -335,13 +335,12 @@ async def test_invalid_configuration_is_reported_and_the_server_keeps_serving(
     assert "pyproject.toml" in message.message and "SL999" in message.message
     assert any("SL999" in m.message for m in client.log_messages)
 
-    # Mended and saved: diagnostics come back without restarting anything.
+    # Mended: the next edit brings the diagnostics back, whether or not the client tells the
+    # server about the configuration file, and without restarting anything.
     (project / "pyproject.toml").write_text(
         '[project]\nname = "demo"\n\n[tool.sampler-lint]\nselect = ["SL101"]\n'
     )
-    client.text_document_did_save(types.DidSaveTextDocumentParams(
-        text_document=types.TextDocumentIdentifier(uri=(project / "pyproject.toml").as_uri())
-    ))
+    _change(client, uri, SHARD + "\n", 2)
     assert [d.code for d in await _diagnostics(
         client, uri, until=lambda codes: codes == ["SL101"]
     )] == ["SL101"]
