@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import ast
 import warnings
-from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -132,10 +131,6 @@ class ProjectSession:
         else:
             data = text.encode("utf-8", "surrogatepass")
         return self._store(key, survey_source(data, key, None, self._collectors))
-
-    def forget_buffer(self, path: Path) -> bool:
-        """The editor closed ``path``: the file on disk stands for it again."""
-        return self.update(path, None)
 
     def _belongs(self, path: Path, open_buffer: bool) -> bool:
         """Whether a file the survey did not meet is part of the project (a new file)."""
@@ -300,9 +295,6 @@ class ProjectSession:
             # An edit of the masked text holds for the cell only away from the masked lines.
             result.findings = [_off_lines(f, masked_lines) for f in result.findings]
         return Linted(result, restored, code=code, masked_lines=masked_lines)
-
-    def open_paths(self) -> Iterable[str]:
-        return tuple(self._buffers)
 
 
 def _off_lines(finding: Finding, lines: frozenset[int]) -> Finding:

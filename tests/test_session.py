@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from sampler_lint import registry, runner
 from sampler_lint.cli import main
 from sampler_lint.config import ConfigResolver, RawSettings
 from sampler_lint.session import ProjectSession
@@ -71,6 +72,13 @@ def test_findings_are_the_check_runs(project: Path) -> None:
     )
     assert found == _cli(project)
     assert ("child.py", "SL401", 6, 16) in found
+
+
+def test_the_index_is_the_check_runs(project: Path) -> None:
+    session = _session(project)
+    files = sorted(project.glob("*.py"))
+    cold = runner.build_index(files, registry.all_rules())
+    assert dict(session.index().facts) == dict(cold.facts)
 
 
 def test_an_unsaved_edit_changes_the_index_and_closing_it_restores_the_disk(
