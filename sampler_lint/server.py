@@ -37,6 +37,7 @@ from sampler_lint.session import Linted, ProjectSession
 
 NAME = "sampler-lint"
 FIX_ALL = f"{types.CodeActionKind.SourceFixAll.value}.{NAME}"
+FIX_ALL_TITLE = f"{NAME}: fix all safe fixes in this file"
 # Projects kept warm at once.
 MAX_PROJECTS = 8
 # A pause in typing this long before a changed buffer is linted again.
@@ -390,14 +391,40 @@ class SamplerLintServer(LanguageServer):
                         types.CodeActionKind.QuickFix, uri, document, [noqa_fix.edit],
                         [diagnostic],
                     ))
-        if fixable and _wanted(FIX_ALL, only):
+        if fixable and only and _wanted(FIX_ALL, only):
+            # Asked for by kind (fix on save, a "Source Action" menu): computed now.
             fix_all = self.fix_all(uri, linted.text)
             if fix_all is not None:
                 actions.append(_action(
-                    f"{NAME}: fix all safe fixes in this file", FIX_ALL, uri, document,
-                    [fix_all], [],
+                    FIX_ALL_TITLE, FIX_ALL, uri, document, [fix_all], [],
                 ))
+        elif fixable and not only and self.resolves_edits():
+            # Every cursor move asks for code actions: the whole fix loop runs only when this
+            # one is chosen (codeAction/resolve).
+            actions.append(types.CodeAction(
+                title=FIX_ALL_TITLE, kind=FIX_ALL, data={"fixAll": uri},
+            ))
         return [action for action in actions if _wanted(action.kind, only)]
+
+    def resolves_edits(self) -> bool:
+        document = self.client_capabilities.text_document
+        code_action = document.code_action if document else None
+        support = code_action.resolve_support if code_action else None
+        return support is not None and "edit" in support.properties
+
+    def resolve(self, action: types.CodeAction) -> types.CodeAction:
+        data = action.data if isinstance(action.data, dict) else {}
+        uri = data.get("fixAll")
+        if not isinstance(uri, str) or action.edit is not None:
+            return action
+        linted = self.current(uri)
+        if linted is None:
+            return action
+        fix_all = self.fix_all(uri, linted.text)
+        if fix_all is not None:
+            document = self.workspace.get_text_document(uri)
+            action.edit = types.WorkspaceEdit(changes={uri: [_text_edit(document, fix_all)]})
+        return action
 
     def fix_all(self, uri: str, text: str) -> Edit | None:
         cell = self.cell_of(uri)
@@ -641,7 +668,7 @@ def build() -> SamplerLintServer:
         types.TEXT_DOCUMENT_CODE_ACTION,
         types.CodeActionOptions(
             code_action_kinds=[types.CodeActionKind.QuickFix, FIX_ALL],
-            resolve_provider=False,
+            resolve_provider=True,
         ),
     )
     def code_action(
@@ -652,6 +679,14 @@ def build() -> SamplerLintServer:
         except ConfigError as error:
             ls.report_error(f"invalid configuration: {error}")
             return None
+
+    @server.feature(types.CODE_ACTION_RESOLVE)
+    def code_action_resolve(ls: SamplerLintServer, params: types.CodeAction) -> types.CodeAction:
+        try:
+            return ls.resolve(params)
+        except ConfigError as error:
+            ls.report_error(f"invalid configuration: {error}")
+            return params
 
     @server.feature(types.TEXT_DOCUMENT_HOVER)
     def hover(ls: SamplerLintServer, params: types.HoverParams) -> types.Hover | None:

@@ -67,7 +67,11 @@ def project(tmp_path: Path) -> Path:
 @pytest_lsp.fixture(config=ClientServerConfig(server_command=SERVER))
 async def client(lsp_client: LanguageClient, project: Path) -> AsyncIterator[None]:
     await lsp_client.initialize_session(types.InitializeParams(
-        capabilities=types.ClientCapabilities(),
+        capabilities=types.ClientCapabilities(text_document=types.TextDocumentClientCapabilities(
+            code_action=types.CodeActionClientCapabilities(
+                resolve_support=types.ClientCodeActionResolveOptions(properties=["edit"]),
+            ),
+        )),
         root_uri=project.as_uri(),
         initialization_options={"unsafeFixes": False},
     ))
@@ -223,6 +227,16 @@ async def test_fix_all_applies_only_safe_fixes(client: LanguageClient, project: 
     assert actions[0].edit is not None and actions[0].edit.changes is not None
     fixed = _apply(text, list(actions[0].edit.changes[uri]))
     assert "self.sub_num_samples\n" in fixed and "// world_size)[rank]" in fixed
+
+    # Offered beside the quick fixes too, its edit computed only when chosen.
+    offered = [
+        a for a in await _actions(client, uri, diagnostics[0])
+        if a.kind == "source.fixAll.sampler-lint"
+    ]
+    assert len(offered) == 1 and offered[0].edit is None
+    resolved = await client.code_action_resolve_async(offered[0])
+    assert resolved.edit is not None and resolved.edit.changes is not None
+    assert _apply(text, list(resolved.edit.changes[uri])) == fixed
 
 
 @pytest.mark.asyncio
