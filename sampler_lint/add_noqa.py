@@ -68,6 +68,15 @@ def add_noqa(findings: Sequence[Finding]) -> tuple[int, list[str]]:
     return changed, problems
 
 
+def annotated(text: str, wanted: dict[int, set[str]]) -> str | None:
+    """``text`` with ``# noqa: CODES`` added for ``wanted`` (line -> codes), as ``--add-noqa``
+    writes it; ``None`` when nothing changes or the result would not hold (editors' quick fix)."""
+    new_text, count = _annotate(text, wanted)
+    if count == 0 or not _still_valid(new_text, wanted):
+        return None
+    return new_text
+
+
 def _add_noqa_notebook(path: Path, cells: dict[int, dict[int, set[str]]]) -> tuple[int, str]:
     """Annotate the cells of one notebook; lines changed, and a problem (or "")."""
     from sampler_lint.json_spans import SpanError

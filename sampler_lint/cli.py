@@ -326,3 +326,21 @@ def rule(selector: str | None, show_all: bool) -> None:
     if found is None:
         _fail(f"unknown rule '{selector}' (see `sampler-lint rule --all`)")
     click.echo(render_rule(found))
+
+
+@main.command()
+def server() -> None:
+    """Run the language server (LSP) over standard input and output, for editors.
+
+    Needs the `server` extra: pip install "sampler-lint[server]"."""
+    try:
+        import lsprotocol  # noqa: F401
+        import pygls  # noqa: F401
+    except ImportError as error:
+        _fail(
+            f"`sampler-lint server` needs {error.name or 'pygls'}, which is not installed; "
+            'install the server extra: pip install "sampler-lint[server]"'
+        )
+    from sampler_lint.server import start
+
+    start()

@@ -183,7 +183,7 @@ def locate(context: FileContext) -> list[Located]:
     """Positions for the reports; computed only for files that have some."""
     if not context.reports:
         return []
-    positions = positions_of(context.module)
+    positions = _positions_for(context)
     located = []
     for report in context.reports:
         node_range = positions[report.node]
@@ -196,6 +196,21 @@ def locate(context: FileContext) -> list[Located]:
                 last = max(last, statement_range.end.line)
         located.append(Located(report, node_range, (first, last)))
     return located
+
+
+def _positions_for(context: FileContext) -> Mapping[cst.CSTNode, CodeRange]:
+    """The positions ``locate`` needs: those of the statements holding the reports when they can
+    be had alone (``positions.positions_near``, which checks itself against the source), else
+    every node's."""
+    from sampler_lint.positions import positions_near
+
+    nodes = [report.node for report in context.reports]
+    near = positions_near(context.module, context.source, nodes, context.parent)
+    if near is not None and all(node in near for node in nodes):
+        statements = (context.enclosing_statement(node) for node in nodes)
+        if all(statement is None or statement in near for statement in statements):
+            return near
+    return positions_of(context.module)
 
 
 def _fix_range(item: Located, positions: Any) -> tuple[int, int]:
