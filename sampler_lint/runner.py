@@ -12,7 +12,14 @@ from pathlib import Path
 from typing import Any
 
 from sampler_lint import __version__, registry
-from sampler_lint.cache import DIRECTORY, Cache, cached_result, digest, result_is_cacheable
+from sampler_lint.cache import (
+    DIRECTORY,
+    Cache,
+    cached_result,
+    digest,
+    is_file_result,
+    result_is_cacheable,
+)
 from sampler_lint.config import ConfigResolver, Settings
 from sampler_lint.discovery import Walked, iter_source_files, project_root
 from sampler_lint.findings import FileResult
@@ -25,6 +32,7 @@ from sampler_lint.survey import (
     Collectors,
     Survey,
     answer_questions,
+    is_survey,
     source_text,
     survey_source,
 )
@@ -182,7 +190,7 @@ def survey_files(
                 "survey", collectors.salt, lint_key, job.fact_path or "", content
             )
             hit = cache.get(key)
-            if isinstance(hit, Survey):
+            if hit is not None:
                 surveys[number] = hit
                 continue
         missing.append(number)
@@ -282,7 +290,7 @@ def stdin_index(
     if not needs_index(rules):
         return EMPTY_INDEX
     cache_dir = options.cache_dir or project_root([name]) / DIRECTORY
-    cache = Cache(cache_dir, "survey") if options.use_cache else None
+    cache = Cache(cache_dir, "survey", is_survey) if options.use_cache else None
     itself = name.resolve()
     files = [
         path for path in iter_source_files([project_root([name])], resolver)
@@ -437,8 +445,8 @@ def run(
     # Fixing and diffing always work from the file as it is; linting may use the cache.
     caching = options.use_cache and not options.fix and not options.diff
     cache_dir = options.cache_dir or project_root(paths) / DIRECTORY
-    survey_cache = Cache(cache_dir, "survey") if caching else None
-    result_cache = Cache(cache_dir, "results") if caching else None
+    survey_cache = Cache(cache_dir, "survey", is_survey) if caching else None
+    result_cache = Cache(cache_dir, "results", is_file_result) if caching else None
     processes = options.jobs or os.cpu_count() or 1
 
     linted = len(files)

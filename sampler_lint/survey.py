@@ -9,7 +9,6 @@ used to parse the same files twice.
 from __future__ import annotations
 
 import ast
-import pickle
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -112,7 +111,25 @@ def survey_source(
 
 
 def _digest(facts: ProjectIndex) -> str:
-    return digest(pickle.dumps(dict(facts.facts))) if facts.facts else ""
+    # repr, not pickle: facts are plain values and dataclasses, whose repr is stable.
+    return digest(repr(dict(facts.facts))) if facts.facts else ""
+
+
+def is_survey(value: object) -> bool:
+    """The shape of a cached survey (the cache treats anything else as a miss)."""
+    return (
+        isinstance(value, Survey)
+        and isinstance(value.facts, ProjectIndex)
+        and isinstance(value.facts.facts, dict)
+        and all(isinstance(k, str) and isinstance(v, list) for k, v in value.facts.facts.items())
+        and isinstance(value.facts_digest, str)
+        and (value.rules is None or (
+            isinstance(value.rules, tuple) and all(isinstance(c, str) for c in value.rules)
+        ))
+        and isinstance(value.has_noqa, bool)
+        and isinstance(value.deferred, tuple)
+        and all(isinstance(name, str) for name in value.deferred)
+    )
 
 
 def _names(collectors: list[FactCollector]) -> tuple[str, ...]:
