@@ -151,8 +151,7 @@ def check(paths: tuple[Path, ...], **params: Any) -> None:
         result = run(targets, resolver, options, progress=_progress())
     except ConfigError as error:
         _fail(str(error))
-    except FileNotFoundError as error:
-        _fail(f"no such file or directory: {error}")
+    path_errors = _path_errors(result, targets)
     findings: list[Finding] = sorted(
         (f for r in result.results for f in r.findings), key=Finding.sort_key
     )
@@ -183,22 +182,37 @@ def check(paths: tuple[Path, ...], **params: Any) -> None:
         fixed_by_code=fixed_by_code if options.fix and not options.diff else {},
         files_checked=result.files_checked,
     )
-    for message in errors:
+    for message in [*result.problems.warnings, *errors]:
         click.echo(f"sampler-lint: warning: {message}", err=True)
+    for message in path_errors:
+        click.echo(f"sampler-lint: error: {message}", err=True)
     if options.diff:
         diffs = [r.diff for r in result.results if r.diff]
         click.echo("".join(diffs), nl=False)
         if diffs:
             click.echo(f"Would fix {sum(r.fixed for r in result.results)} error(s).", err=True)
-        sys.exit(EXIT_ERROR if internal else (EXIT_FINDINGS if diffs else EXIT_OK))
+        sys.exit(EXIT_ERROR if internal or path_errors
+                 else (EXIT_FINDINGS if diffs else EXIT_OK))
     for fmt, output in outputs:
         _emit(findings, context, fmt, output)
-    if internal:
+    if internal or path_errors:
         sys.exit(EXIT_ERROR)
     status = EXIT_FINDINGS if findings and not params["exit_zero"] else EXIT_OK
     if params["exit_non_zero_on_fix"] and fixed:
         status = EXIT_FINDINGS
     sys.exit(status)
+
+
+def _path_errors(result: Any, targets: list[Path]) -> list[str]:
+    """Errors for the paths the user named that could not be linted: one that does not exist
+    (the others are still linted, as Ruff's E902), a named file that cannot be read."""
+    messages = [f"{path}: No such file or directory" for path in result.problems.missing]
+    named = {str(path) for path in targets}
+    messages += [
+        f"{r.filename}: cannot be read" for r in result.results
+        if r.unreadable and r.filename in named
+    ]
+    return messages
 
 
 def _adoption_filters(

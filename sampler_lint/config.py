@@ -6,6 +6,7 @@ command-line options go on top. Unknown keys and bad values are errors naming th
 from __future__ import annotations
 
 import functools
+import os
 import re
 import sys
 from collections.abc import Callable, Iterable, Mapping
@@ -296,7 +297,10 @@ def find_config(directory: Path) -> Path | None:
     for folder in [directory, *directory.parents]:
         for name in CONFIG_FILES:
             candidate = folder / name
-            if candidate.is_file() and (name != "pyproject.toml" or _has_our_table(candidate)):
+            # os.path.isfile: False, not PermissionError, in a folder that may not be searched.
+            if os.path.isfile(candidate) and (
+                name != "pyproject.toml" or _has_our_table(candidate)
+            ):
                 return candidate
     return None
 
@@ -385,7 +389,7 @@ class ConfigResolver:
         return settings
 
     def for_path(self, path: Path) -> Settings:
-        return self.for_directory(path if path.is_dir() else path.parent)
+        return self.for_directory(path if os.path.isdir(path) else path.parent)
 
     def with_options(self, settings: Settings, **changes: Any) -> Settings:
         return replace(settings, **changes)

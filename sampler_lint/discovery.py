@@ -23,12 +23,14 @@ SOURCE_SUFFIXES = (".py", ".pyi")
 def project_root(paths: list[Path]) -> Path:
     """The nearest directory above the named paths holding ``pyproject.toml`` or ``.git``."""
     resolved = [p.resolve() for p in paths] or [Path.cwd().resolve()]
-    start = resolved[0] if resolved[0].is_dir() else resolved[0].parent
+    start = resolved[0] if os.path.isdir(resolved[0]) else resolved[0].parent
     common = Path(os.path.commonpath([str(p) for p in resolved])) if len(resolved) > 1 else start
-    if common.is_file():
+    if os.path.isfile(common):
         common = common.parent
     for folder in [common, *common.parents]:
-        if (folder / "pyproject.toml").is_file() or (folder / ".git").exists():
+        # os.path's tests, not Path's: they answer False where a folder may not be searched
+        # (Path's raise PermissionError before Python 3.12).
+        if os.path.isfile(folder / "pyproject.toml") or os.path.exists(folder / ".git"):
             return folder
     return common
 
@@ -52,6 +54,23 @@ def _matcher(spec: pathspec.GitIgnoreSpec) -> Callable[[str], bool]:
 
 
 @dataclass
+class Problems:
+    """What a walk could not look at: warnings (an unreadable folder, a broken link; each said
+    once however many walks meet it) and the named paths that do not exist (errors)."""
+
+    warnings: list[str] = field(default_factory=list)
+    missing: list[Path] = field(default_factory=list)
+
+    def warn(self, message: str) -> None:
+        if message not in self.warnings:
+            self.warnings.append(message)
+
+
+def _reason(error: OSError) -> str:
+    return error.strerror or type(error).__name__
+
+
+@dataclass
 class _GitIgnores:
     """The ``.gitignore`` files that apply to a directory, nearest last."""
 
@@ -59,7 +78,7 @@ class _GitIgnores:
 
     def child(self, directory: Path) -> _GitIgnores:
         ignore_file = directory / ".gitignore"
-        if not ignore_file.is_file():
+        if not os.path.isfile(ignore_file):
             return self
         try:
             lines = ignore_file.read_text(encoding="utf-8", errors="replace").splitlines()
@@ -81,7 +100,7 @@ class _GitIgnores:
 
 def _git_root(directory: Path) -> Path | None:
     for folder in [directory, *directory.parents]:
-        if (folder / ".git").exists():
+        if os.path.exists(folder / ".git"):
             return folder
     return None
 
@@ -107,23 +126,32 @@ Walked = dict[str, tuple[tuple[Path, ...], list[Path]]]
 
 def iter_source_files(
     paths: list[Path], resolver: ConfigResolver, *, force_exclude: bool = False,
-    record: Walked | None = None, known: Walked | None = None,
+    record: Walked | None = None, known: Walked | None = None, problems: Problems | None = None,
 ) -> Iterator[Path]:
     """Yield each file to lint once, in a stable order (sorted within each directory). With
-    ``record``, note what each named directory held; with ``known``, reuse such notes."""
+    ``record``, note what each named directory held; with ``known``, reuse such notes. With
+    ``problems``, a named path that does not exist is noted there (a broken link: a warning) and
+    the others are still walked (without, it raises :class:`FileNotFoundError`), and what the
+    walk could not read is noted as a warning."""
     seen: set[str] = set()  # real paths as text: a Path per file costs more than the walk
     for path in paths:
-        if not path.exists() and not path.is_symlink():
-            raise FileNotFoundError(str(path))
-        if path.is_dir():
+        if not os.path.exists(path):
+            if problems is None:
+                raise FileNotFoundError(str(path))
+            if os.path.islink(path):
+                problems.warn(f"{path}: broken symbolic link; skipped")
+            else:
+                problems.missing.append(path)
+            continue
+        if os.path.isdir(path):
             settings = resolver.for_directory(path)
             if force_exclude and settings.is_excluded(path.resolve()):
                 continue
             ignores = _ignores_above(path.resolve())
             if record is None:
-                yield from _walk(path, resolver, ignores, seen, known)
+                yield from _walk(path, resolver, ignores, seen, known, problems)
                 continue
-            found = list(_walk(path, resolver, ignores, seen, known))
+            found = list(_walk(path, resolver, ignores, seen, known, problems))
             record[str(path.resolve())] = (tuple(base for base, _ in ignores.specs), found)
             yield from found
         else:
@@ -142,7 +170,7 @@ def iter_source_files(
 
 def _walk(
     directory: Path, resolver: ConfigResolver, ignores: _GitIgnores, seen: set[str],
-    known: Walked | None = None,
+    known: Walked | None = None, problems: Problems | None = None,
 ) -> Iterator[Path]:
     settings = resolver.for_directory(directory)
     absolute = directory.resolve()
@@ -164,7 +192,10 @@ def _walk(
         ignores = ignores.child(absolute)
     try:
         entries = sorted(os.scandir(directory), key=lambda e: e.name)
-    except OSError:
+    except OSError as error:
+        # A root-owned Docker volume, lost+found: say so once and lint the rest.
+        if problems is not None:
+            problems.warn(f"{directory}: cannot read directory ({_reason(error)}); skipped")
         return
     notebooks = settings.options.get("notebooks", True)
     check_ignores = settings.respect_gitignore and bool(ignores.specs)
@@ -189,9 +220,11 @@ def _walk(
         if is_dir:
             if entry.is_symlink():
                 continue  # never follow directory links: they loop and leave the project
-            yield from _walk(path, resolver, ignores, seen, known)
+            yield from _walk(path, resolver, ignores, seen, known, problems)
         elif is_file:
             key = str(path.resolve()) if entry.is_symlink() else os.path.join(absolute, entry.name)
             if key not in seen:
                 seen.add(key)
                 yield path
+        elif problems is not None and entry.is_symlink():
+            problems.warn(f"{path}: broken symbolic link; skipped")

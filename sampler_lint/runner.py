@@ -21,7 +21,7 @@ from sampler_lint.cache import (
     result_is_cacheable,
 )
 from sampler_lint.config import ConfigResolver, Settings
-from sampler_lint.discovery import Walked, iter_source_files, project_root
+from sampler_lint.discovery import Problems, Walked, iter_source_files, project_root
 from sampler_lint.findings import FileResult
 from sampler_lint.index import EMPTY_INDEX, ProjectIndex
 from sampler_lint.linter import UNUSED_NOQA, LintOptions, lint_source
@@ -59,6 +59,8 @@ class RunOptions:
 class RunResult:
     results: list[FileResult] = field(default_factory=list)
     files_checked: int = 0
+    #: What the walk could not read (warnings) and the named paths that do not exist (errors).
+    problems: Problems = field(default_factory=Problems)
 
 
 def lint_options_for(settings: Settings, path: Path, run: RunOptions) -> LintOptions:
@@ -322,11 +324,10 @@ def check_file(
     try:
         data = path.read_bytes()
     except OSError as error:
-        from sampler_lint.linter import _parse_error
-
-        result = FileResult(filename=name)
+        # Unreadable (permissions, removed since the walk): a warning, and the rest is linted.
+        result = FileResult(filename=name, unreadable=True)
         reason = error.strerror or type(error).__name__
-        result.findings.append(_parse_error(name, f"cannot read file: {reason}"))
+        result.errors.append(f"{name}: cannot read file ({reason}); skipped")
         return result
     if path.suffix == ".ipynb":
         from sampler_lint.notebook import check_notebook
@@ -414,9 +415,11 @@ def run(
     progress: Callable[[int, int], None] | None = None,
 ) -> RunResult:
     walked: Walked = {}
+    problems = Problems()
     files = list(iter_source_files(
-        paths, resolver, force_exclude=options.force_exclude, record=walked
+        paths, resolver, force_exclude=options.force_exclude, record=walked, problems=problems
     ))
+    paths = [path for path in paths if path not in problems.missing] or [Path(".")]
     write = options.fix and not options.diff
     # One LintOptions per distinct (settings, enabled rules): most runs have a single one.
     lints: list[LintOptions] = []
@@ -429,7 +432,7 @@ def run(
         settings = by_folder.get(folder) if folder else None
         if settings is None:
             settings = resolver.for_path(path)
-            if folder and path.is_file():
+            if folder and os.path.isfile(path):
                 by_folder[folder] = settings
         lint_key = (id(settings), settings.enabled_for(path))
         lint_id = lint_ids.get(lint_key)
@@ -439,7 +442,9 @@ def run(
             kept_alive.append(settings)
         jobs.append(_Job(path, None, lint_id))
     all_enabled = {rule for lint in lints for rule in lint.rules}
-    order = _add_project_files(jobs, paths, resolver, needs_index(all_enabled), walked)
+    order = _add_project_files(
+        jobs, paths, resolver, needs_index(all_enabled), walked, problems
+    )
     collectors = Collectors.for_rules(tuple(sorted(all_enabled, key=lambda rule: rule.code)))
 
     # Fixing and diffing always work from the file as it is; linting may use the cache.
@@ -532,12 +537,12 @@ def run(
         result_cache.save()
         survey_cache.save()
     final = [result for result in results if result is not None]
-    return RunResult(results=final, files_checked=len(files))
+    return RunResult(results=final, files_checked=len(files), problems=problems)
 
 
 def _add_project_files(
     jobs: list[_Job], paths: list[Path], resolver: ConfigResolver, wanted: bool,
-    walked: Walked | None = None,
+    walked: Walked | None = None, problems: Problems | None = None,
 ) -> list[int]:
     """Give the linted jobs their place in the project index and add the project's other files
     (the nearest ``pyproject.toml`` or git root around ``paths``) as index-only jobs. Returns the
@@ -545,14 +550,14 @@ def _add_project_files(
     if not wanted:
         return []
     root = project_root(paths)
-    if len(paths) == 1 and paths[0].is_dir() and paths[0].resolve() == root:
+    if len(paths) == 1 and os.path.isdir(paths[0]) and paths[0].resolve() == root:
         # Linting the whole project: the walk already made is the project's.
         for number, job in enumerate(jobs):
             jobs[number] = replace(job, fact_path=str(job.path))
         return list(range(len(jobs)))
     linted = {os.path.abspath(job.path): number for number, job in enumerate(jobs)}
     order: list[int] = []
-    for path in iter_source_files([root], resolver, known=walked):
+    for path in iter_source_files([root], resolver, known=walked, problems=problems):
         found = linted.get(os.path.abspath(path))
         if found is None:
             order.append(len(jobs))
