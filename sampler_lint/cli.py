@@ -171,8 +171,12 @@ def check(paths: tuple[Path, ...], **params: Any) -> None:
     for r in result.results:
         for code, count in r.fixed_codes.items():
             fixed_by_code[code] = fixed_by_code.get(code, 0) + count
-    settings = resolver.for_directory(Path("."))
-    unsafe = options.unsafe_fixes if options.unsafe_fixes is not None else settings.unsafe_fixes
+    unsafe = options.unsafe_fixes
+    if unsafe is None:
+        try:
+            unsafe = resolver.for_directory(Path(".")).unsafe_fixes
+        except ConfigError:  # the working folder's configuration is broken (reported if used)
+            unsafe = False
     context = ReportContext(
         unsafe_fixes=bool(unsafe),
         fixing=options.fix,
@@ -207,6 +211,7 @@ def _path_errors(result: Any, targets: list[Path]) -> list[str]:
     """Errors for the paths the user named that could not be linted: one that does not exist
     (the others are still linted, as Ruff's E902), a named file that cannot be read."""
     messages = [f"{path}: No such file or directory" for path in result.problems.missing]
+    messages += result.problems.config_errors
     named = {str(path) for path in targets}
     messages += [
         f"{r.filename}: cannot be read" for r in result.results

@@ -311,7 +311,12 @@ def _has_our_table(path: Path) -> bool:
         text = path.read_text(encoding="utf-8", errors="replace")
     except OSError:
         return False
-    return "sampler-lint" in text and load_file(path) is not None
+    if "sampler-lint" not in text:
+        return False
+    try:
+        return load_file(path) is not None
+    except ConfigError:
+        return True  # it names us but cannot be read: the resolver reports it where it governs
 
 
 def resolve(raw: RawSettings, root: Path, source: Path | None) -> Settings:
@@ -358,6 +363,7 @@ class ConfigResolver:
         self.cwd = (cwd or Path.cwd()).resolve()
         self._by_file: dict[Path | None, Settings] = {}
         self._by_dir: dict[Path, Settings] = {}
+        self._broken: dict[Path | None, ConfigError] = {}
         self.fixed: Settings | None = None
         if isolated:
             self.fixed = resolve(RawSettings().layered(cli), self.cwd, None)
@@ -377,12 +383,19 @@ class ConfigResolver:
         if cached is not None:
             return cached
         source = find_config(directory)
+        broken = self._broken.get(source)
+        if broken is not None:
+            raise broken
         settings = self._by_file.get(source)
         if settings is None:
             if source is None:
                 settings = resolve(RawSettings().layered(self.cli), self.cwd, None)
             else:
-                loaded = load_file(source) or RawSettings()
+                try:
+                    loaded = load_file(source) or RawSettings()
+                except ConfigError as error:
+                    self._broken[source] = error  # said once, however many folders it governs
+                    raise
                 settings = resolve(loaded.layered(self.cli), source.parent, source)
             self._by_file[source] = settings
         self._by_dir[directory] = settings

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pathspec
 
-from sampler_lint.config import ConfigResolver
+from sampler_lint.config import ConfigError, ConfigResolver
 
 SOURCE_SUFFIXES = (".py", ".pyi")
 
@@ -60,10 +60,25 @@ class Problems:
 
     warnings: list[str] = field(default_factory=list)
     missing: list[Path] = field(default_factory=list)
+    #: Broken configurations that govern a linted file: errors (the run exits 2).
+    config_errors: list[str] = field(default_factory=list)
+    #: Set while walking the project for the index only: a broken configuration met then governs
+    #: no linted file, and is a warning.
+    indexing: bool = False
 
     def warn(self, message: str) -> None:
         if message not in self.warnings:
             self.warnings.append(message)
+
+    def broken_config(self, folder: Path, error: ConfigError) -> None:
+        """A configuration that cannot be read governs ``folder``: nothing under it is walked."""
+        message = str(error)
+        if not self.indexing:
+            if message not in self.config_errors:
+                self.config_errors.append(message)
+        elif message not in self.config_errors:
+            self.warn(f"{message} (it governs no linted file: {folder} is left out of the "
+                      "project index)")
 
 
 def _reason(error: OSError) -> str:
@@ -143,8 +158,14 @@ def iter_source_files(
             else:
                 problems.missing.append(path)
             continue
+        try:
+            settings = resolver.for_path(path)
+        except ConfigError as error:
+            if problems is None:
+                raise
+            problems.broken_config(path, error)
+            continue
         if os.path.isdir(path):
-            settings = resolver.for_directory(path)
             if force_exclude and settings.is_excluded(path.resolve()):
                 continue
             ignores = _ignores_above(path.resolve())
@@ -155,7 +176,6 @@ def iter_source_files(
             record[str(path.resolve())] = (tuple(base for base, _ in ignores.specs), found)
             yield from found
         else:
-            settings = resolver.for_path(path)
             if force_exclude and (
                 settings.is_excluded(path)
                 or (settings.respect_gitignore and _ignores_above(path.resolve().parent)
@@ -172,7 +192,15 @@ def _walk(
     directory: Path, resolver: ConfigResolver, ignores: _GitIgnores, seen: set[str],
     known: Walked | None = None, problems: Problems | None = None,
 ) -> Iterator[Path]:
-    settings = resolver.for_directory(directory)
+    try:
+        settings = resolver.for_directory(directory)
+    except ConfigError as error:
+        # A broken configuration governs only the files under it (a sibling sub-project's must
+        # not stop a run over files it does not govern).
+        if problems is None:
+            raise
+        problems.broken_config(directory, error)
+        return
     absolute = directory.resolve()
     if known:
         bases, found = known.get(str(absolute), ((), []))

@@ -442,6 +442,7 @@ def run(
             kept_alive.append(settings)
         jobs.append(_Job(path, None, lint_id))
     all_enabled = {rule for lint in lints for rule in lint.rules}
+    problems.indexing = True  # a broken configuration met from here on governs no linted file
     order = _add_project_files(
         jobs, paths, resolver, needs_index(all_enabled), walked, problems
     )
