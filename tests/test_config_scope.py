@@ -54,7 +54,7 @@ def test_a_sibling_folder_is_linted_despite_a_broken_sibling(monorepo: Path) -> 
 
 
 def test_it_is_an_error_where_it_governs_a_linted_file(monorepo: Path) -> None:
-    code, out, err = run(monorepo, "speech/model.py")
+    code, _out, err = run(monorepo, "speech/model.py")
     assert code == 2
     assert f"error: {monorepo / 'speech'}{BROKEN}" in err
 
