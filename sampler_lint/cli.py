@@ -64,6 +64,7 @@ def _cli_settings(params: dict[str, Any]) -> RawSettings:
         exclude=_split(params["exclude"]) or None,
         extend_exclude=_split(params["extend_exclude"]),
         per_file_ignores=per_file,
+        respect_gitignore=params["respect_gitignore"],
         unsafe_fixes=True if params["unsafe_fixes"] else None,
     )
 
@@ -86,6 +87,10 @@ def main() -> None:
 @click.option("--exclude", multiple=True, help="Replace the default excludes with these patterns.")
 @click.option("--extend-exclude", multiple=True, help="Exclude these patterns too.")
 @click.option("--force-exclude", is_flag=True, help="Apply excludes to files named explicitly.")
+@click.option(
+    "--respect-gitignore/--no-respect-gitignore", default=None,
+    help="Honour .gitignore, .git/info/exclude and git's global excludes (default: on).",
+)
 @click.option(
     "--output-format",
     type=click.Choice(sorted(REPORTERS)),
@@ -185,7 +190,11 @@ def check(paths: tuple[Path, ...], **params: Any) -> None:
         fixed=fixed if options.fix and not options.diff else 0,
         fixed_by_code=fixed_by_code if options.fix and not options.diff else {},
         files_checked=result.files_checked,
+        complete=bool(result.files_checked) and not path_errors and not internal,
     )
+    if not result.files_checked and not path_errors:
+        click.echo("sampler-lint: warning: No Python files found under the given path(s)",
+                   err=True)
     for message in [*result.problems.warnings, *errors]:
         click.echo(f"sampler-lint: warning: {message}", err=True)
     for message in path_errors:

@@ -26,24 +26,36 @@ else:  # pragma: no cover - exercised on Python 3.10 only
 
 CONFIG_FILES = (".sampler-lint.toml", "sampler-lint.toml", "pyproject.toml")
 
+# Ruff's default excludes, plus ``build``, ``__pycache__`` and our own cache.
 DEFAULT_EXCLUDES = (
-    ".git",
-    ".hg",
-    ".svn",
-    ".venv",
-    "venv",
-    ".tox",
-    ".nox",
+    ".bzr",
+    ".direnv",
     ".eggs",
+    ".git",
+    ".git-rewrite",
+    ".hg",
+    ".ipynb_checkpoints",
+    ".mypy_cache",
+    ".nox",
+    ".pants.d",
+    ".pyenv",
+    ".pytest_cache",
+    ".pytype",
+    ".ruff_cache",
+    ".sampler_lint_cache",
+    ".svn",
+    ".tox",
+    ".venv",
+    ".vscode",
+    "__pycache__",
+    "__pypackages__",
+    "_build",
+    "buck-out",
     "build",
     "dist",
     "node_modules",
-    "__pycache__",
-    ".mypy_cache",
-    ".ruff_cache",
-    ".pytest_cache",
-    ".sampler_lint_cache",
     "site-packages",
+    "venv",
 )
 
 

@@ -7,8 +7,10 @@ A file named on the command line is linted even when excluded, unless ``--force-
 
 from __future__ import annotations
 
+import functools
 import os
 import re
+import subprocess
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -92,7 +94,10 @@ class _GitIgnores:
     specs: list[tuple[Path, Callable[[str], bool]]] = field(default_factory=list)
 
     def child(self, directory: Path) -> _GitIgnores:
-        ignore_file = directory / ".gitignore"
+        return self.with_file(directory, directory / ".gitignore")
+
+    def with_file(self, base: Path, ignore_file: Path) -> _GitIgnores:
+        """These ignores and the patterns of ``ignore_file``, relative to ``base``."""
         if not os.path.isfile(ignore_file):
             return self
         try:
@@ -100,7 +105,7 @@ class _GitIgnores:
         except OSError:
             return self
         spec = pathspec.GitIgnoreSpec.from_lines(lines)
-        return _GitIgnores([*self.specs, (directory, _matcher(spec))])
+        return _GitIgnores([*self.specs, (base, _matcher(spec))])
 
     def ignores(self, path: Path, is_dir: bool) -> bool:
         for base, matches in self.specs:
@@ -120,12 +125,58 @@ def _git_root(directory: Path) -> Path | None:
     return None
 
 
+def _git_dir(root: Path) -> Path:
+    """The repository's git directory (``.git``, or where a worktree's ``.git`` file points; a
+    worktree shares ``info/exclude`` with the main repository through ``commondir``)."""
+    dot_git = root / ".git"
+    if not os.path.isfile(dot_git):
+        return dot_git
+    try:
+        pointer = dot_git.read_text(encoding="utf-8", errors="replace").strip()
+    except OSError:
+        return dot_git
+    if not pointer.startswith("gitdir:"):
+        return dot_git
+    git_dir = (root / pointer[len("gitdir:"):].strip()).resolve()
+    try:
+        common = (git_dir / "commondir").read_text(encoding="utf-8", errors="replace").strip()
+    except OSError:
+        return git_dir
+    return (git_dir / common).resolve()
+
+
+@functools.lru_cache(maxsize=16)
+def global_excludes_file(root: Path) -> Path | None:
+    """git's global excludes file: ``core.excludesFile``, by default
+    ``$XDG_CONFIG_HOME/git/ignore`` (``~/.config/git/ignore``)."""
+    try:
+        process = subprocess.run(
+            ["git", "config", "--path", "--get", "core.excludesFile"],
+            cwd=root, capture_output=True, check=False, timeout=10,
+        )
+        configured = os.fsdecode(process.stdout.strip()) if process.returncode == 0 else ""
+    except (OSError, subprocess.SubprocessError):
+        configured = ""
+    if configured:
+        return Path(os.path.expanduser(configured))
+    config_home = os.environ.get("XDG_CONFIG_HOME") or os.path.join(
+        os.path.expanduser("~"), ".config"
+    )
+    return Path(config_home) / "git" / "ignore"
+
+
 def _ignores_above(directory: Path) -> _GitIgnores:
-    """``.gitignore`` files from the git root down to ``directory`` (exclusive)."""
+    """What git ignores above ``directory``: the global excludes file and
+    ``.git/info/exclude`` (both relative to the git root), then the ``.gitignore`` files from the
+    git root down to ``directory`` (exclusive)."""
     root = _git_root(directory)
     ignores = _GitIgnores()
     if root is None:
         return ignores
+    excludes = global_excludes_file(root)
+    if excludes is not None:
+        ignores = ignores.with_file(root, excludes)
+    ignores = ignores.with_file(root, _git_dir(root) / "info" / "exclude")
     chain = [directory, *directory.parents]
     for folder in reversed(chain[1 : chain.index(root) + 1] if root in chain else []):
         ignores = ignores.child(folder)
@@ -169,6 +220,12 @@ def iter_source_files(
             if force_exclude and settings.is_excluded(path.resolve()):
                 continue
             ignores = _ignores_above(path.resolve())
+            if settings.respect_gitignore and ignores.ignores(path.resolve(), True):
+                if force_exclude:
+                    continue
+                # Named by the user: linted though git ignores it (as Ruff does). The patterns
+                # that match the folder would match everything in it, so none from above apply.
+                ignores = _GitIgnores()
             if record is None:
                 yield from _walk(path, resolver, ignores, seen, known, problems)
                 continue

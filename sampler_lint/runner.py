@@ -3,6 +3,7 @@ processes when there are many), write fixes, and collect the results in a stable
 
 from __future__ import annotations
 
+import ast
 import multiprocessing
 import os
 from collections.abc import Callable, Iterable
@@ -24,7 +25,7 @@ from sampler_lint.config import ConfigResolver, Settings
 from sampler_lint.discovery import Problems, Walked, iter_source_files, project_root
 from sampler_lint.findings import FileResult
 from sampler_lint.index import EMPTY_INDEX, ProjectIndex
-from sampler_lint.linter import UNUSED_NOQA, LintOptions, lint_source
+from sampler_lint.linter import PARSE_ERROR, UNUSED_NOQA, LintOptions, decode, lint_source
 from sampler_lint.rule import Rule
 from sampler_lint.survey import (
     EMPTY_SURVEY,
@@ -381,6 +382,29 @@ def _index_stage(survey: Survey, job: _Job, lint: LintOptions, index: ProjectInd
     return survey if kept == survey.rules else replace(survey, rules=kept)
 
 
+def _cannot_parse(
+    path: Path, lint: LintOptions, cache: Cache | None, content: str | None
+) -> bool:
+    """Whether SL001 is on for ``path`` and Python cannot decode or parse it (a content that
+    parses is remembered in the cache: pre-commit names every file it runs on)."""
+    if not any(rule.code == PARSE_ERROR for rule in lint.rules):
+        return False
+    key = digest("parses", content) if cache is not None and content is not None else None
+    if key is not None and cache is not None and cache.get(key) is not None:
+        return False
+    try:
+        text = decode(path.read_bytes())
+        compile(text, str(path), "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+    except OSError:
+        return False  # the lint pass says why it cannot be read
+    except (SyntaxError, UnicodeDecodeError, LookupError, ValueError, RecursionError,
+            MemoryError, OverflowError):
+        return True
+    if key is not None and cache is not None:
+        cache.put(key, FileResult(filename="", skipped=True))
+    return False
+
+
 def _size(path: Path) -> int:
     try:
         return path.stat().st_size
@@ -472,12 +496,24 @@ def run(
     result_keys: list[str | None] = [None] * linted
     pending: list[int] = []
     linted_early: list[int] = []  # linted by the survey: no rule of theirs reads the index
+    named = {os.path.abspath(path) for path in paths if os.path.isfile(path)}
     for number in range(linted):
         job, survey = jobs[number], surveys[number]
         assert job.lint_id is not None
         lint = lints[job.lint_id]
         survey = surveys[number] = _index_stage(survey, job, lint, index)
         if not _wants_lint(survey, lint):
+            if os.path.abspath(job.path) in named and _cannot_parse(
+                job.path, lint, result_cache, contents[number]
+            ):
+                # A file the user named is reported when it cannot be parsed, whatever the
+                # pre-filter says: linted without it, so that SL001 says why.
+                unfiltered = replace(lint, use_prefilter=False)
+                lints.append(unfiltered)
+                jobs[number] = replace(job, lint_id=len(lints) - 1)
+                surveys[number] = replace(survey, rules=None)
+                pending.append(number)
+                continue
             # What lint_source would say, without a worker process or a second read.
             results[number] = FileResult(filename=str(job.path), skipped=True)
             continue
