@@ -69,7 +69,56 @@ def _cli_settings(params: dict[str, Any]) -> RawSettings:
     )
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report it
+ISSUES_URL = "https://github.com/sampler-lint/sampler-lint/issues"
+
+
+class _Main(click.Group):
+    """The one top-level handler: whatever goes wrong, exit codes keep their meaning."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except (click.exceptions.ClickException, click.exceptions.Exit, click.Abort,
+                SystemExit, BrokenPipeError):
+            raise  # click's own exits and messages, and `| head`
+        except KeyboardInterrupt:
+            _interrupted()
+        except Exception as error:  # a bug anywhere must still end as exit 2
+            _unexpected(error)
+
+
+def _interrupted() -> NoReturn:
+    from sampler_lint.writer import files_written
+
+    written = files_written()
+    message = "sampler-lint: interrupted"
+    if written:
+        message += (
+            f"; {written} file(s) were already fixed and rewritten (each file is whole: "
+            "rewritten completely or not at all)"
+        )
+    click.echo(message, err=True)
+    sys.exit(EXIT_INTERRUPTED)
+
+
+def _unexpected(error: Exception) -> NoReturn:
+    import os
+    import traceback
+
+    click.echo(f"sampler-lint: error: {type(error).__name__}: {error}", err=True)
+    click.echo(
+        "sampler-lint: this is a bug in sampler-lint; please report it at "
+        f"{ISSUES_URL} with the command you ran and the traceback "
+        "(set SAMPLER_LINT_TRACEBACK=1 to print it).",
+        err=True,
+    )
+    if os.environ.get("SAMPLER_LINT_TRACEBACK"):
+        click.echo("".join(traceback.format_exception(error)), err=True, nl=False)
+    sys.exit(EXIT_ERROR)
+
+
+@click.group(cls=_Main, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, "--version", "-V", prog_name="sampler-lint")
 def main() -> None:
     """Find and fix the silent bugs of distributed data loading in PyTorch training code."""
@@ -157,10 +206,20 @@ def check(paths: tuple[Path, ...], **params: Any) -> None:
     except ConfigError as error:
         _fail(str(error))
     path_errors = _path_errors(result, targets)
+    errors = [e for r in result.results for e in r.errors]
+    internal = any(r.internal_error for r in result.results)
+    failed = bool(internal or path_errors)  # exit 2 whatever else happens
+    if not result.files_checked and not path_errors:
+        click.echo("sampler-lint: warning: No Python files found under the given path(s)",
+                   err=True)
+    for message in [*result.problems.warnings, *errors]:
+        click.echo(f"sampler-lint: warning: {message}", err=True)
+    for message in path_errors:
+        click.echo(f"sampler-lint: error: {message}", err=True)
     findings: list[Finding] = sorted(
         (f for r in result.results for f in r.findings), key=Finding.sort_key
     )
-    findings = _adoption_filters(findings, params, targets)
+    findings = _adoption_filters(findings, params, targets, failed)
     if params["add_noqa"]:
         from sampler_lint.add_noqa import add_noqa
 
@@ -168,9 +227,7 @@ def check(paths: tuple[Path, ...], **params: Any) -> None:
         for problem in problems:
             click.echo(f"sampler-lint: warning: {problem}", err=True)
         click.echo(f"Added {added} noqa directive(s).", err=True)
-        sys.exit(EXIT_ERROR if problems else EXIT_OK)
-    errors = [e for r in result.results for e in r.errors]
-    internal = any(r.internal_error for r in result.results)
+        sys.exit(EXIT_ERROR if problems or failed else EXIT_OK)
     fixed = sum(r.fixed for r in result.results)
     fixed_by_code: dict[str, int] = {}
     for r in result.results:
@@ -190,25 +247,17 @@ def check(paths: tuple[Path, ...], **params: Any) -> None:
         fixed=fixed if options.fix and not options.diff else 0,
         fixed_by_code=fixed_by_code if options.fix and not options.diff else {},
         files_checked=result.files_checked,
-        complete=bool(result.files_checked) and not path_errors and not internal,
+        complete=bool(result.files_checked) and not failed,
     )
-    if not result.files_checked and not path_errors:
-        click.echo("sampler-lint: warning: No Python files found under the given path(s)",
-                   err=True)
-    for message in [*result.problems.warnings, *errors]:
-        click.echo(f"sampler-lint: warning: {message}", err=True)
-    for message in path_errors:
-        click.echo(f"sampler-lint: error: {message}", err=True)
     if options.diff:
         diffs = [r.diff for r in result.results if r.diff]
         click.echo("".join(diffs), nl=False)
         if diffs:
             click.echo(f"Would fix {sum(r.fixed for r in result.results)} error(s).", err=True)
-        sys.exit(EXIT_ERROR if internal or path_errors
-                 else (EXIT_FINDINGS if diffs else EXIT_OK))
+        sys.exit(EXIT_ERROR if failed else (EXIT_FINDINGS if diffs else EXIT_OK))
     for fmt, output in outputs:
         _emit(findings, context, fmt, output)
-    if internal or path_errors:
+    if failed:
         sys.exit(EXIT_ERROR)
     status = EXIT_FINDINGS if findings and not params["exit_zero"] else EXIT_OK
     if params["exit_non_zero_on_fix"] and fixed:
@@ -230,7 +279,7 @@ def _path_errors(result: Any, targets: list[Path]) -> list[str]:
 
 
 def _adoption_filters(
-    findings: list[Finding], params: dict[str, Any], targets: list[Path]
+    findings: list[Finding], params: dict[str, Any], targets: list[Path], failed: bool = False
 ) -> list[Finding]:
     """--write-baseline (writes and exits), --baseline and --since."""
     from sampler_lint.baseline import (
@@ -248,7 +297,7 @@ def _adoption_filters(
                 f"Wrote {len(findings)} finding(s) to the baseline {params['write_baseline']}.",
                 err=True,
             )
-            sys.exit(EXIT_OK)
+            sys.exit(EXIT_ERROR if failed else EXIT_OK)
         if params["baseline"] is not None:
             findings = without_baseline(params["baseline"], findings)
         if params["since"] is not None:
@@ -302,7 +351,10 @@ def _check_stdin(resolver: ConfigResolver, options: RunOptions, params: dict[str
 
     name: Path = params["stdin_filename"] or Path("-")
     data = sys.stdin.buffer.read()
-    settings = resolver.for_path(name if name != Path("-") else Path("."))
+    try:
+        settings = resolver.for_path(name if name != Path("-") else Path("."))
+    except ConfigError as error:
+        _fail(str(error))
     # The source is linted as the file it names: that file's configuration, per-file-ignores and
     # excludes apply (an excluded name is passed through untouched, with nothing reported).
     if name != Path("-") and settings.is_excluded(name):
@@ -310,7 +362,9 @@ def _check_stdin(resolver: ConfigResolver, options: RunOptions, params: dict[str
             sys.stdout.buffer.write(data)
         sys.exit(EXIT_OK)
     lint = lint_options_for(settings, name, options)
-    index = stdin_index(name, data, resolver, lint, options)
+    index, problems = stdin_index(name, data, resolver, lint, options)
+    for message in problems.warnings:
+        click.echo(f"sampler-lint: warning: {message}", err=True)
     if name.suffix == ".ipynb" and settings.options.get("notebooks", True):
         from sampler_lint.notebook import lint_notebook
 

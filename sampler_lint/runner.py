@@ -4,15 +4,17 @@ processes when there are many), write fixes, and collect the results in a stable
 from __future__ import annotations
 
 import ast
+import contextlib
 import multiprocessing
 import os
-from collections.abc import Callable, Iterable
+import signal
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from sampler_lint import __version__, registry
+from sampler_lint import __version__, registry, writer
 from sampler_lint.cache import (
     DIRECTORY,
     Cache,
@@ -84,17 +86,57 @@ def lint_options_for(settings: Settings, path: Path, run: RunOptions) -> LintOpt
 # Pools
 
 
+def _context() -> Any:
+    methods = multiprocessing.get_all_start_methods()
+    return multiprocessing.get_context("fork" if "fork" in methods else None)
+
+
 def _pool(jobs: int, work: int, initializer: Callable[..., None], *initargs: Any) -> Any:
     """A process pool for ``work`` items, or ``None`` when one process is cheaper. Workers are
     forked where the platform allows it, so they start with what this process has imported and
     built (the index, the options) instead of receiving it pickled."""
     if jobs <= 1 or work < PARALLEL_THRESHOLD:
         return None
-    methods = multiprocessing.get_all_start_methods()
-    context = multiprocessing.get_context("fork" if "fork" in methods else None)
+    global _STOP
+    _STOP = _context().Value("b", 0)
     return ProcessPoolExecutor(
-        max_workers=jobs, mp_context=context, initializer=initializer, initargs=initargs
+        max_workers=jobs, mp_context=_context(), initializer=_init_worker,
+        initargs=(initializer, initargs, writer.shared_counter(), _STOP),
     )
+
+
+# Set when the run is interrupted: workers then skip the files they have not started.
+_STOP: Any = None
+
+
+def _stopping() -> bool:
+    return _STOP is not None and bool(_STOP.value)
+
+
+def _init_worker(
+    initializer: Callable[..., None], initargs: tuple[Any, ...], counter: Any, stop: Any
+) -> None:
+    # Ctrl-C is the main process's to handle: it tells the workers to stop, and they finish only
+    # the file in hand, so that every file is whole and the count of rewritten files is right.
+    global _STOP
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    writer.count_writes_in(counter)
+    _STOP = stop
+    initializer(*initargs)
+
+
+@contextlib.contextmanager
+def _running(pool: Any) -> Iterator[None]:
+    """``with pool:``, except that an interruption (Ctrl-C) cancels the tasks not started
+    instead of waiting for all of them."""
+    try:
+        yield
+    except BaseException:
+        if _STOP is not None:
+            _STOP.value = 1
+        pool.shutdown(wait=True, cancel_futures=True)
+        raise
+    pool.shutdown(wait=True)
 
 
 def _chunksize(work: int, jobs: int) -> int:
@@ -133,6 +175,8 @@ def _survey_task(task: tuple[str, str | None, int | None]) -> _Surveyed | None:
     # Plain strings in, None out for a file with nothing in it for anyone: with tens of thousands
     # of small files, pickling Path objects and empty surveys cost more than surveying them.
     path, fact_path, lint_id = task
+    if _stopping():
+        return None
     job = _Job(Path(path), fact_path, lint_id)
     surveyed = _survey_and_lint(job, _WORKER_LINTS, _WORKER_COLLECTORS, _WORKER_WRITE)
     return None if surveyed == (EMPTY_SURVEY, None) else surveyed
@@ -212,7 +256,7 @@ def survey_files(
 
     pool = _pool(processes, len(missing), _init_survey_worker, lints, collectors, write)
     if pool is not None:
-        with pool:
+        with _running(pool):
             work = [
                 (str(jobs[number].path), jobs[number].fact_path, jobs[number].lint_id)
                 for number in missing
@@ -285,18 +329,19 @@ def build_index(
 
 def stdin_index(
     name: Path, data: bytes, resolver: ConfigResolver, lint: LintOptions, options: RunOptions
-) -> ProjectIndex:
+) -> tuple[ProjectIndex, Problems]:
     """The project index for ``data`` read from standard input as ``name``: the project on disk
     around it, with ``data`` standing in for the file of that name (an editor's unsaved buffer),
     so stdin sees the same cross-file facts as a run over the saved file."""
     rules = tuple(lint.rules)
+    problems = Problems(indexing=True)  # only the file on stdin is linted
     if not needs_index(rules):
-        return EMPTY_INDEX
+        return EMPTY_INDEX, problems
     cache_dir = options.cache_dir or project_root([name]) / DIRECTORY
     cache = Cache(cache_dir, "survey", is_survey) if options.use_cache else None
     itself = name.resolve()
     files = [
-        path for path in iter_source_files([project_root([name])], resolver)
+        path for path in iter_source_files([project_root([name])], resolver, problems=problems)
         if path.resolve() != itself
     ]
     index = build_index(files, rules, cache, options.jobs or os.cpu_count() or 1)
@@ -305,7 +350,7 @@ def stdin_index(
     merged = ProjectIndex()
     merged.merge(index)
     merged.merge(index_source(source_text(data), str(name), rules))
-    return merged
+    return merged, problems
 
 
 # ------------------------------------------------------------------------------------------------
@@ -364,6 +409,8 @@ def check_file(
 
 def _check_task(task: tuple[Path, int, bool, tuple[str, ...] | None]) -> FileResult:
     path, lint_id, write, only = task
+    if _stopping():
+        return FileResult(filename=str(path), skipped=True)  # interrupted: thrown away
     return check_file(path, _WORKER_LINTS[lint_id], write, only=only)
 
 
@@ -438,6 +485,8 @@ def run(
     options: RunOptions,
     progress: Callable[[int, int], None] | None = None,
 ) -> RunResult:
+    if options.fix and not options.diff:
+        writer.count_writes_in(_context().Value("q", 0))
     walked: Walked = {}
     problems = Problems()
     files = list(iter_source_files(
@@ -547,7 +596,7 @@ def run(
     ]
     pool = _pool(processes, len(tasks), _init_lint_worker, index, lints)
     if pool is not None:
-        with pool:
+        with _running(pool):
             # One file per task while there are few: they are the heavy part, largest first.
             chunk = 1 if len(tasks) < 1000 else _chunksize(len(tasks), processes)
             checked = pool.map(_check_task, tasks, chunksize=chunk)

@@ -13,10 +13,39 @@ import os
 import stat
 import tempfile
 from pathlib import Path
+from typing import Any
 
 
 class WriteError(Exception):
     pass
+
+
+# How many files this run rewrote, across its worker processes (a shared ``multiprocessing``
+# value the runner sets up when fixing): an interrupted ``--fix`` says how many are done.
+_shared_count: Any = None
+_local_count = 0
+
+
+def count_writes_in(counter: Any) -> None:
+    """Count the files written from now on in ``counter`` (a ``multiprocessing.Value``)."""
+    global _shared_count
+    _shared_count = counter
+
+
+def shared_counter() -> Any:
+    return _shared_count
+
+
+def files_written() -> int:
+    return int(_shared_count.value) if _shared_count is not None else _local_count
+
+
+def _written() -> None:
+    global _local_count
+    _local_count += 1
+    if _shared_count is not None:
+        with _shared_count.get_lock():
+            _shared_count.value += 1
 
 
 def write_atomic(path: Path, expected: bytes, new: bytes) -> None:
@@ -42,6 +71,7 @@ def write_atomic(path: Path, expected: bytes, new: bytes) -> None:
             os.fsync(handle.fileno())
         os.chmod(temporary, mode)
         os.replace(temporary, target)
+        _written()
     except BaseException as error:
         with contextlib.suppress(OSError):
             os.unlink(temporary)
