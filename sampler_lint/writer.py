@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
 import stat
 import tempfile
 from pathlib import Path
@@ -59,9 +60,20 @@ def write_atomic(path: Path, expected: bytes, new: bytes) -> None:
     target = path.resolve()  # write through a symlink to the file it names
     try:
         mode = stat.S_IMODE(os.stat(target).st_mode)
+    except OSError as error:
+        raise WriteError(f"{path}: cannot write: {error}") from None
+    # A file marked read-only stays as it is, even for root, who could replace it anyway.
+    if not mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH) or not os.access(target, os.W_OK):
+        raise WriteError(f"{path}: read-only; not rewritten (its findings are kept)")
+    try:
         descriptor, temporary = tempfile.mkstemp(
             dir=target.parent, prefix=f".{target.name}.", suffix=".sampler-lint.tmp"
         )
+    except PermissionError:
+        # A writable file in a folder where no file may be created: no atomic rename, so the
+        # file is rewritten in place.
+        _write_in_place(path, target, expected, new)
+        return
     except OSError as error:
         raise WriteError(f"{path}: cannot write: {error}") from None
     try:
@@ -78,3 +90,27 @@ def write_atomic(path: Path, expected: bytes, new: bytes) -> None:
         if isinstance(error, OSError):
             raise WriteError(f"{path}: cannot write: {error}") from None
         raise
+
+
+def _write_in_place(path: Path, target: Path, expected: bytes, new: bytes) -> None:
+    """Rewrite ``target`` through its own file descriptor, after checking once more that it
+    still holds ``expected``."""
+    # Not atomic: Ctrl-C waits until the file is whole (POSIX; elsewhere the window is short).
+    blocking = hasattr(signal, "pthread_sigmask")
+    if blocking:
+        previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        with open(target, "r+b") as handle:
+            if handle.read() != expected:
+                raise WriteError(f"{path}: changed on disk since it was read; not overwritten")
+            handle.seek(0)
+            handle.write(new)
+            handle.truncate()
+            handle.flush()
+            os.fsync(handle.fileno())
+    except OSError as error:
+        raise WriteError(f"{path}: cannot write: {error}") from None
+    finally:
+        if blocking:
+            signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+    _written()
