@@ -7,9 +7,9 @@ found changes, 2 usage, configuration or internal error.
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
@@ -18,7 +18,17 @@ from sampler_lint.config import ConfigError, ConfigResolver, RawSettings
 from sampler_lint.docs import render_rule, rule_table
 from sampler_lint.findings import Finding
 from sampler_lint.reporters import NEEDS_EDITS, REPORTERS, ReportContext
-from sampler_lint.runner import RunOptions, lint_options_for, run, stdin_index
+from sampler_lint.runner import (
+    Given,
+    RunOptions,
+    RunResult,
+    lint_options_for,
+    run,
+    stdin_index,
+)
+
+if TYPE_CHECKING:
+    from sampler_lint.baseline import Revision
 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -219,7 +229,7 @@ def check(paths: tuple[Path, ...], **params: Any) -> None:
     findings: list[Finding] = sorted(
         (f for r in result.results for f in r.findings), key=Finding.sort_key
     )
-    findings = _adoption_filters(findings, params, targets, failed)
+    findings = _adoption_filters(findings, params, targets, failed, resolver, options, result)
     if params["add_noqa"]:
         from sampler_lint.add_noqa import add_noqa
 
@@ -279,13 +289,13 @@ def _path_errors(result: Any, targets: list[Path]) -> list[str]:
 
 
 def _adoption_filters(
-    findings: list[Finding], params: dict[str, Any], targets: list[Path], failed: bool = False
+    findings: list[Finding], params: dict[str, Any], targets: list[Path], failed: bool,
+    resolver: ConfigResolver, options: RunOptions, result: RunResult,
 ) -> list[Finding]:
     """--write-baseline (writes and exits), --baseline and --since."""
     from sampler_lint.baseline import (
         BaselineError,
-        changed_lines,
-        only_changed,
+        new_since,
         without_baseline,
         write_baseline,
     )
@@ -301,10 +311,41 @@ def _adoption_filters(
         if params["baseline"] is not None:
             findings = without_baseline(params["baseline"], findings)
         if params["since"] is not None:
-            findings = only_changed(findings, changed_lines(params["since"], targets[0]))
+            findings = new_since(
+                params["since"], targets, findings, _revision_linter(resolver, options, targets),
+                result.linted, result.project, _project_excludes(resolver),
+            )
     except BaselineError as error:
         _fail(str(error))
     return findings
+
+
+def _revision_linter(
+    resolver: ConfigResolver, options: RunOptions, targets: list[Path]
+) -> Callable[[Revision], list[Finding]]:
+    """Lint files as they were at a revision (``--since``): their contents from memory, the
+    project index of the revision, today's configuration, nothing written."""
+    from dataclasses import replace
+
+    from sampler_lint.sources import overlay
+
+    def lint(revision: Revision) -> list[Finding]:
+        quiet = replace(options, fix=False, diff=False, want_edits=False)
+        given = Given(revision.files, revision.project, revision.wanted)
+        with overlay(revision.contents):
+            result = run(targets, resolver, quiet, given=given)
+        return [f for r in result.results for f in r.findings]
+
+    return lint
+
+
+def _project_excludes(resolver: ConfigResolver) -> Callable[[Path], bool]:
+    def excluded(path: Path) -> bool:
+        try:
+            return resolver.for_path(path).is_excluded(path)
+        except ConfigError:
+            return True  # a broken configuration's folder is left out of the project index
+    return excluded
 
 
 def _output_plan(

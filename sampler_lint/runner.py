@@ -29,6 +29,7 @@ from sampler_lint.findings import FileResult
 from sampler_lint.index import EMPTY_INDEX, ProjectIndex
 from sampler_lint.linter import PARSE_ERROR, UNUSED_NOQA, LintOptions, decode, lint_source
 from sampler_lint.rule import Rule
+from sampler_lint.sources import in_overlay, read_source, source_size
 from sampler_lint.survey import (
     EMPTY_SURVEY,
     NOTHING,
@@ -64,6 +65,20 @@ class RunResult:
     files_checked: int = 0
     #: What the walk could not read (warnings) and the named paths that do not exist (errors).
     problems: Problems = field(default_factory=Problems)
+    #: The files linted, and the project's files in its order (empty when no rule reads the
+    #: index), as this run spelled them: ``--since`` lints the same files at a revision.
+    linted: list[Path] = field(default_factory=list)
+    project: list[Path] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Given:
+    """A run over files given rather than walked (``--since``: their contents at a revision, from
+    :func:`sampler_lint.sources.overlay`)."""
+
+    files: list[Path]  # to survey as linted files (the same cache keys as today's run)
+    project: list[Path]  # the whole project, in its order
+    wanted: frozenset[str]  # absolute paths of the files whose lint results are needed
 
 
 def lint_options_for(settings: Settings, path: Path, run: RunOptions) -> LintOptions:
@@ -97,6 +112,8 @@ def _pool(jobs: int, work: int, initializer: Callable[..., None], *initargs: Any
     built (the index, the options) instead of receiving it pickled."""
     if jobs <= 1 or work < PARALLEL_THRESHOLD:
         return None
+    if in_overlay() and "fork" not in multiprocessing.get_all_start_methods():
+        return None  # contents held in memory reach only forked workers
     global _STOP
     _STOP = _context().Value("b", 0)
     return ProcessPoolExecutor(
@@ -203,7 +220,7 @@ def _survey(job: _Job, lints: list[LintOptions], collectors: Collectors,
         return NOTHING  # notebooks are surveyed cell by cell when linted; no index facts
     if data is None:
         try:
-            data = job.path.read_bytes()
+            data = read_source(job.path)
         except OSError:
             return NOTHING  # the lint pass reports why it cannot be read
     lint = lints[job.lint_id] if job.lint_id is not None else None
@@ -227,7 +244,7 @@ def survey_files(
     for number, job in enumerate(jobs):
         if cache is not None:
             try:
-                data = job.path.read_bytes()
+                data = read_source(job.path)
             except OSError:
                 missing.append(number)
                 continue
@@ -368,7 +385,7 @@ def check_file(
 ) -> FileResult:
     name = str(path)
     try:
-        data = path.read_bytes()
+        data = read_source(path)
     except OSError as error:
         # Unreadable (permissions, removed since the walk): a warning, and the rest is linted.
         result = FileResult(filename=name, unreadable=True)
@@ -440,7 +457,7 @@ def _cannot_parse(
     if key is not None and cache is not None and cache.get(key) is not None:
         return False
     try:
-        text = decode(path.read_bytes())
+        text = decode(read_source(path))
         compile(text, str(path), "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
     except OSError:
         return False  # the lint pass says why it cannot be read
@@ -453,10 +470,7 @@ def _cannot_parse(
 
 
 def _size(path: Path) -> int:
-    try:
-        return path.stat().st_size
-    except OSError:
-        return 0
+    return source_size(path)
 
 
 def _wants_lint(survey: Survey, lint: LintOptions) -> bool:
@@ -484,14 +498,20 @@ def run(
     resolver: ConfigResolver,
     options: RunOptions,
     progress: Callable[[int, int], None] | None = None,
+    given: Given | None = None,
 ) -> RunResult:
+    """Lint ``paths``, or with ``given``, the files it gives instead of walking the disk."""
     if options.fix and not options.diff:
         writer.count_writes_in(_context().Value("q", 0))
     walked: Walked = {}
     problems = Problems()
-    files = list(iter_source_files(
-        paths, resolver, force_exclude=options.force_exclude, record=walked, problems=problems
-    ))
+    if given is None:
+        files = list(iter_source_files(
+            paths, resolver, force_exclude=options.force_exclude, record=walked,
+            problems=problems,
+        ))
+    else:
+        files = given.files
     paths = [path for path in paths if path not in problems.missing] or [Path(".")]
     write = options.fix and not options.diff
     # One LintOptions per distinct (settings, enabled rules): most runs have a single one.
@@ -517,7 +537,8 @@ def run(
     all_enabled = {rule for lint in lints for rule in lint.rules}
     problems.indexing = True  # a broken configuration met from here on governs no linted file
     order = _add_project_files(
-        jobs, paths, resolver, needs_index(all_enabled), walked, problems
+        jobs, paths, resolver, needs_index(all_enabled), walked, problems,
+        project=given.project if given is not None else None,
     )
     collectors = Collectors.for_rules(tuple(sorted(all_enabled, key=lambda rule: rule.code)))
 
@@ -551,6 +572,9 @@ def run(
         assert job.lint_id is not None
         lint = lints[job.lint_id]
         survey = surveys[number] = _index_stage(survey, job, lint, index)
+        if given is not None and os.path.abspath(job.path) not in given.wanted:
+            results[number] = FileResult(filename=str(job.path), skipped=True)
+            continue
         if not _wants_lint(survey, lint):
             if os.path.abspath(job.path) in named and _cannot_parse(
                 job.path, lint, result_cache, contents[number]
@@ -623,12 +647,16 @@ def run(
         result_cache.save()
         survey_cache.save()
     final = [result for result in results if result is not None]
-    return RunResult(results=final, files_checked=len(files), problems=problems)
+    return RunResult(
+        results=final, files_checked=len(files), problems=problems, linted=files,
+        project=[jobs[number].path for number in order],
+    )
 
 
 def _add_project_files(
     jobs: list[_Job], paths: list[Path], resolver: ConfigResolver, wanted: bool,
     walked: Walked | None = None, problems: Problems | None = None,
+    project: list[Path] | None = None,
 ) -> list[int]:
     """Give the linted jobs their place in the project index and add the project's other files
     (the nearest ``pyproject.toml`` or git root around ``paths``) as index-only jobs. Returns the
@@ -636,14 +664,18 @@ def _add_project_files(
     if not wanted:
         return []
     root = project_root(paths)
-    if len(paths) == 1 and os.path.isdir(paths[0]) and paths[0].resolve() == root:
+    if project is None and len(paths) == 1 and os.path.isdir(paths[0]) \
+            and paths[0].resolve() == root:
         # Linting the whole project: the walk already made is the project's.
         for number, job in enumerate(jobs):
             jobs[number] = replace(job, fact_path=str(job.path))
         return list(range(len(jobs)))
     linted = {os.path.abspath(job.path): number for number, job in enumerate(jobs)}
     order: list[int] = []
-    for path in iter_source_files([root], resolver, known=walked, problems=problems):
+    walk = project if project is not None else iter_source_files(
+        [root], resolver, known=walked, problems=problems
+    )
+    for path in walk:
         found = linted.get(os.path.abspath(path))
         if found is None:
             order.append(len(jobs))

@@ -17,6 +17,7 @@ from sampler_lint.cache import digest
 from sampler_lint.index import FactCollector, ProjectIndex
 from sampler_lint.linter import LintOptions, decode, may_have_unused_noqa, rules_to_run
 from sampler_lint.rule import Rule
+from sampler_lint.sources import read_source
 from sampler_lint.syntax_summary import SyntaxSummary
 
 _PARSE_FAILURES = (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError)
@@ -155,7 +156,7 @@ def answer_questions(
             if collector.name not in names:
                 continue
             try:
-                tree = ast.parse(source_text(path.read_bytes()))
+                tree = ast.parse(source_text(read_source(path)))
             except (OSError, *_PARSE_FAILURES):
                 continue
             facts = _collect(tree, fact_path, [collector])
