@@ -62,8 +62,10 @@ def write_atomic(path: Path, expected: bytes, new: bytes) -> None:
         mode = stat.S_IMODE(os.stat(target).st_mode)
     except OSError as error:
         raise WriteError(f"{path}: cannot write: {error}") from None
-    # A file marked read-only stays as it is, even for root, who could replace it anyway.
-    if not mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH) or not os.access(target, os.W_OK):
+    # A file this user may not write stays as it is: the atomic rename below needs only the
+    # folder's permission, and would replace it anyway. (Root may write anything, as with any
+    # other editor.)
+    if not _may_write(target):
         raise WriteError(f"{path}: read-only; not rewritten (its findings are kept)")
     try:
         descriptor, temporary = tempfile.mkstemp(
@@ -90,6 +92,10 @@ def write_atomic(path: Path, expected: bytes, new: bytes) -> None:
         if isinstance(error, OSError):
             raise WriteError(f"{path}: cannot write: {error}") from None
         raise
+
+
+def _may_write(path: Path) -> bool:
+    return os.access(path, os.W_OK)
 
 
 def _write_in_place(path: Path, target: Path, expected: bytes, new: bytes) -> None:

@@ -31,17 +31,32 @@ def run(project: Path, *args: str) -> tuple[int, str, str]:
     return result.exit_code, result.stdout, result.stderr
 
 
-def test_a_read_only_file_is_not_rewritten_even_by_root(project: Path) -> None:
+def test_a_read_only_file_is_not_rewritten(project: Path) -> None:
+    """As a user file modes apply to (root may write anything, as any editor run by root)."""
     (project / "locked.py").write_text(BUGGY)
     (project / "open.py").write_text(BUGGY)
+    (project / "open.py").chmod(0o666)
     (project / "locked.py").chmod(0o444)
-    code, out, err = run(project, ".")
-    assert code == 1
+    os.chmod(project, 0o777)
+    done = run_unprivileged(project, "check", "--isolated", "--no-cache", "--jobs", "1",
+                            "--output-format", "concise", "--fix", "--unsafe-fixes", ".")
+    assert done.returncode == 1, done.stderr
     assert (project / "locked.py").read_text() == BUGGY
-    assert "locked.py:2:12: SL101" in out and "open.py" not in out
-    assert "warning:" in err and "locked.py: read-only; not rewritten" in err
+    assert "locked.py:2:12: SL101" in done.stdout and "open.py" not in done.stdout
+    assert "warning:" in done.stderr and "locked.py: read-only; not rewritten" in done.stderr
     assert stat.S_IMODE((project / "locked.py").stat().st_mode) == 0o444
     assert (project / "open.py").read_text() != BUGGY
+
+
+def test_the_read_only_check_in_process(project: Path) -> None:
+    from unittest import mock
+
+    (project / "locked.py").write_text(BUGGY)
+    with mock.patch("sampler_lint.writer._may_write", return_value=False):
+        code, out, err = run(project, ".")
+    assert code == 1 and "locked.py:2:12: SL101" in out
+    assert (project / "locked.py").read_text() == BUGGY
+    assert "locked.py: read-only; not rewritten" in err
 
 
 @pytest.fixture
