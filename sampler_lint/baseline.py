@@ -56,7 +56,7 @@ def without_baseline(path: Path, findings: Sequence[Finding]) -> list[Finding]:
         known = Counter((e["file"], e["code"], e["fingerprint"]) for e in entries)
     except OSError as error:
         raise BaselineError(f"cannot read baseline {path}: {error.strerror or error}") from None
-    except (ValueError, KeyError, TypeError):
+    except (ValueError, KeyError, TypeError, RecursionError):
         raise BaselineError(
             f"{path} is not a sampler-lint baseline (write one with --write-baseline)"
         ) from None

@@ -290,6 +290,8 @@ def load_file(path: Path) -> RawSettings | None:
         raise ConfigError(f"{path}: cannot read: {error}") from None
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"{path}: invalid TOML: {error}") from None
+    except RecursionError:
+        raise ConfigError(f"{path}: invalid TOML: nested too deeply") from None
     if path.name == "pyproject.toml":
         tool = data.get("tool", {})
         if not isinstance(tool, dict) or "sampler-lint" not in tool:

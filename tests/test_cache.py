@@ -266,3 +266,14 @@ def test_without_a_key_the_run_is_uncached(repo: Path, monkeypatch: pytest.Monke
     assert not (repo / ".sampler_lint_cache" / "results.marshal").exists()
     _, _, parsed = _parses(repo, ".")
     assert parsed == 1
+
+
+def test_a_hostile_baseline_file_is_an_error_not_a_crash(repo: Path) -> None:
+    """Baselines are JSON read with ``json``: nothing in them runs, and a malformed one (deeply
+    nested, a pickle, the wrong shape) is a clear error, exit 2."""
+    import pickle
+
+    for content in (b"[" * 100_000, pickle.dumps({"findings": []}), b'{"findings": 3}'):
+        (repo / "baseline.json").write_bytes(content)
+        code, _ = run(repo, "--baseline", "baseline.json", ".")
+        assert code == 2

@@ -77,3 +77,11 @@ def test_broken_toml_in_a_sibling_is_a_warning(monorepo: Path) -> None:
 def test_run_from_inside_a_broken_sub_project(monorepo: Path) -> None:
     code, out, err = run(monorepo / "speech", "../train.py")
     assert code == 1 and "train.py:2:12: SL101" in out and "Traceback" not in err
+
+
+def test_a_deeply_nested_config_is_a_config_error(monorepo: Path) -> None:
+    (monorepo / "speech" / "pyproject.toml").write_text(
+        "[tool.sampler-lint]\nselect = " + "[" * 50_000 + "\n"
+    )
+    code, _, err = run(monorepo, "speech/model.py")
+    assert code == 2 and "invalid TOML" in err and "report it" not in err
