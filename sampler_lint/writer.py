@@ -13,6 +13,7 @@ import os
 import signal
 import stat
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -84,8 +85,9 @@ def write_atomic(path: Path, expected: bytes, new: bytes) -> None:
             handle.flush()
             os.fsync(handle.fileno())
         os.chmod(temporary, mode)
-        os.replace(temporary, target)
-        _written()
+        with _no_interrupt():  # the file and the count of rewritten files move together
+            os.replace(temporary, target)
+            _written()
     except BaseException as error:
         with contextlib.suppress(OSError):
             os.unlink(temporary)
@@ -102,11 +104,8 @@ def _write_in_place(path: Path, target: Path, expected: bytes, new: bytes) -> No
     """Rewrite ``target`` through its own file descriptor, after checking once more that it
     still holds ``expected``."""
     # Not atomic: Ctrl-C waits until the file is whole (POSIX; elsewhere the window is short).
-    blocking = hasattr(signal, "pthread_sigmask")
-    if blocking:
-        previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
     try:
-        with open(target, "r+b") as handle:
+        with _no_interrupt(), open(target, "r+b") as handle:
             if handle.read() != expected:
                 raise WriteError(f"{path}: changed on disk since it was read; not overwritten")
             handle.seek(0)
@@ -114,9 +113,19 @@ def _write_in_place(path: Path, target: Path, expected: bytes, new: bytes) -> No
             handle.truncate()
             handle.flush()
             os.fsync(handle.fileno())
+            _written()
     except OSError as error:
         raise WriteError(f"{path}: cannot write: {error}") from None
+
+
+@contextlib.contextmanager
+def _no_interrupt() -> Iterator[None]:
+    """SIGINT held off meanwhile (POSIX; elsewhere nothing is held off)."""
+    if not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
     finally:
-        if blocking:
-            signal.pthread_sigmask(signal.SIG_SETMASK, previous)
-    _written()
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
