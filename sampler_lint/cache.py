@@ -206,8 +206,15 @@ def _pairs(payload: tuple[Any, ...]) -> list[tuple[Any, Any]]:
     return list(payload)
 
 
-def _dataclass(tag: Any, payload: tuple[Any, ...]) -> Any:
-    """One of our dataclasses, only from a module already imported (nothing is imported here)."""
+_CLASSES: dict[str, tuple[type, frozenset[str]]] = {}
+
+
+def _dataclass_named(tag: Any) -> tuple[type, frozenset[str]]:
+    """One of our dataclasses and its field names, only from a module already imported (nothing
+    is imported here), remembered per tag."""
+    known = _CLASSES.get(tag) if type(tag) is str else None
+    if known is not None:
+        return known
     if type(tag) is not str or ":" not in tag:
         raise _Invalid(tag)
     module_name, _, qualname = tag.partition(":")
@@ -217,9 +224,16 @@ def _dataclass(tag: Any, payload: tuple[Any, ...]) -> Any:
     if not isinstance(kind, type) or not dataclasses.is_dataclass(kind) \
             or kind.__module__ != module_name:
         raise _Invalid(tag)
-    names = {field.name for field in dataclasses.fields(kind) if field.init}
+    known = _CLASSES[tag] = (
+        kind, frozenset(field.name for field in dataclasses.fields(kind) if field.init)
+    )
+    return known
+
+
+def _dataclass(tag: Any, payload: tuple[Any, ...]) -> Any:
+    kind, names = _dataclass_named(tag)
     fields = _pairs(payload)
-    if {name for name, _ in fields} != names or len(fields) != len(names):
+    if len(fields) != len(names) or {name for name, _ in fields} != names:
         raise _Invalid(tag)
     try:
         return kind(**{name: decode(field) for name, field in fields})
