@@ -1,4 +1,13 @@
-"""A small programmatic API: lint or fix a string of code (used by the tests and by editors)."""
+"""A small programmatic API: lint or fix a string of code (used by the tests and by editors).
+
+    >>> from sampler_lint.api import lint_code
+    >>> result = lint_code(source, fix=True)          # safe fixes only
+    >>> result.findings, result.fixed                 # what remains, the fixed code (or None)
+    >>> lint_code(source, fix=True, unsafe_fixes=True)  # opt in to unsafe fixes, as on the CLI
+
+Like the command line, it is safe by default: ``unsafe_fixes=False`` unless asked. It never
+reads, imports or runs anything but the code it is given.
+"""
 
 from __future__ import annotations
 
@@ -42,12 +51,16 @@ def lint_code(
     select: Iterable[str] | None = None,
     options: Mapping[str, Any] | None = None,
     fix: bool = False,
-    unsafe_fixes: bool = True,
+    unsafe_fixes: bool = False,
     path: str = "example.py",
     index: ProjectIndex | None = None,
     use_prefilter: bool = True,
     want_edits: bool = False,
 ) -> CodeResult:
+    """Lint ``code`` (text or bytes) as the file ``path``, and with ``fix`` apply the safe fixes,
+    the unsafe ones too with ``unsafe_fixes=True``. ``select`` and ``options`` are as in
+    ``[tool.sampler-lint]``; ``index`` is the project index (by default the project is this one
+    file, see :func:`index_sources`). Returns the remaining findings and the fixed code."""
     raw = RawSettings(select=tuple(select) if select is not None else None,
                       options=dict(options or {}))
     settings = resolve(raw, Path("."), None)

@@ -7,15 +7,16 @@ finding keeps it in the baseline, and a fixed finding simply stops matching."""
 
 from __future__ import annotations
 
-import codecs
+import contextlib
 import json
 import os
-import re
 import subprocess
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
+from sampler_lint.discovery import project_root
 from sampler_lint.findings import Finding
 from sampler_lint.formats import code_fingerprint
 
@@ -55,7 +56,7 @@ def without_baseline(path: Path, findings: Sequence[Finding]) -> list[Finding]:
         known = Counter((e["file"], e["code"], e["fingerprint"]) for e in entries)
     except OSError as error:
         raise BaselineError(f"cannot read baseline {path}: {error.strerror or error}") from None
-    except (ValueError, KeyError, TypeError):
+    except (ValueError, KeyError, TypeError, RecursionError):
         raise BaselineError(
             f"{path} is not a sampler-lint baseline (write one with --write-baseline)"
         ) from None
@@ -71,14 +72,23 @@ def without_baseline(path: Path, findings: Sequence[Finding]) -> list[Finding]:
 
 
 # ------------------------------------------------------------------------------------------------
-# --since REV
+# --since REV: every finding that is new relative to a revision
+#
+# The files are linted a second time as they were at the revision, read from git into memory
+# (``git ls-tree`` and ``git cat-file --batch``, never a checkout), with the project index of the
+# revision, and the findings are compared by fingerprint (file, rule, flagged code: line shifts
+# do not matter), as semgrep's --baseline-commit does. A finding counts as new when the revision
+# did not have it: in a changed file, or in an unchanged file whose cross-file facts a change
+# altered (a deleted `sampler.set_epoch(epoch)` in a helper, a removed guard).
 
-_HUNK = re.compile(rb"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@")
+_SOURCE_SUFFIXES = (".py", ".pyi", ".ipynb")
 
 
-def _git(args: list[str], cwd: Path) -> bytes:
+def _git(args: list[str], cwd: Path, stdin: bytes | None = None) -> bytes:
     try:
-        process = subprocess.run(["git", *args], cwd=cwd, capture_output=True, check=False)
+        process = subprocess.run(
+            ["git", *args], cwd=cwd, capture_output=True, check=False, input=stdin
+        )
     except OSError as error:
         raise BaselineError(f"--since needs git: {error}") from None
     if process.returncode != 0:
@@ -87,61 +97,156 @@ def _git(args: list[str], cwd: Path) -> bytes:
     return process.stdout
 
 
-def _unquote(name: bytes) -> str:
-    """A path as git prints it: C-quoted (``"a\\tb"``, ``"\\303\\251"``) when it holds unusual
-    characters."""
-    if name.startswith(b'"') and name.endswith(b'"'):
-        name = codecs.escape_decode(name[1:-1])[0]
-    return os.fsdecode(name)
-
-
-def changed_lines(revision: str, start: Path) -> dict[str, set[int] | None]:
-    """Real path of each file changed since ``revision`` -> its added or changed lines (``None``
-    for a file git does not track yet: all of it is new)."""
+def _toplevel(start: Path) -> Path:
     directory = start if start.is_dir() else start.parent
     try:
-        top = Path(os.fsdecode(_git(["rev-parse", "--show-toplevel"], directory.resolve()).strip()))
+        output = _git(["rev-parse", "--show-toplevel"], directory.resolve())
     except BaselineError:
         raise BaselineError(
             f"--since needs a git repository, and {directory} is not inside one"
         ) from None
+    return Path(os.fsdecode(output.strip()))
+
+
+def _commit(revision: str, top: Path) -> str:
     try:
-        _git(["rev-parse", "--verify", "--quiet", f"{revision}^{{commit}}"], top)
+        return _git(
+            ["rev-parse", "--verify", "--quiet", f"{revision}^{{commit}}"], top
+        ).decode().strip()
     except BaselineError:
-        raise BaselineError(f"--since: unknown git revision '{revision}'") from None
-    changed: dict[str, set[int] | None] = {}
-    # Working tree against the revision: committed, staged and unstaged changes alike.
-    diff = _git(["diff", "--unified=0", "--no-color", "--no-ext-diff", "--no-textconv",
-                 "--src-prefix=a/", "--dst-prefix=b/", revision, "--"], top)
-    current: str | None = None
-    for line in diff.split(b"\n"):
-        if line.startswith(b"+++ "):
-            name = _unquote(line[4:].rstrip(b"\t"))
-            current = None if name == "/dev/null" else os.path.realpath(top / name[2:])
-            if current is not None:
-                changed.setdefault(current, set())
-            continue
-        match = _HUNK.match(line)
-        if match and current is not None:
-            first, count = int(match.group(1)), int(match.group(2) or b"1")
-            lines = changed[current]
-            if lines is not None:
-                lines.update(range(first, first + count))
-    untracked = _git(["ls-files", "-z", "--others", "--exclude-standard"], top)
-    for name_bytes in untracked.split(b"\0"):
-        if name_bytes:
-            changed[os.path.realpath(top / os.fsdecode(name_bytes))] = None
-    return changed
+        pass
+    shallow = False
+    with contextlib.suppress(BaselineError):
+        shallow = _git(["rev-parse", "--is-shallow-repository"], top).strip() == b"true"
+    if shallow:
+        raise BaselineError(
+            f"--since: unknown git revision '{revision}': this is a shallow clone, which lacks "
+            "the base revision. Fetch the history (`git fetch --unshallow`, or with "
+            "actions/checkout `fetch-depth: 0`; GitLab: `GIT_DEPTH: 0`) and run again."
+        ) from None
+    raise BaselineError(f"--since: unknown git revision '{revision}'") from None
 
 
-def only_changed(findings: Sequence[Finding], changed: dict[str, set[int] | None]) -> list[Finding]:
-    kept = []
-    for f in findings:
-        key = os.path.realpath(f.path)
-        if key not in changed:
+def _tree(commit: str, top: Path) -> dict[str, str]:
+    """Path below the git root -> blob id of every regular source file at ``commit``."""
+    listing = _git(["ls-tree", "-r", "-z", "--full-tree", commit], top)
+    tree: dict[str, str] = {}
+    for entry in listing.split(b"\0"):
+        if not entry:
             continue
-        lines = changed[key]
-        first, last = f.file_location.line, f.file_end_location.line
-        if lines is None or any(line in lines for line in range(first, last + 1)):
-            kept.append(f)
-    return kept
+        meta, _, name = entry.partition(b"\t")
+        mode, kind, blob = meta.split()
+        path = os.fsdecode(name)
+        if kind == b"blob" and mode in (b"100644", b"100755") and path.endswith(_SOURCE_SUFFIXES):
+            tree[path] = blob.decode()
+    return tree
+
+
+def _renames(commit: str, top: Path) -> dict[str, str]:
+    """Path now -> path at ``commit`` for the files renamed since (their findings are not new)."""
+    output = _git(["diff", "-z", "--name-status", "-M", "--no-ext-diff", "--no-textconv",
+                   commit, "--"], top)
+    fields = output.split(b"\0")
+    renames: dict[str, str] = {}
+    number = 0
+    while number < len(fields):
+        status = fields[number]
+        if status.startswith((b"R", b"C")) and number + 2 < len(fields):
+            old, new = os.fsdecode(fields[number + 1]), os.fsdecode(fields[number + 2])
+            if status.startswith(b"R"):
+                renames[new] = old
+            number += 3
+        else:
+            number += 2
+    return renames
+
+
+def _blobs(blob_ids: list[str], top: Path) -> dict[str, bytes]:
+    """The content of each blob, read in one ``git cat-file --batch``."""
+    unique = list(dict.fromkeys(blob_ids))
+    if not unique:
+        return {}
+    output = _git(["cat-file", "--batch"], top, ("\n".join(unique) + "\n").encode())
+    contents: dict[str, bytes] = {}
+    position = 0
+    for blob in unique:
+        end = output.index(b"\n", position)
+        header = output[position:end].split()
+        if len(header) != 3:
+            raise BaselineError(f"--since: git cannot read object {blob}")
+        size = int(header[2])
+        contents[blob] = output[end + 1:end + 1 + size]
+        position = end + 1 + size + 1
+    return contents
+
+
+def _key(finding: Finding) -> tuple[str, str, str]:
+    return (os.path.realpath(finding.path), finding.code, code_fingerprint(finding))
+
+
+def new_since(
+    revision: str, targets: list[Path], findings: Sequence[Finding],
+    lint_revision: Callable[[Revision], Sequence[Finding]],
+    linted: Sequence[Path], project: Sequence[Path], excluded: Callable[[Path], bool],
+) -> list[Finding]:
+    """The ``findings`` that the files had not at ``revision``. ``linted`` and ``project`` are
+    today's run's files (as it spelled them, in its order); ``lint_revision`` lints a
+    :class:`Revision`; ``excluded`` says which files the project leaves out (for files deleted
+    since, which today's walk did not meet)."""
+    top = _toplevel(targets[0])
+    commit = _commit(revision, top)
+    if not findings:
+        return []
+    tree = _tree(commit, top)
+    renames = _renames(commit, top)
+    real_top = os.path.realpath(top)
+    blob_of: dict[str, str] = {}  # absolute path -> blob id at the revision
+    met: set[str] = set()  # paths below the git root met today
+
+    def at_revision(path: Path) -> str | None:
+        relative = Path(os.path.relpath(os.path.realpath(path), real_top)).as_posix()
+        met.add(relative)
+        blob = tree.get(renames.get(relative, relative))
+        if blob is not None:
+            blob_of[os.path.abspath(path)] = blob
+        return blob
+
+    # Today's files as they were (a file added since has no past, and all its findings are new);
+    # only those with a finding today need their lint results.
+    files = [path for path in linted if at_revision(path) is not None]
+    members = [path for path in project if at_revision(path) is not None]
+    wanted = frozenset(os.path.abspath(f.path) for f in findings) & frozenset(blob_of)
+    if not wanted:
+        return list(findings)
+    if project:
+        # Files deleted since were part of the project then, and their facts with them.
+        root = project_root(targets)
+        for relative in sorted(set(tree) - met - set(renames.values())):
+            absolute = Path(real_top) / relative
+            if absolute.suffix == ".ipynb" or not absolute.is_relative_to(root):
+                continue
+            if not excluded(absolute):
+                members.append(absolute)
+                blob_of[str(absolute)] = tree[relative]
+    blobs = _blobs(list(blob_of.values()), top)
+    contents = {path: blobs[blob] for path, blob in blob_of.items()}
+    known = Counter(_key(f) for f in lint_revision(Revision(files, members, wanted, contents)))
+    new = []
+    for finding in findings:
+        key = _key(finding)
+        if known[key] > 0:
+            known[key] -= 1
+        else:
+            new.append(finding)
+    return new
+
+
+@dataclass(frozen=True)
+class Revision:
+    """Today's files as they were at a revision: what to survey, the project, whose results are
+    needed, and every file's content (absolute path -> bytes)."""
+
+    files: list[Path]
+    project: list[Path]
+    wanted: frozenset[str]
+    contents: dict[str, bytes]

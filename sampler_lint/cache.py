@@ -6,29 +6,53 @@ hash, the tool version, the effective configuration of that file and, for files 
 that read the project index, a digest of the index: a second run over an unchanged repository reads
 and hashes every file but parses none.
 
-Entries are only ever read back from a file this version wrote: anything else (an older version's
-file, a truncated write, someone else's data) fails the header check or the load and is ignored,
-never trusted. Writes are atomic renames, so concurrent runs can only lose entries, not corrupt
-them.
+The cache directory sits inside the checkout, where anyone who can open a pull request can put a
+file, so nothing read from it is trusted (SECURITY.md):
+
+- It is data, never code: ``marshal`` of plain built-in values (no pickle, no ``eval``, no code
+  objects). The engine's own dataclasses are written as tagged tuples and rebuilt only from an
+  allow-list of ``sampler_lint`` dataclasses already imported, field by field.
+- It is authenticated: the file carries a keyed BLAKE2 MAC, keyed by a random secret kept outside
+  the checkout (``$XDG_CACHE_HOME/sampler-lint/cache-key``, created on first use, mode 0600). A
+  cache file this user's sampler-lint did not write (committed to the repository, copied from
+  another machine) fails the check and is ignored: it can neither run code nor hide a finding.
+  ``marshal`` is only ever given bytes that passed the check.
+- Every entry is validated on the way out (:class:`Cache` ``validate``); anything unexpected is a
+  miss.
+
+Writes are atomic renames, so concurrent runs can only lose entries, not corrupt them.
 """
 
 from __future__ import annotations
 
+import collections
+import contextlib
+import dataclasses
+import gc
 import hashlib
+import hmac
+import marshal
 import os
-import pickle
+import secrets
+import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from sampler_lint import __version__
-from sampler_lint.findings import FileResult
+from sampler_lint.findings import FileResult, Finding
 
 DIRECTORY = ".sampler_lint_cache"
-_MAGIC = b"sampler-lint-cache\n"
+_MAGIC = b"sampler-lint-cache 2\n"
 _HEADER = _MAGIC + __version__.encode() + b"\n"
+_MAC_SIZE = 32
+_SUFFIX = ".marshal"
+# The format version of ``marshal`` (4: no code objects are ever written).
+_MARSHAL_VERSION = 4
 # A cache that grows without bound slows every run: keep this many entries per kind.
 MAX_ENTRIES = 200_000
+KEY_ENVIRONMENT = "SAMPLER_LINT_CACHE_KEY"  # a path: where the secret lives (tests, shared CI)
 
 
 def digest(*parts: bytes | str) -> str:
@@ -39,46 +63,260 @@ def digest(*parts: bytes | str) -> str:
     return hasher.hexdigest()
 
 
-class Cache:
-    """A mapping from keys to picklable values, loaded once and saved once per run."""
+# ------------------------------------------------------------------------------------------------
+# The secret that authenticates cache files
 
-    def __init__(self, directory: Path, kind: str) -> None:
-        self.path = directory / f"{kind}.pickle"
+
+def key_path() -> Path:
+    configured = os.environ.get(KEY_ENVIRONMENT)
+    if configured:
+        return Path(configured)
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "sampler-lint" / "cache-key"
+
+
+_KEYS: dict[Path, bytes | None] = {}
+
+
+def secret_key() -> bytes | None:
+    """This user's cache key, created on first use; ``None`` when it can be neither read nor made
+    (a home directory nobody may write): the run is then uncached."""
+    path = key_path()
+    if path in _KEYS:
+        return _KEYS[path]
+    key: bytes | None = None
+    try:
+        key = path.read_bytes()
+    except OSError:
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            fresh = secrets.token_bytes(32)
+            descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(descriptor, "wb") as handle:
+                handle.write(fresh)
+            key = fresh
+        except FileExistsError:  # another run made it meanwhile
+            try:
+                key = path.read_bytes()
+            except OSError:
+                key = None
+        except OSError:
+            key = None
+    if key is not None and len(key) < 16:
+        key = None  # truncated or tampered with: do not authenticate with it
+    _KEYS[path] = key
+    return key
+
+
+def _mac(key: bytes, payload: bytes) -> bytes:
+    return hashlib.blake2b(payload, key=key[:64], digest_size=_MAC_SIZE).digest()
+
+
+# ------------------------------------------------------------------------------------------------
+# Plain values: the engine's dataclasses as tagged tuples
+
+# A tuple starting with this marks a tagged value; a real tuple starting with it is escaped.
+_MARK = Ellipsis
+_PLAIN_SCALARS = (str, int, float, bool, type(None), bytes)
+_ALLOWED_MODULES = ("sampler_lint.",)
+
+
+class Unencodable(Exception):
+    """A value the cache cannot write as plain data: the entry is simply not cached."""
+
+
+def _is_plain(value: Any) -> bool:
+    kind = type(value)
+    if kind in _PLAIN_SCALARS:
+        return True
+    if kind is tuple:
+        return not (value and value[0] is _MARK) and all(_is_plain(v) for v in value)
+    if kind is list or kind is frozenset:
+        return all(_is_plain(v) for v in value)
+    if kind is dict:
+        return all(_is_plain(k) and _is_plain(v) for k, v in value.items())
+    return False
+
+
+def encode(value: Any) -> Any:
+    """``value`` as plain built-in values ``marshal`` writes; plain subtrees are marked so that
+    :func:`decode` need not walk them."""
+    if _is_plain(value):
+        return value if type(value) in _PLAIN_SCALARS else (_MARK, "=", value)
+    return _encode(value)
+
+
+def _encode(value: Any) -> Any:
+    kind = type(value)
+    if kind in _PLAIN_SCALARS:
+        return value
+    if value is _MARK:
+        return (_MARK, "...", ())
+    if kind in (tuple, list, frozenset):
+        if _is_plain(value):
+            return (_MARK, "=", value)
+        return (_MARK, kind.__name__, tuple(_encode(v) for v in value))
+    if kind is dict or kind is collections.defaultdict:
+        if kind is collections.defaultdict and value.default_factory is not list:
+            raise Unencodable(kind)
+        name = "dict" if kind is dict else "defaultdict"
+        return (_MARK, name, tuple((_encode(k), _encode(v)) for k, v in value.items()))
+    if dataclasses.is_dataclass(value) and kind.__module__.startswith(_ALLOWED_MODULES):
+        fields = tuple(
+            (field.name, _encode(getattr(value, field.name)))
+            for field in dataclasses.fields(value) if field.init
+        )
+        return (_MARK, f"{kind.__module__}:{kind.__qualname__}", fields)
+    raise Unencodable(kind)
+
+
+class _Invalid(Exception):
+    pass
+
+
+def decode(value: Any) -> Any:
+    """The value :func:`encode` was given; :class:`_Invalid` for anything it did not make."""
+    kind = type(value)
+    if kind in _PLAIN_SCALARS:
+        return value
+    if kind is not tuple or len(value) != 3 or value[0] is not _MARK:
+        raise _Invalid(kind)
+    _, tag, payload = value
+    if tag == "=":
+        return payload
+    if tag == "...":
+        return _MARK
+    if type(payload) is not tuple:
+        raise _Invalid(tag)
+    if tag == "tuple":
+        return tuple(decode(v) for v in payload)
+    if tag == "list":
+        return [decode(v) for v in payload]
+    if tag == "frozenset":
+        return frozenset(decode(v) for v in payload)
+    if tag == "dict" or tag == "defaultdict":
+        pairs = ((decode(k), decode(v)) for k, v in _pairs(payload))
+        return dict(pairs) if tag == "dict" else collections.defaultdict(list, pairs)
+    return _dataclass(tag, payload)
+
+
+def _pairs(payload: tuple[Any, ...]) -> list[tuple[Any, Any]]:
+    if not all(type(p) is tuple and len(p) == 2 for p in payload):
+        raise _Invalid("pairs")
+    return list(payload)
+
+
+_CLASSES: dict[str, tuple[type, frozenset[str]]] = {}
+
+
+def _dataclass_named(tag: Any) -> tuple[type, frozenset[str]]:
+    """One of our dataclasses and its field names, only from a module already imported (nothing
+    is imported here), remembered per tag."""
+    known = _CLASSES.get(tag) if type(tag) is str else None
+    if known is not None:
+        return known
+    if type(tag) is not str or ":" not in tag:
+        raise _Invalid(tag)
+    module_name, _, qualname = tag.partition(":")
+    module = sys.modules.get(module_name) if module_name.startswith(_ALLOWED_MODULES) else None
+    kind = getattr(module, qualname, None) if module is not None and qualname.isidentifier() \
+        else None
+    if not isinstance(kind, type) or not dataclasses.is_dataclass(kind) \
+            or kind.__module__ != module_name:
+        raise _Invalid(tag)
+    known = _CLASSES[tag] = (
+        kind, frozenset(field.name for field in dataclasses.fields(kind) if field.init)
+    )
+    return known
+
+
+def _dataclass(tag: Any, payload: tuple[Any, ...]) -> Any:
+    kind, names = _dataclass_named(tag)
+    fields = _pairs(payload)
+    if len(fields) != len(names) or {name for name, _ in fields} != names:
+        raise _Invalid(tag)
+    try:
+        return kind(**{name: decode(field) for name, field in fields})
+    except (TypeError, ValueError) as error:
+        raise _Invalid(tag) from error
+
+
+# ------------------------------------------------------------------------------------------------
+# The cache files
+
+
+class Cache:
+    """A mapping from keys to values, loaded once and saved once per run. Values are kept encoded
+    and decoded on :meth:`get`, where ``validate`` rejects any of the wrong shape (a miss)."""
+
+    def __init__(
+        self, directory: Path, kind: str, validate: Callable[[Any], bool] | None = None
+    ) -> None:
+        self.path = directory / f"{kind}{_SUFFIX}"
         self.directory = directory
+        self.validate = validate
+        self.key = secret_key()
         self.old: dict[str, Any] = self._load()
         self.new: dict[str, Any] = {}
         self.hits = 0
 
     def _load(self) -> dict[str, Any]:
+        if self.key is None:
+            return {}
         try:
             data = self.path.read_bytes()
         except OSError:
             return {}
-        if not data.startswith(_HEADER):
+        start = len(_HEADER) + _MAC_SIZE
+        if not data.startswith(_HEADER) or len(data) < start:
             return {}
+        payload = data[start:]
+        if not hmac.compare_digest(data[len(_HEADER):start], _mac(self.key, payload)):
+            return {}  # not written by this user's sampler-lint: never unmarshalled
+        # Hundreds of thousands of tuples at once would trigger the garbage collector over and
+        # over (four fifths of the load time), and none of them can be garbage.
+        collecting = gc.isenabled()
+        gc.disable()
         try:
-            value = pickle.loads(data[len(_HEADER):])
-        except Exception:  # a truncated or foreign file: ignore it
+            value = marshal.loads(payload)
+        except (EOFError, ValueError, TypeError):
             return {}
-        return value if isinstance(value, dict) else {}
+        finally:
+            if collecting:
+                gc.enable()
+        return value if type(value) is dict else {}
 
     def get(self, key: str) -> Any:
-        value = self.old.get(key)
-        if value is not None:
-            self.hits += 1
-            self.new[key] = value
+        stored = self.old.get(key)
+        if stored is None:
+            return None
+        try:
+            value = decode(stored)
+        except (_Invalid, RecursionError, TypeError, ValueError):
+            return None  # not what encode() makes (an unhashable key, a foreign tag): a miss
+        if value is None or (self.validate is not None and not self.validate(value)):
+            return None
+        self.hits += 1
+        self.new[key] = stored
         return value
 
     def put(self, key: str, value: Any) -> None:
-        self.new[key] = value
+        with contextlib.suppress(Unencodable, RecursionError):  # not plain data: uncached
+            self.new[key] = encode(value)
 
     def save(self) -> None:
         """Write the entries used or made by this run (plus older ones, up to the cap)."""
+        if self.key is None:
+            return
         merged = dict(self.old)
         merged.update(self.new)
         if len(merged) > MAX_ENTRIES:
             merged = dict(self.new)
         if merged == self.old:
+            return
+        try:
+            payload = marshal.dumps(merged, _MARSHAL_VERSION)
+        except ValueError:
             return
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
@@ -88,7 +326,8 @@ class Cache:
             descriptor, temporary = tempfile.mkstemp(dir=self.directory, suffix=".tmp")
             with os.fdopen(descriptor, "wb") as handle:
                 handle.write(_HEADER)
-                pickle.dump(merged, handle, protocol=pickle.HIGHEST_PROTOCOL)
+                handle.write(_mac(self.key, payload))
+                handle.write(payload)
             os.replace(temporary, self.path)
         except OSError:
             pass  # a read-only checkout simply runs uncached
@@ -100,4 +339,16 @@ def result_is_cacheable(result: FileResult) -> bool:
 
 
 def cached_result(value: Any) -> FileResult | None:
-    return value if isinstance(value, FileResult) else None
+    return value if is_file_result(value) else None
+
+
+def is_file_result(value: Any) -> bool:
+    """The shape of a cached lint result."""
+    return (
+        isinstance(value, FileResult)
+        and isinstance(value.filename, str)
+        and isinstance(value.findings, list)
+        and all(isinstance(f, Finding) for f in value.findings)
+        and isinstance(value.fixed_codes, dict)
+        and isinstance(value.errors, list)
+    )

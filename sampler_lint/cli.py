@@ -7,9 +7,9 @@ found changes, 2 usage, configuration or internal error.
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
@@ -18,7 +18,17 @@ from sampler_lint.config import ConfigError, ConfigResolver, RawSettings
 from sampler_lint.docs import render_rule, rule_table
 from sampler_lint.findings import Finding
 from sampler_lint.reporters import NEEDS_EDITS, REPORTERS, ReportContext
-from sampler_lint.runner import RunOptions, lint_options_for, run, stdin_index
+from sampler_lint.runner import (
+    Given,
+    RunOptions,
+    RunResult,
+    lint_options_for,
+    run,
+    stdin_index,
+)
+
+if TYPE_CHECKING:
+    from sampler_lint.baseline import Revision
 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -64,11 +74,61 @@ def _cli_settings(params: dict[str, Any]) -> RawSettings:
         exclude=_split(params["exclude"]) or None,
         extend_exclude=_split(params["extend_exclude"]),
         per_file_ignores=per_file,
+        respect_gitignore=params["respect_gitignore"],
         unsafe_fixes=True if params["unsafe_fixes"] else None,
     )
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report it
+ISSUES_URL = "https://github.com/sampler-lint/sampler-lint/issues"
+
+
+class _Main(click.Group):
+    """The one top-level handler: whatever goes wrong, exit codes keep their meaning."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except (click.exceptions.ClickException, click.exceptions.Exit, click.Abort,
+                SystemExit, BrokenPipeError):
+            raise  # click's own exits and messages, and `| head`
+        except KeyboardInterrupt:
+            _interrupted()
+        except Exception as error:  # a bug anywhere must still end as exit 2
+            _unexpected(error)
+
+
+def _interrupted() -> NoReturn:
+    from sampler_lint.writer import files_written
+
+    written = files_written()
+    message = "sampler-lint: interrupted"
+    if written:
+        message += (
+            f"; {written} file(s) were already fixed and rewritten (each file is whole: "
+            "rewritten completely or not at all)"
+        )
+    click.echo(message, err=True)
+    sys.exit(EXIT_INTERRUPTED)
+
+
+def _unexpected(error: Exception) -> NoReturn:
+    import os
+    import traceback
+
+    click.echo(f"sampler-lint: error: {type(error).__name__}: {error}", err=True)
+    click.echo(
+        "sampler-lint: this is a bug in sampler-lint; please report it at "
+        f"{ISSUES_URL} with the command you ran and the traceback "
+        "(set SAMPLER_LINT_TRACEBACK=1 to print it).",
+        err=True,
+    )
+    if os.environ.get("SAMPLER_LINT_TRACEBACK"):
+        click.echo("".join(traceback.format_exception(error)), err=True, nl=False)
+    sys.exit(EXIT_ERROR)
+
+
+@click.group(cls=_Main, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, "--version", "-V", prog_name="sampler-lint")
 def main() -> None:
     """Find and fix the silent bugs of distributed data loading in PyTorch training code."""
@@ -86,6 +146,10 @@ def main() -> None:
 @click.option("--exclude", multiple=True, help="Replace the default excludes with these patterns.")
 @click.option("--extend-exclude", multiple=True, help="Exclude these patterns too.")
 @click.option("--force-exclude", is_flag=True, help="Apply excludes to files named explicitly.")
+@click.option(
+    "--respect-gitignore/--no-respect-gitignore", default=None,
+    help="Honour .gitignore, .git/info/exclude and git's global excludes (default: on).",
+)
 @click.option(
     "--output-format",
     type=click.Choice(sorted(REPORTERS)),
@@ -151,12 +215,21 @@ def check(paths: tuple[Path, ...], **params: Any) -> None:
         result = run(targets, resolver, options, progress=_progress())
     except ConfigError as error:
         _fail(str(error))
-    except FileNotFoundError as error:
-        _fail(f"no such file or directory: {error}")
+    path_errors = _path_errors(result, targets)
+    errors = [e for r in result.results for e in r.errors]
+    internal = any(r.internal_error for r in result.results)
+    failed = bool(internal or path_errors)  # exit 2 whatever else happens
+    if not result.files_checked and not path_errors:
+        click.echo("sampler-lint: warning: No Python files found under the given path(s)",
+                   err=True)
+    for message in [*result.problems.warnings, *errors]:
+        click.echo(f"sampler-lint: warning: {message}", err=True)
+    for message in path_errors:
+        click.echo(f"sampler-lint: error: {message}", err=True)
     findings: list[Finding] = sorted(
         (f for r in result.results for f in r.findings), key=Finding.sort_key
     )
-    findings = _adoption_filters(findings, params, targets)
+    findings = _adoption_filters(findings, params, targets, failed, resolver, options, result)
     if params["add_noqa"]:
         from sampler_lint.add_noqa import add_noqa
 
@@ -164,16 +237,18 @@ def check(paths: tuple[Path, ...], **params: Any) -> None:
         for problem in problems:
             click.echo(f"sampler-lint: warning: {problem}", err=True)
         click.echo(f"Added {added} noqa directive(s).", err=True)
-        sys.exit(EXIT_ERROR if problems else EXIT_OK)
-    errors = [e for r in result.results for e in r.errors]
-    internal = any(r.internal_error for r in result.results)
+        sys.exit(EXIT_ERROR if problems or failed else EXIT_OK)
     fixed = sum(r.fixed for r in result.results)
     fixed_by_code: dict[str, int] = {}
     for r in result.results:
         for code, count in r.fixed_codes.items():
             fixed_by_code[code] = fixed_by_code.get(code, 0) + count
-    settings = resolver.for_directory(Path("."))
-    unsafe = options.unsafe_fixes if options.unsafe_fixes is not None else settings.unsafe_fixes
+    unsafe = options.unsafe_fixes
+    if unsafe is None:
+        try:
+            unsafe = resolver.for_directory(Path(".")).unsafe_fixes
+        except ConfigError:  # the working folder's configuration is broken (reported if used)
+            unsafe = False
     context = ReportContext(
         unsafe_fixes=bool(unsafe),
         fixing=options.fix,
@@ -182,18 +257,17 @@ def check(paths: tuple[Path, ...], **params: Any) -> None:
         fixed=fixed if options.fix and not options.diff else 0,
         fixed_by_code=fixed_by_code if options.fix and not options.diff else {},
         files_checked=result.files_checked,
+        complete=bool(result.files_checked) and not failed,
     )
-    for message in errors:
-        click.echo(f"sampler-lint: warning: {message}", err=True)
     if options.diff:
         diffs = [r.diff for r in result.results if r.diff]
         click.echo("".join(diffs), nl=False)
         if diffs:
             click.echo(f"Would fix {sum(r.fixed for r in result.results)} error(s).", err=True)
-        sys.exit(EXIT_ERROR if internal else (EXIT_FINDINGS if diffs else EXIT_OK))
+        sys.exit(EXIT_ERROR if failed else (EXIT_FINDINGS if diffs else EXIT_OK))
     for fmt, output in outputs:
         _emit(findings, context, fmt, output)
-    if internal:
+    if failed:
         sys.exit(EXIT_ERROR)
     status = EXIT_FINDINGS if findings and not params["exit_zero"] else EXIT_OK
     if params["exit_non_zero_on_fix"] and fixed:
@@ -201,14 +275,27 @@ def check(paths: tuple[Path, ...], **params: Any) -> None:
     sys.exit(status)
 
 
+def _path_errors(result: Any, targets: list[Path]) -> list[str]:
+    """Errors for the paths the user named that could not be linted: one that does not exist
+    (the others are still linted, as Ruff's E902), a named file that cannot be read."""
+    messages = [f"{path}: No such file or directory" for path in result.problems.missing]
+    messages += result.problems.config_errors
+    named = {str(path) for path in targets}
+    messages += [
+        f"{r.filename}: cannot be read" for r in result.results
+        if r.unreadable and r.filename in named
+    ]
+    return messages
+
+
 def _adoption_filters(
-    findings: list[Finding], params: dict[str, Any], targets: list[Path]
+    findings: list[Finding], params: dict[str, Any], targets: list[Path], failed: bool,
+    resolver: ConfigResolver, options: RunOptions, result: RunResult,
 ) -> list[Finding]:
     """--write-baseline (writes and exits), --baseline and --since."""
     from sampler_lint.baseline import (
         BaselineError,
-        changed_lines,
-        only_changed,
+        new_since,
         without_baseline,
         write_baseline,
     )
@@ -220,14 +307,45 @@ def _adoption_filters(
                 f"Wrote {len(findings)} finding(s) to the baseline {params['write_baseline']}.",
                 err=True,
             )
-            sys.exit(EXIT_OK)
+            sys.exit(EXIT_ERROR if failed else EXIT_OK)
         if params["baseline"] is not None:
             findings = without_baseline(params["baseline"], findings)
         if params["since"] is not None:
-            findings = only_changed(findings, changed_lines(params["since"], targets[0]))
+            findings = new_since(
+                params["since"], targets, findings, _revision_linter(resolver, options, targets),
+                result.linted, result.project, _project_excludes(resolver),
+            )
     except BaselineError as error:
         _fail(str(error))
     return findings
+
+
+def _revision_linter(
+    resolver: ConfigResolver, options: RunOptions, targets: list[Path]
+) -> Callable[[Revision], list[Finding]]:
+    """Lint files as they were at a revision (``--since``): their contents from memory, the
+    project index of the revision, today's configuration, nothing written."""
+    from dataclasses import replace
+
+    from sampler_lint.sources import overlay
+
+    def lint(revision: Revision) -> list[Finding]:
+        quiet = replace(options, fix=False, diff=False, want_edits=False)
+        given = Given(revision.files, revision.project, revision.wanted)
+        with overlay(revision.contents):
+            result = run(targets, resolver, quiet, given=given)
+        return [f for r in result.results for f in r.findings]
+
+    return lint
+
+
+def _project_excludes(resolver: ConfigResolver) -> Callable[[Path], bool]:
+    def excluded(path: Path) -> bool:
+        try:
+            return resolver.for_path(path).is_excluded(path)
+        except ConfigError:
+            return True  # a broken configuration's folder is left out of the project index
+    return excluded
 
 
 def _output_plan(
@@ -274,7 +392,10 @@ def _check_stdin(resolver: ConfigResolver, options: RunOptions, params: dict[str
 
     name: Path = params["stdin_filename"] or Path("-")
     data = sys.stdin.buffer.read()
-    settings = resolver.for_path(name if name != Path("-") else Path("."))
+    try:
+        settings = resolver.for_path(name if name != Path("-") else Path("."))
+    except ConfigError as error:
+        _fail(str(error))
     # The source is linted as the file it names: that file's configuration, per-file-ignores and
     # excludes apply (an excluded name is passed through untouched, with nothing reported).
     if name != Path("-") and settings.is_excluded(name):
@@ -282,7 +403,9 @@ def _check_stdin(resolver: ConfigResolver, options: RunOptions, params: dict[str
             sys.stdout.buffer.write(data)
         sys.exit(EXIT_OK)
     lint = lint_options_for(settings, name, options)
-    index = stdin_index(name, data, resolver, lint, options)
+    index, problems = stdin_index(name, data, resolver, lint, options)
+    for message in problems.warnings:
+        click.echo(f"sampler-lint: warning: {message}", err=True)
     if name.suffix == ".ipynb" and settings.options.get("notebooks", True):
         from sampler_lint.notebook import lint_notebook
 

@@ -6,6 +6,7 @@ command-line options go on top. Unknown keys and bad values are errors naming th
 from __future__ import annotations
 
 import functools
+import os
 import re
 import sys
 from collections.abc import Callable, Iterable, Mapping
@@ -25,24 +26,36 @@ else:  # pragma: no cover - exercised on Python 3.10 only
 
 CONFIG_FILES = (".sampler-lint.toml", "sampler-lint.toml", "pyproject.toml")
 
+# Ruff's default excludes, plus ``build``, ``__pycache__`` and our own cache.
 DEFAULT_EXCLUDES = (
-    ".git",
-    ".hg",
-    ".svn",
-    ".venv",
-    "venv",
-    ".tox",
-    ".nox",
+    ".bzr",
+    ".direnv",
     ".eggs",
+    ".git",
+    ".git-rewrite",
+    ".hg",
+    ".ipynb_checkpoints",
+    ".mypy_cache",
+    ".nox",
+    ".pants.d",
+    ".pyenv",
+    ".pytest_cache",
+    ".pytype",
+    ".ruff_cache",
+    ".sampler_lint_cache",
+    ".svn",
+    ".tox",
+    ".venv",
+    ".vscode",
+    "__pycache__",
+    "__pypackages__",
+    "_build",
+    "buck-out",
     "build",
     "dist",
     "node_modules",
-    "__pycache__",
-    ".mypy_cache",
-    ".ruff_cache",
-    ".pytest_cache",
-    ".sampler_lint_cache",
     "site-packages",
+    "venv",
 )
 
 
@@ -277,6 +290,8 @@ def load_file(path: Path) -> RawSettings | None:
         raise ConfigError(f"{path}: cannot read: {error}") from None
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"{path}: invalid TOML: {error}") from None
+    except RecursionError:
+        raise ConfigError(f"{path}: invalid TOML: nested too deeply") from None
     if path.name == "pyproject.toml":
         tool = data.get("tool", {})
         if not isinstance(tool, dict) or "sampler-lint" not in tool:
@@ -296,7 +311,10 @@ def find_config(directory: Path) -> Path | None:
     for folder in [directory, *directory.parents]:
         for name in CONFIG_FILES:
             candidate = folder / name
-            if candidate.is_file() and (name != "pyproject.toml" or _has_our_table(candidate)):
+            # os.path.isfile: False, not PermissionError, in a folder that may not be searched.
+            if os.path.isfile(candidate) and (
+                name != "pyproject.toml" or _has_our_table(candidate)
+            ):
                 return candidate
     return None
 
@@ -307,7 +325,12 @@ def _has_our_table(path: Path) -> bool:
         text = path.read_text(encoding="utf-8", errors="replace")
     except OSError:
         return False
-    return "sampler-lint" in text and load_file(path) is not None
+    if "sampler-lint" not in text:
+        return False
+    try:
+        return load_file(path) is not None
+    except ConfigError:
+        return True  # it names us but cannot be read: the resolver reports it where it governs
 
 
 def resolve(raw: RawSettings, root: Path, source: Path | None) -> Settings:
@@ -354,6 +377,7 @@ class ConfigResolver:
         self.cwd = (cwd or Path.cwd()).resolve()
         self._by_file: dict[Path | None, Settings] = {}
         self._by_dir: dict[Path, Settings] = {}
+        self._broken: dict[Path | None, ConfigError] = {}
         self.fixed: Settings | None = None
         if isolated:
             self.fixed = resolve(RawSettings().layered(cli), self.cwd, None)
@@ -373,19 +397,26 @@ class ConfigResolver:
         if cached is not None:
             return cached
         source = find_config(directory)
+        broken = self._broken.get(source)
+        if broken is not None:
+            raise broken
         settings = self._by_file.get(source)
         if settings is None:
             if source is None:
                 settings = resolve(RawSettings().layered(self.cli), self.cwd, None)
             else:
-                loaded = load_file(source) or RawSettings()
+                try:
+                    loaded = load_file(source) or RawSettings()
+                except ConfigError as error:
+                    self._broken[source] = error  # said once, however many folders it governs
+                    raise
                 settings = resolve(loaded.layered(self.cli), source.parent, source)
             self._by_file[source] = settings
         self._by_dir[directory] = settings
         return settings
 
     def for_path(self, path: Path) -> Settings:
-        return self.for_directory(path if path.is_dir() else path.parent)
+        return self.for_directory(path if os.path.isdir(path) else path.parent)
 
     def with_options(self, settings: Settings, **changes: Any) -> Settings:
         return replace(settings, **changes)

@@ -7,15 +7,17 @@ A file named on the command line is linted even when excluded, unless ``--force-
 
 from __future__ import annotations
 
+import functools
 import os
 import re
+import subprocess
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pathspec
 
-from sampler_lint.config import ConfigResolver
+from sampler_lint.config import ConfigError, ConfigResolver
 
 SOURCE_SUFFIXES = (".py", ".pyi")
 
@@ -23,12 +25,14 @@ SOURCE_SUFFIXES = (".py", ".pyi")
 def project_root(paths: list[Path]) -> Path:
     """The nearest directory above the named paths holding ``pyproject.toml`` or ``.git``."""
     resolved = [p.resolve() for p in paths] or [Path.cwd().resolve()]
-    start = resolved[0] if resolved[0].is_dir() else resolved[0].parent
+    start = resolved[0] if os.path.isdir(resolved[0]) else resolved[0].parent
     common = Path(os.path.commonpath([str(p) for p in resolved])) if len(resolved) > 1 else start
-    if common.is_file():
+    if os.path.isfile(common):
         common = common.parent
     for folder in [common, *common.parents]:
-        if (folder / "pyproject.toml").is_file() or (folder / ".git").exists():
+        # os.path's tests, not Path's: they answer False where a folder may not be searched
+        # (Path's raise PermissionError before Python 3.12).
+        if os.path.isfile(folder / "pyproject.toml") or os.path.exists(folder / ".git"):
             return folder
     return common
 
@@ -52,21 +56,56 @@ def _matcher(spec: pathspec.GitIgnoreSpec) -> Callable[[str], bool]:
 
 
 @dataclass
+class Problems:
+    """What a walk could not look at: warnings (an unreadable folder, a broken link; each said
+    once however many walks meet it) and the named paths that do not exist (errors)."""
+
+    warnings: list[str] = field(default_factory=list)
+    missing: list[Path] = field(default_factory=list)
+    #: Broken configurations that govern a linted file: errors (the run exits 2).
+    config_errors: list[str] = field(default_factory=list)
+    #: Set while walking the project for the index only: a broken configuration met then governs
+    #: no linted file, and is a warning.
+    indexing: bool = False
+
+    def warn(self, message: str) -> None:
+        if message not in self.warnings:
+            self.warnings.append(message)
+
+    def broken_config(self, folder: Path, error: ConfigError) -> None:
+        """A configuration that cannot be read governs ``folder``: nothing under it is walked."""
+        message = str(error)
+        if not self.indexing:
+            if message not in self.config_errors:
+                self.config_errors.append(message)
+        elif message not in self.config_errors:
+            self.warn(f"{message} (it governs no linted file: {folder} is left out of the "
+                      "project index)")
+
+
+def _reason(error: OSError) -> str:
+    return error.strerror or type(error).__name__
+
+
+@dataclass
 class _GitIgnores:
     """The ``.gitignore`` files that apply to a directory, nearest last."""
 
     specs: list[tuple[Path, Callable[[str], bool]]] = field(default_factory=list)
 
     def child(self, directory: Path) -> _GitIgnores:
-        ignore_file = directory / ".gitignore"
-        if not ignore_file.is_file():
+        return self.with_file(directory, directory / ".gitignore")
+
+    def with_file(self, base: Path, ignore_file: Path) -> _GitIgnores:
+        """These ignores and the patterns of ``ignore_file``, relative to ``base``."""
+        if not os.path.isfile(ignore_file):
             return self
         try:
             lines = ignore_file.read_text(encoding="utf-8", errors="replace").splitlines()
         except OSError:
             return self
         spec = pathspec.GitIgnoreSpec.from_lines(lines)
-        return _GitIgnores([*self.specs, (directory, _matcher(spec))])
+        return _GitIgnores([*self.specs, (base, _matcher(spec))])
 
     def ignores(self, path: Path, is_dir: bool) -> bool:
         for base, matches in self.specs:
@@ -81,17 +120,63 @@ class _GitIgnores:
 
 def _git_root(directory: Path) -> Path | None:
     for folder in [directory, *directory.parents]:
-        if (folder / ".git").exists():
+        if os.path.exists(folder / ".git"):
             return folder
     return None
 
 
+def _git_dir(root: Path) -> Path:
+    """The repository's git directory (``.git``, or where a worktree's ``.git`` file points; a
+    worktree shares ``info/exclude`` with the main repository through ``commondir``)."""
+    dot_git = root / ".git"
+    if not os.path.isfile(dot_git):
+        return dot_git
+    try:
+        pointer = dot_git.read_text(encoding="utf-8", errors="replace").strip()
+    except OSError:
+        return dot_git
+    if not pointer.startswith("gitdir:"):
+        return dot_git
+    git_dir = (root / pointer[len("gitdir:"):].strip()).resolve()
+    try:
+        common = (git_dir / "commondir").read_text(encoding="utf-8", errors="replace").strip()
+    except OSError:
+        return git_dir
+    return (git_dir / common).resolve()
+
+
+@functools.lru_cache(maxsize=16)
+def global_excludes_file(root: Path) -> Path | None:
+    """git's global excludes file: ``core.excludesFile``, by default
+    ``$XDG_CONFIG_HOME/git/ignore`` (``~/.config/git/ignore``)."""
+    try:
+        process = subprocess.run(
+            ["git", "config", "--path", "--get", "core.excludesFile"],
+            cwd=root, capture_output=True, check=False, timeout=10,
+        )
+        configured = os.fsdecode(process.stdout.strip()) if process.returncode == 0 else ""
+    except (OSError, subprocess.SubprocessError):
+        configured = ""
+    if configured:
+        return Path(os.path.expanduser(configured))
+    config_home = os.environ.get("XDG_CONFIG_HOME") or os.path.join(
+        os.path.expanduser("~"), ".config"
+    )
+    return Path(config_home) / "git" / "ignore"
+
+
 def _ignores_above(directory: Path) -> _GitIgnores:
-    """``.gitignore`` files from the git root down to ``directory`` (exclusive)."""
+    """What git ignores above ``directory``: the global excludes file and
+    ``.git/info/exclude`` (both relative to the git root), then the ``.gitignore`` files from the
+    git root down to ``directory`` (exclusive)."""
     root = _git_root(directory)
     ignores = _GitIgnores()
     if root is None:
         return ignores
+    excludes = global_excludes_file(root)
+    if excludes is not None:
+        ignores = ignores.with_file(root, excludes)
+    ignores = ignores.with_file(root, _git_dir(root) / "info" / "exclude")
     chain = [directory, *directory.parents]
     for folder in reversed(chain[1 : chain.index(root) + 1] if root in chain else []):
         ignores = ignores.child(folder)
@@ -107,27 +192,47 @@ Walked = dict[str, tuple[tuple[Path, ...], list[Path]]]
 
 def iter_source_files(
     paths: list[Path], resolver: ConfigResolver, *, force_exclude: bool = False,
-    record: Walked | None = None, known: Walked | None = None,
+    record: Walked | None = None, known: Walked | None = None, problems: Problems | None = None,
 ) -> Iterator[Path]:
     """Yield each file to lint once, in a stable order (sorted within each directory). With
-    ``record``, note what each named directory held; with ``known``, reuse such notes."""
+    ``record``, note what each named directory held; with ``known``, reuse such notes. With
+    ``problems``, a named path that does not exist is noted there (a broken link: a warning) and
+    the others are still walked (without, it raises :class:`FileNotFoundError`), and what the
+    walk could not read is noted as a warning."""
     seen: set[str] = set()  # real paths as text: a Path per file costs more than the walk
     for path in paths:
-        if not path.exists() and not path.is_symlink():
-            raise FileNotFoundError(str(path))
-        if path.is_dir():
-            settings = resolver.for_directory(path)
+        if not os.path.exists(path):
+            if problems is None:
+                raise FileNotFoundError(str(path))
+            if os.path.islink(path):
+                problems.warn(f"{path}: broken symbolic link; skipped")
+            else:
+                problems.missing.append(path)
+            continue
+        try:
+            settings = resolver.for_path(path)
+        except ConfigError as error:
+            if problems is None:
+                raise
+            problems.broken_config(path, error)
+            continue
+        if os.path.isdir(path):
             if force_exclude and settings.is_excluded(path.resolve()):
                 continue
             ignores = _ignores_above(path.resolve())
+            if settings.respect_gitignore and ignores.ignores(path.resolve(), True):
+                if force_exclude:
+                    continue
+                # Named by the user: linted though git ignores it (as Ruff does). The patterns
+                # that match the folder would match everything in it, so none from above apply.
+                ignores = _GitIgnores()
             if record is None:
-                yield from _walk(path, resolver, ignores, seen, known)
+                yield from _walk(path, resolver, ignores, seen, known, problems)
                 continue
-            found = list(_walk(path, resolver, ignores, seen, known))
+            found = list(_walk(path, resolver, ignores, seen, known, problems))
             record[str(path.resolve())] = (tuple(base for base, _ in ignores.specs), found)
             yield from found
         else:
-            settings = resolver.for_path(path)
             if force_exclude and (
                 settings.is_excluded(path)
                 or (settings.respect_gitignore and _ignores_above(path.resolve().parent)
@@ -142,9 +247,17 @@ def iter_source_files(
 
 def _walk(
     directory: Path, resolver: ConfigResolver, ignores: _GitIgnores, seen: set[str],
-    known: Walked | None = None,
+    known: Walked | None = None, problems: Problems | None = None,
 ) -> Iterator[Path]:
-    settings = resolver.for_directory(directory)
+    try:
+        settings = resolver.for_directory(directory)
+    except ConfigError as error:
+        # A broken configuration governs only the files under it (a sibling sub-project's must
+        # not stop a run over files it does not govern).
+        if problems is None:
+            raise
+        problems.broken_config(directory, error)
+        return
     absolute = directory.resolve()
     if known:
         bases, found = known.get(str(absolute), ((), []))
@@ -164,7 +277,10 @@ def _walk(
         ignores = ignores.child(absolute)
     try:
         entries = sorted(os.scandir(directory), key=lambda e: e.name)
-    except OSError:
+    except OSError as error:
+        # A root-owned Docker volume, lost+found: say so once and lint the rest.
+        if problems is not None:
+            problems.warn(f"{directory}: cannot read directory ({_reason(error)}); skipped")
         return
     notebooks = settings.options.get("notebooks", True)
     check_ignores = settings.respect_gitignore and bool(ignores.specs)
@@ -189,9 +305,11 @@ def _walk(
         if is_dir:
             if entry.is_symlink():
                 continue  # never follow directory links: they loop and leave the project
-            yield from _walk(path, resolver, ignores, seen, known)
+            yield from _walk(path, resolver, ignores, seen, known, problems)
         elif is_file:
             key = str(path.resolve()) if entry.is_symlink() else os.path.join(absolute, entry.name)
             if key not in seen:
                 seen.add(key)
                 yield path
+        elif problems is not None and entry.is_symlink():
+            problems.warn(f"{path}: broken symbolic link; skipped")

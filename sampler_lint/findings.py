@@ -91,3 +91,4 @@ class FileResult:
     errors: list[str] = field(default_factory=list)  # fix failures and internal errors
     internal_error: bool = False
     skipped: bool = False  # no enabled rule could match: never parsed
+    unreadable: bool = False  # could not be read: nothing was linted

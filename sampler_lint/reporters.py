@@ -25,6 +25,8 @@ class ReportContext:
     fixed: int
     fixed_by_code: dict[str, int]
     files_checked: int
+    #: False when the run linted nothing or met an error: no "All checks passed!" then.
+    complete: bool = True
 
 
 def _fix_marker(finding: Finding, context: ReportContext) -> str:
@@ -46,7 +48,7 @@ def _summary(findings: Sequence[Finding], context: ReportContext) -> list[str]:
         )
     elif remaining:
         lines.append(f"Found {remaining} error{'s' if remaining != 1 else ''}.")
-    elif not context.fixing or not context.fixed:
+    elif (not context.fixing or not context.fixed) and context.complete:
         lines.append("All checks passed!")
     if context.show_fixes and context.fixed_by_code:
         lines.append("Fixed:")

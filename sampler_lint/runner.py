@@ -3,28 +3,40 @@ processes when there are many), write fixes, and collect the results in a stable
 
 from __future__ import annotations
 
+import ast
+import contextlib
 import multiprocessing
 import os
-from collections.abc import Callable, Iterable
+import signal
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from sampler_lint import __version__, registry
-from sampler_lint.cache import DIRECTORY, Cache, cached_result, digest, result_is_cacheable
+from sampler_lint import __version__, registry, writer
+from sampler_lint.cache import (
+    DIRECTORY,
+    Cache,
+    cached_result,
+    digest,
+    is_file_result,
+    result_is_cacheable,
+)
 from sampler_lint.config import ConfigResolver, Settings
-from sampler_lint.discovery import Walked, iter_source_files, project_root
+from sampler_lint.discovery import Problems, Walked, iter_source_files, project_root
 from sampler_lint.findings import FileResult
 from sampler_lint.index import EMPTY_INDEX, ProjectIndex
-from sampler_lint.linter import UNUSED_NOQA, LintOptions, lint_source
+from sampler_lint.linter import PARSE_ERROR, UNUSED_NOQA, LintOptions, decode, lint_source
 from sampler_lint.rule import Rule
+from sampler_lint.sources import in_overlay, read_source, source_size
 from sampler_lint.survey import (
     EMPTY_SURVEY,
     NOTHING,
     Collectors,
     Survey,
     answer_questions,
+    is_survey,
     source_text,
     survey_source,
 )
@@ -51,6 +63,22 @@ class RunOptions:
 class RunResult:
     results: list[FileResult] = field(default_factory=list)
     files_checked: int = 0
+    #: What the walk could not read (warnings) and the named paths that do not exist (errors).
+    problems: Problems = field(default_factory=Problems)
+    #: The files linted, and the project's files in its order (empty when no rule reads the
+    #: index), as this run spelled them: ``--since`` lints the same files at a revision.
+    linted: list[Path] = field(default_factory=list)
+    project: list[Path] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Given:
+    """A run over files given rather than walked (``--since``: their contents at a revision, from
+    :func:`sampler_lint.sources.overlay`)."""
+
+    files: list[Path]  # to survey as linted files (the same cache keys as today's run)
+    project: list[Path]  # the whole project, in its order
+    wanted: frozenset[str]  # absolute paths of the files whose lint results are needed
 
 
 def lint_options_for(settings: Settings, path: Path, run: RunOptions) -> LintOptions:
@@ -73,17 +101,59 @@ def lint_options_for(settings: Settings, path: Path, run: RunOptions) -> LintOpt
 # Pools
 
 
+def _context() -> Any:
+    methods = multiprocessing.get_all_start_methods()
+    return multiprocessing.get_context("fork" if "fork" in methods else None)
+
+
 def _pool(jobs: int, work: int, initializer: Callable[..., None], *initargs: Any) -> Any:
     """A process pool for ``work`` items, or ``None`` when one process is cheaper. Workers are
     forked where the platform allows it, so they start with what this process has imported and
     built (the index, the options) instead of receiving it pickled."""
     if jobs <= 1 or work < PARALLEL_THRESHOLD:
         return None
-    methods = multiprocessing.get_all_start_methods()
-    context = multiprocessing.get_context("fork" if "fork" in methods else None)
+    if in_overlay() and "fork" not in multiprocessing.get_all_start_methods():
+        return None  # contents held in memory reach only forked workers
+    global _STOP
+    _STOP = _context().Value("b", 0)
     return ProcessPoolExecutor(
-        max_workers=jobs, mp_context=context, initializer=initializer, initargs=initargs
+        max_workers=jobs, mp_context=_context(), initializer=_init_worker,
+        initargs=(initializer, initargs, writer.shared_counter(), _STOP),
     )
+
+
+# Set when the run is interrupted: workers then skip the files they have not started.
+_STOP: Any = None
+
+
+def _stopping() -> bool:
+    return _STOP is not None and bool(_STOP.value)
+
+
+def _init_worker(
+    initializer: Callable[..., None], initargs: tuple[Any, ...], counter: Any, stop: Any
+) -> None:
+    # Ctrl-C is the main process's to handle: it tells the workers to stop, and they finish only
+    # the file in hand, so that every file is whole and the count of rewritten files is right.
+    global _STOP
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    writer.count_writes_in(counter)
+    _STOP = stop
+    initializer(*initargs)
+
+
+@contextlib.contextmanager
+def _running(pool: Any) -> Iterator[None]:
+    """``with pool:``, except that an interruption (Ctrl-C) cancels the tasks not started
+    instead of waiting for all of them."""
+    try:
+        yield
+    except BaseException:
+        if _STOP is not None:
+            _STOP.value = 1
+        pool.shutdown(wait=True, cancel_futures=True)
+        raise
+    pool.shutdown(wait=True)
 
 
 def _chunksize(work: int, jobs: int) -> int:
@@ -122,6 +192,8 @@ def _survey_task(task: tuple[str, str | None, int | None]) -> _Surveyed | None:
     # Plain strings in, None out for a file with nothing in it for anyone: with tens of thousands
     # of small files, pickling Path objects and empty surveys cost more than surveying them.
     path, fact_path, lint_id = task
+    if _stopping():
+        return None
     job = _Job(Path(path), fact_path, lint_id)
     surveyed = _survey_and_lint(job, _WORKER_LINTS, _WORKER_COLLECTORS, _WORKER_WRITE)
     return None if surveyed == (EMPTY_SURVEY, None) else surveyed
@@ -148,7 +220,7 @@ def _survey(job: _Job, lints: list[LintOptions], collectors: Collectors,
         return NOTHING  # notebooks are surveyed cell by cell when linted; no index facts
     if data is None:
         try:
-            data = job.path.read_bytes()
+            data = read_source(job.path)
         except OSError:
             return NOTHING  # the lint pass reports why it cannot be read
     lint = lints[job.lint_id] if job.lint_id is not None else None
@@ -172,7 +244,7 @@ def survey_files(
     for number, job in enumerate(jobs):
         if cache is not None:
             try:
-                data = job.path.read_bytes()
+                data = read_source(job.path)
             except OSError:
                 missing.append(number)
                 continue
@@ -182,7 +254,7 @@ def survey_files(
                 "survey", collectors.salt, lint_key, job.fact_path or "", content
             )
             hit = cache.get(key)
-            if isinstance(hit, Survey):
+            if hit is not None:
                 surveys[number] = hit
                 continue
         missing.append(number)
@@ -201,7 +273,7 @@ def survey_files(
 
     pool = _pool(processes, len(missing), _init_survey_worker, lints, collectors, write)
     if pool is not None:
-        with pool:
+        with _running(pool):
             work = [
                 (str(jobs[number].path), jobs[number].fact_path, jobs[number].lint_id)
                 for number in missing
@@ -274,18 +346,19 @@ def build_index(
 
 def stdin_index(
     name: Path, data: bytes, resolver: ConfigResolver, lint: LintOptions, options: RunOptions
-) -> ProjectIndex:
+) -> tuple[ProjectIndex, Problems]:
     """The project index for ``data`` read from standard input as ``name``: the project on disk
     around it, with ``data`` standing in for the file of that name (an editor's unsaved buffer),
     so stdin sees the same cross-file facts as a run over the saved file."""
     rules = tuple(lint.rules)
+    problems = Problems(indexing=True)  # only the file on stdin is linted
     if not needs_index(rules):
-        return EMPTY_INDEX
+        return EMPTY_INDEX, problems
     cache_dir = options.cache_dir or project_root([name]) / DIRECTORY
-    cache = Cache(cache_dir, "survey") if options.use_cache else None
+    cache = Cache(cache_dir, "survey", is_survey) if options.use_cache else None
     itself = name.resolve()
     files = [
-        path for path in iter_source_files([project_root([name])], resolver)
+        path for path in iter_source_files([project_root([name])], resolver, problems=problems)
         if path.resolve() != itself
     ]
     index = build_index(files, rules, cache, options.jobs or os.cpu_count() or 1)
@@ -294,7 +367,7 @@ def stdin_index(
     merged = ProjectIndex()
     merged.merge(index)
     merged.merge(index_source(source_text(data), str(name), rules))
-    return merged
+    return merged, problems
 
 
 # ------------------------------------------------------------------------------------------------
@@ -312,13 +385,12 @@ def check_file(
 ) -> FileResult:
     name = str(path)
     try:
-        data = path.read_bytes()
+        data = read_source(path)
     except OSError as error:
-        from sampler_lint.linter import _parse_error
-
-        result = FileResult(filename=name)
+        # Unreadable (permissions, removed since the walk): a warning, and the rest is linted.
+        result = FileResult(filename=name, unreadable=True)
         reason = error.strerror or type(error).__name__
-        result.findings.append(_parse_error(name, f"cannot read file: {reason}"))
+        result.errors.append(f"{name}: cannot read file ({reason}); skipped")
         return result
     if path.suffix == ".ipynb":
         from sampler_lint.notebook import check_notebook
@@ -354,6 +426,8 @@ def check_file(
 
 def _check_task(task: tuple[Path, int, bool, tuple[str, ...] | None]) -> FileResult:
     path, lint_id, write, only = task
+    if _stopping():
+        return FileResult(filename=str(path), skipped=True)  # interrupted: thrown away
     return check_file(path, _WORKER_LINTS[lint_id], write, only=only)
 
 
@@ -372,11 +446,31 @@ def _index_stage(survey: Survey, job: _Job, lint: LintOptions, index: ProjectInd
     return survey if kept == survey.rules else replace(survey, rules=kept)
 
 
-def _size(path: Path) -> int:
+def _cannot_parse(
+    path: Path, lint: LintOptions, cache: Cache | None, content: str | None
+) -> bool:
+    """Whether SL001 is on for ``path`` and Python cannot decode or parse it (a content that
+    parses is remembered in the cache: pre-commit names every file it runs on)."""
+    if not any(rule.code == PARSE_ERROR for rule in lint.rules):
+        return False
+    key = digest("parses", content) if cache is not None and content is not None else None
+    if key is not None and cache is not None and cache.get(key) is not None:
+        return False
     try:
-        return path.stat().st_size
+        text = decode(read_source(path))
+        compile(text, str(path), "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
     except OSError:
-        return 0
+        return False  # the lint pass says why it cannot be read
+    except (SyntaxError, UnicodeDecodeError, LookupError, ValueError, RecursionError,
+            MemoryError, OverflowError):
+        return True
+    if key is not None and cache is not None:
+        cache.put(key, FileResult(filename="", skipped=True))
+    return False
+
+
+def _size(path: Path) -> int:
+    return source_size(path)
 
 
 def _wants_lint(survey: Survey, lint: LintOptions) -> bool:
@@ -404,11 +498,21 @@ def run(
     resolver: ConfigResolver,
     options: RunOptions,
     progress: Callable[[int, int], None] | None = None,
+    given: Given | None = None,
 ) -> RunResult:
+    """Lint ``paths``, or with ``given``, the files it gives instead of walking the disk."""
+    if options.fix and not options.diff:
+        writer.count_writes_in(_context().Value("q", 0))
     walked: Walked = {}
-    files = list(iter_source_files(
-        paths, resolver, force_exclude=options.force_exclude, record=walked
-    ))
+    problems = Problems()
+    if given is None:
+        files = list(iter_source_files(
+            paths, resolver, force_exclude=options.force_exclude, record=walked,
+            problems=problems,
+        ))
+    else:
+        files = given.files
+    paths = [path for path in paths if path not in problems.missing] or [Path(".")]
     write = options.fix and not options.diff
     # One LintOptions per distinct (settings, enabled rules): most runs have a single one.
     lints: list[LintOptions] = []
@@ -421,7 +525,7 @@ def run(
         settings = by_folder.get(folder) if folder else None
         if settings is None:
             settings = resolver.for_path(path)
-            if folder and path.is_file():
+            if folder and os.path.isfile(path):
                 by_folder[folder] = settings
         lint_key = (id(settings), settings.enabled_for(path))
         lint_id = lint_ids.get(lint_key)
@@ -431,14 +535,18 @@ def run(
             kept_alive.append(settings)
         jobs.append(_Job(path, None, lint_id))
     all_enabled = {rule for lint in lints for rule in lint.rules}
-    order = _add_project_files(jobs, paths, resolver, needs_index(all_enabled), walked)
+    problems.indexing = True  # a broken configuration met from here on governs no linted file
+    order = _add_project_files(
+        jobs, paths, resolver, needs_index(all_enabled), walked, problems,
+        project=given.project if given is not None else None,
+    )
     collectors = Collectors.for_rules(tuple(sorted(all_enabled, key=lambda rule: rule.code)))
 
     # Fixing and diffing always work from the file as it is; linting may use the cache.
     caching = options.use_cache and not options.fix and not options.diff
     cache_dir = options.cache_dir or project_root(paths) / DIRECTORY
-    survey_cache = Cache(cache_dir, "survey") if caching else None
-    result_cache = Cache(cache_dir, "results") if caching else None
+    survey_cache = Cache(cache_dir, "survey", is_survey) if caching else None
+    result_cache = Cache(cache_dir, "results", is_file_result) if caching else None
     processes = options.jobs or os.cpu_count() or 1
 
     linted = len(files)
@@ -458,12 +566,27 @@ def run(
     result_keys: list[str | None] = [None] * linted
     pending: list[int] = []
     linted_early: list[int] = []  # linted by the survey: no rule of theirs reads the index
+    named = {os.path.abspath(path) for path in paths if os.path.isfile(path)}
     for number in range(linted):
         job, survey = jobs[number], surveys[number]
         assert job.lint_id is not None
         lint = lints[job.lint_id]
         survey = surveys[number] = _index_stage(survey, job, lint, index)
+        if given is not None and os.path.abspath(job.path) not in given.wanted:
+            results[number] = FileResult(filename=str(job.path), skipped=True)
+            continue
         if not _wants_lint(survey, lint):
+            if os.path.abspath(job.path) in named and _cannot_parse(
+                job.path, lint, result_cache, contents[number]
+            ):
+                # A file the user named is reported when it cannot be parsed, whatever the
+                # pre-filter says: linted without it, so that SL001 says why.
+                unfiltered = replace(lint, use_prefilter=False)
+                lints.append(unfiltered)
+                jobs[number] = replace(job, lint_id=len(lints) - 1)
+                surveys[number] = replace(survey, rules=None)
+                pending.append(number)
+                continue
             # What lint_source would say, without a worker process or a second read.
             results[number] = FileResult(filename=str(job.path), skipped=True)
             continue
@@ -497,7 +620,7 @@ def run(
     ]
     pool = _pool(processes, len(tasks), _init_lint_worker, index, lints)
     if pool is not None:
-        with pool:
+        with _running(pool):
             # One file per task while there are few: they are the heavy part, largest first.
             chunk = 1 if len(tasks) < 1000 else _chunksize(len(tasks), processes)
             checked = pool.map(_check_task, tasks, chunksize=chunk)
@@ -524,12 +647,16 @@ def run(
         result_cache.save()
         survey_cache.save()
     final = [result for result in results if result is not None]
-    return RunResult(results=final, files_checked=len(files))
+    return RunResult(
+        results=final, files_checked=len(files), problems=problems, linted=files,
+        project=[jobs[number].path for number in order],
+    )
 
 
 def _add_project_files(
     jobs: list[_Job], paths: list[Path], resolver: ConfigResolver, wanted: bool,
-    walked: Walked | None = None,
+    walked: Walked | None = None, problems: Problems | None = None,
+    project: list[Path] | None = None,
 ) -> list[int]:
     """Give the linted jobs their place in the project index and add the project's other files
     (the nearest ``pyproject.toml`` or git root around ``paths``) as index-only jobs. Returns the
@@ -537,14 +664,18 @@ def _add_project_files(
     if not wanted:
         return []
     root = project_root(paths)
-    if len(paths) == 1 and paths[0].is_dir() and paths[0].resolve() == root:
+    if project is None and len(paths) == 1 and os.path.isdir(paths[0]) \
+            and paths[0].resolve() == root:
         # Linting the whole project: the walk already made is the project's.
         for number, job in enumerate(jobs):
             jobs[number] = replace(job, fact_path=str(job.path))
         return list(range(len(jobs)))
     linted = {os.path.abspath(job.path): number for number, job in enumerate(jobs)}
     order: list[int] = []
-    for path in iter_source_files([root], resolver, known=walked):
+    walk = project if project is not None else iter_source_files(
+        [root], resolver, known=walked, problems=problems
+    )
+    for path in walk:
         found = linted.get(os.path.abspath(path))
         if found is None:
             order.append(len(jobs))

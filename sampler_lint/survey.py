@@ -9,7 +9,6 @@ used to parse the same files twice.
 from __future__ import annotations
 
 import ast
-import pickle
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,6 +17,7 @@ from sampler_lint.cache import digest
 from sampler_lint.index import FactCollector, ProjectIndex
 from sampler_lint.linter import LintOptions, decode, may_have_unused_noqa, rules_to_run
 from sampler_lint.rule import Rule
+from sampler_lint.sources import read_source
 from sampler_lint.syntax_summary import SyntaxSummary
 
 _PARSE_FAILURES = (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError)
@@ -112,7 +112,25 @@ def survey_source(
 
 
 def _digest(facts: ProjectIndex) -> str:
-    return digest(pickle.dumps(dict(facts.facts))) if facts.facts else ""
+    # repr, not pickle: facts are plain values and dataclasses, whose repr is stable.
+    return digest(repr(dict(facts.facts))) if facts.facts else ""
+
+
+def is_survey(value: object) -> bool:
+    """The shape of a cached survey (the cache treats anything else as a miss)."""
+    return (
+        isinstance(value, Survey)
+        and isinstance(value.facts, ProjectIndex)
+        and isinstance(value.facts.facts, dict)
+        and all(isinstance(k, str) and isinstance(v, list) for k, v in value.facts.facts.items())
+        and isinstance(value.facts_digest, str)
+        and (value.rules is None or (
+            isinstance(value.rules, tuple) and all(isinstance(c, str) for c in value.rules)
+        ))
+        and isinstance(value.has_noqa, bool)
+        and isinstance(value.deferred, tuple)
+        and all(isinstance(name, str) for name in value.deferred)
+    )
 
 
 def _names(collectors: list[FactCollector]) -> tuple[str, ...]:
@@ -138,7 +156,7 @@ def answer_questions(
             if collector.name not in names:
                 continue
             try:
-                tree = ast.parse(source_text(path.read_bytes()))
+                tree = ast.parse(source_text(read_source(path)))
             except (OSError, *_PARSE_FAILURES):
                 continue
             facts = _collect(tree, fact_path, [collector])

@@ -10,13 +10,44 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
 import stat
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 
 class WriteError(Exception):
     pass
+
+
+# How many files this run rewrote, across its worker processes (a shared ``multiprocessing``
+# value the runner sets up when fixing): an interrupted ``--fix`` says how many are done.
+_shared_count: Any = None
+_local_count = 0
+
+
+def count_writes_in(counter: Any) -> None:
+    """Count the files written from now on in ``counter`` (a ``multiprocessing.Value``)."""
+    global _shared_count
+    _shared_count = counter
+
+
+def shared_counter() -> Any:
+    return _shared_count
+
+
+def files_written() -> int:
+    return int(_shared_count.value) if _shared_count is not None else _local_count
+
+
+def _written() -> None:
+    global _local_count
+    _local_count += 1
+    if _shared_count is not None:
+        with _shared_count.get_lock():
+            _shared_count.value += 1
 
 
 def write_atomic(path: Path, expected: bytes, new: bytes) -> None:
@@ -30,9 +61,22 @@ def write_atomic(path: Path, expected: bytes, new: bytes) -> None:
     target = path.resolve()  # write through a symlink to the file it names
     try:
         mode = stat.S_IMODE(os.stat(target).st_mode)
+    except OSError as error:
+        raise WriteError(f"{path}: cannot write: {error}") from None
+    # A file this user may not write stays as it is: the atomic rename below needs only the
+    # folder's permission, and would replace it anyway. (Root may write anything, as with any
+    # other editor.)
+    if not _may_write(target):
+        raise WriteError(f"{path}: read-only; not rewritten (its findings are kept)")
+    try:
         descriptor, temporary = tempfile.mkstemp(
             dir=target.parent, prefix=f".{target.name}.", suffix=".sampler-lint.tmp"
         )
+    except PermissionError:
+        # A writable file in a folder where no file may be created: no atomic rename, so the
+        # file is rewritten in place.
+        _write_in_place(path, target, expected, new)
+        return
     except OSError as error:
         raise WriteError(f"{path}: cannot write: {error}") from None
     try:
@@ -41,10 +85,47 @@ def write_atomic(path: Path, expected: bytes, new: bytes) -> None:
             handle.flush()
             os.fsync(handle.fileno())
         os.chmod(temporary, mode)
-        os.replace(temporary, target)
+        with _no_interrupt():  # the file and the count of rewritten files move together
+            os.replace(temporary, target)
+            _written()
     except BaseException as error:
         with contextlib.suppress(OSError):
             os.unlink(temporary)
         if isinstance(error, OSError):
             raise WriteError(f"{path}: cannot write: {error}") from None
         raise
+
+
+def _may_write(path: Path) -> bool:
+    return os.access(path, os.W_OK)
+
+
+def _write_in_place(path: Path, target: Path, expected: bytes, new: bytes) -> None:
+    """Rewrite ``target`` through its own file descriptor, after checking once more that it
+    still holds ``expected``."""
+    # Not atomic: Ctrl-C waits until the file is whole (POSIX; elsewhere the window is short).
+    try:
+        with _no_interrupt(), open(target, "r+b") as handle:
+            if handle.read() != expected:
+                raise WriteError(f"{path}: changed on disk since it was read; not overwritten")
+            handle.seek(0)
+            handle.write(new)
+            handle.truncate()
+            handle.flush()
+            os.fsync(handle.fileno())
+            _written()
+    except OSError as error:
+        raise WriteError(f"{path}: cannot write: {error}") from None
+
+
+@contextlib.contextmanager
+def _no_interrupt() -> Iterator[None]:
+    """SIGINT held off meanwhile (POSIX; elsewhere nothing is held off)."""
+    if not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)

@@ -77,17 +77,18 @@ def test_no_cache_neither_reads_nor_writes(repo: Path) -> None:
 def test_cache_dir_option(repo: Path, tmp_path_factory: pytest.TempPathFactory) -> None:
     elsewhere = tmp_path_factory.mktemp("cache")
     run(repo, ".", "--cache-dir", str(elsewhere))
-    assert (elsewhere / "results.pickle").exists()
+    assert (elsewhere / "results.marshal").exists()
     assert not (repo / ".sampler_lint_cache").exists()
 
 
 @pytest.mark.parametrize(
     "content",
-    [b"garbage", cache_module._HEADER + b"not a pickle", b"sampler-lint-cache\n0.0.1\n" + b"x"],
+    [b"garbage", cache_module._HEADER + b"not marshal", b"sampler-lint-cache 2\n0.0.1\n" + b"x",
+     cache_module._HEADER + bytes(32) + b"\x00"],
 )
 def test_corrupt_or_foreign_cache_is_ignored(repo: Path, content: bytes) -> None:
     run(repo, ".")
-    (repo / ".sampler_lint_cache" / "results.pickle").write_bytes(content)
+    (repo / ".sampler_lint_cache" / "results.marshal").write_bytes(content)
     code, out, parsed = _parses(repo, ".")
     assert parsed == 1 and code == 1 and "SL101" in out
 
@@ -156,3 +157,123 @@ def test_a_stale_noqa_is_reported_where_no_rule_looks(project: Path) -> None:
     (project / "quiet.py").write_text("total = 1  # noqa: SL101\n")
     code, out = run(project, ".", "--no-cache")
     assert code == 1 and "quiet.py:1:12: SL002" in out
+
+
+# ------------------------------------------------------------------------------------------------
+# A cache file committed to the repository can neither run code nor change results
+
+
+class _Payload:
+    """Unpickling this runs a shell command that leaves a marker file."""
+
+    def __init__(self, marker: Path) -> None:
+        self.marker = marker
+
+    def __reduce__(self) -> tuple[object, tuple[str]]:
+        return (os.system, (f"touch {self.marker}",))
+
+
+@pytest.mark.parametrize("header", [
+    b"sampler-lint-cache\n" + cache_module.__version__.encode() + b"\n",
+    cache_module._HEADER,
+    cache_module._HEADER + bytes(32),
+])
+def test_a_committed_malicious_pickle_runs_nothing(
+    repo: Path, tmp_path_factory: pytest.TempPathFactory, header: bytes
+) -> None:
+    import pickle
+
+    marker = tmp_path_factory.mktemp("marker") / "pwned"
+    clean = run(repo, ".", "--no-cache")
+    evil = pickle.dumps({"x": _Payload(marker)})
+    directory = repo / ".sampler_lint_cache"
+    directory.mkdir(exist_ok=True)
+    for name in ("results.pickle", "survey.pickle", "results.marshal", "survey.marshal"):
+        (directory / name).write_bytes(header + evil)
+    assert run(repo, ".") == clean
+    assert run(repo, ".") == clean  # and again, over whatever the first run wrote
+    assert not marker.exists()
+
+
+def test_a_forged_cache_cannot_hide_findings(repo: Path) -> None:
+    """Data-only is not enough: a committed cache file saying "no findings" for every file must
+    not be believed. Only files keyed with this user's secret are read."""
+    import marshal
+
+    run(repo, ".")
+    directory = repo / ".sampler_lint_cache"
+    stored = (directory / "results.marshal").read_bytes()
+    payload = stored[len(cache_module._HEADER) + 32:]
+    entries = marshal.loads(payload)
+    hollow = cache_module.encode(cache_module.decode(next(iter(entries.values()))))
+    forged = {key: hollow for key in entries}
+    for key in entries:  # every entry now claims a clean file
+        value = cache_module.decode(forged[key])
+        value.findings.clear()
+        forged[key] = cache_module.encode(value)
+    body = marshal.dumps(forged)
+    other_key = b"k" * 32  # someone else's secret: the MAC is well formed but not ours
+    (directory / "results.marshal").write_bytes(
+        cache_module._HEADER + cache_module._mac(other_key, body) + body
+    )
+    code, out, parsed = _parses(repo, ".")
+    assert code == 1 and "SL101" in out and parsed == 1
+
+
+def test_entries_of_the_wrong_shape_are_misses(repo: Path) -> None:
+    """Even an authentic file is checked entry by entry: a value that is not a lint result (an
+    unknown tag, a class outside sampler-lint, the wrong field types) is a miss."""
+    import marshal
+
+    run(repo, ".")
+    path = repo / ".sampler_lint_cache" / "results.marshal"
+    key = cache_module.secret_key()
+    assert key is not None
+    entries = marshal.loads(path.read_bytes()[len(cache_module._HEADER) + 32:])
+    odd = [
+        (..., "os:system", (("command", "true"),)),
+        (..., "sampler_lint.findings:FileResult", (("filename", 3),)),
+        (..., "no-such-tag", ()),
+        "just a string",
+        (..., "dict", ((( ..., "=", [1]), 1),)),  # an unhashable key
+    ]
+    for number, key_name in enumerate(entries):
+        entries[key_name] = odd[number % len(odd)]
+    body = marshal.dumps(entries)
+    path.write_bytes(cache_module._HEADER + cache_module._mac(key, body) + body)
+    code, out, parsed = _parses(repo, ".")
+    assert code == 1 and "SL101" in out and parsed == 1
+
+
+def test_values_round_trip_through_plain_data() -> None:
+    from sampler_lint.findings import FileResult, Finding, FixInfo, Location
+
+    finding = Finding("SL101", "n", "error", "m", "a.py", Location(1, 2), Location(1, 5),
+                      FixInfo("safe", "fix"), "src", None)
+    result = FileResult("a.py", [finding], fixed_codes={"SL101": 1})
+    for value in (result, ("a", (..., 1)), [(1, 2)], {"k": [("x", 1)]}, frozenset({1}), None):
+        assert cache_module.decode(cache_module.encode(value)) == value
+    with pytest.raises(cache_module.Unencodable):
+        cache_module.encode(Path("x"))
+
+
+def test_without_a_key_the_run_is_uncached(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    blocker = repo / "not-a-folder"
+    blocker.write_text("")
+    monkeypatch.setenv(cache_module.KEY_ENVIRONMENT, str(blocker / "cache-key"))
+    code, out, parsed = _parses(repo, ".")
+    assert code == 1 and "SL101" in out and parsed == 1
+    assert not (repo / ".sampler_lint_cache" / "results.marshal").exists()
+    _, _, parsed = _parses(repo, ".")
+    assert parsed == 1
+
+
+def test_a_hostile_baseline_file_is_an_error_not_a_crash(repo: Path) -> None:
+    """Baselines are JSON read with ``json``: nothing in them runs, and a malformed one (deeply
+    nested, a pickle, the wrong shape) is a clear error, exit 2."""
+    import pickle
+
+    for content in (b"[" * 100_000, pickle.dumps({"findings": []}), b'{"findings": 3}'):
+        (repo / "baseline.json").write_bytes(content)
+        code, _ = run(repo, "--baseline", "baseline.json", ".")
+        assert code == 2

@@ -59,7 +59,7 @@ def test_exit_zero_option(repo: Path) -> None:
     ("args", "message"),
     [
         (["--select", "SL9"], "--select: unknown rule selector 'SL9'"),
-        (["missing.py"], "no such file or directory: missing.py"),
+        (["missing.py"], "error: missing.py: No such file or directory"),
         (["--per-file-ignores", "nonsense"], "--per-file-ignores expects PATTERN:CODE"),
         (["--config", "x.toml", "--isolated"], "--config and --isolated cannot be used together"),
     ],

@@ -74,12 +74,16 @@ def test_fixture(path: Path) -> None:
     )
 
     fixed_path = path.with_name(path.stem + ".fixed.py")
-    fixed = lint_code(text, select=select, options=options, fix=True, path=str(path))
+    fixed = lint_code(
+        text, select=select, options=options, fix=True, unsafe_fixes=True, path=str(path)
+    )
     if fixed_path.exists():
         expected_fixed = fixed_path.read_text(encoding="utf-8")
         assert fixed.fixed == expected_fixed
         # A fixed point: fixing the fixed output changes nothing and leaves no fixable finding.
-        again = lint_code(expected_fixed, select=select, options=options, fix=True)
+        again = lint_code(
+            expected_fixed, select=select, options=options, fix=True, unsafe_fixes=True
+        )
         assert again.fixed is None
         assert not [f for f in again.findings if f.fix is not None]
         compile(expected_fixed, str(fixed_path), "exec")

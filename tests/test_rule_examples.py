@@ -35,5 +35,8 @@ def test_rule_example(rule: type[Rule], example: Example) -> None:
         f.message for f in result.findings
     ]
     if example.fixed is not None:
-        fixed = lint_code(example.code, select=[rule.code], options=example.options, fix=True)
+        fixed = lint_code(
+            example.code, select=[rule.code], options=example.options, fix=True,
+            unsafe_fixes=True,
+        )
         assert fixed.fixed == example.fixed

@@ -39,7 +39,7 @@ def _loader() -> Any:
 
 
 def test_the_flagged_code_repeats_one_order_and_the_fix_reshuffles() -> None:
-    result = lint_code(BUGGY, select=["SL201"], fix=True)
+    result = lint_code(BUGGY, select=["SL201"], fix=True, unsafe_fixes=True)
     assert [f.code for f in lint_code(BUGGY, select=["SL201"]).findings] == ["SL201"]
     assert result.fixed is not None
 
@@ -54,7 +54,7 @@ def test_the_flagged_code_repeats_one_order_and_the_fix_reshuffles() -> None:
 
 
 def test_a_loader_built_with_sampler_is_unchanged_by_the_fix() -> None:
-    result = lint_code(BUGGY, select=["SL201"], fix=True)
+    result = lint_code(BUGGY, select=["SL201"], fix=True, unsafe_fixes=True)
     assert result.fixed is not None
     dataset = torch.arange(32)
     sampler = DistributedSampler(dataset, num_replicas=2, rank=0, shuffle=True, seed=0)
@@ -76,7 +76,7 @@ def main(dataset, epochs, record):
 
 def test_missing_set_epoch_repeats_the_order_and_the_fix_reshuffles() -> None:
     assert [f.code for f in lint_code(SCRIPT, select=["SL202"]).findings] == ["SL202"]
-    fixed = lint_code(SCRIPT, select=["SL202"], fix=True).fixed
+    fixed = lint_code(SCRIPT, select=["SL202"], fix=True, unsafe_fixes=True).fixed
     assert fixed is not None
 
     def orders(source: str) -> list[list[int]]:
@@ -134,7 +134,7 @@ class EpochBatchSampler(BatchSampler):
 def test_each_shape_is_fixed_and_the_fix_reshuffles(shape: str) -> None:
     source = SHAPES[shape]
     assert [f.code for f in lint_code(source, select=["SL201"]).findings] == ["SL201"]
-    fixed = lint_code(source, select=["SL201"], fix=True).fixed
+    fixed = lint_code(source, select=["SL201"], fix=True, unsafe_fixes=True).fixed
     assert fixed is not None and fixed != source
 
     before = _orders(source, _loader())
@@ -146,7 +146,7 @@ def test_each_shape_is_fixed_and_the_fix_reshuffles(shape: str) -> None:
 def test_the_elif_fix_is_not_hidden_behind_the_test_that_fails() -> None:
     # With a batch sampler, `dataloader.sampler` is a SequentialSampler without set_epoch: code
     # inserted inside the `elif` body would never run. The new tests join the chain before it.
-    fixed = lint_code(SHAPES["elif"], select=["SL201"], fix=True).fixed
+    fixed = lint_code(SHAPES["elif"], select=["SL201"], fix=True, unsafe_fixes=True).fixed
     assert fixed is not None
     assert "    elif distributed and hasattr(getattr(dataloader, \"batch_sampler\"" in fixed
     assert "    elif distributed and hasattr(dataloader.sampler" in fixed
@@ -159,7 +159,7 @@ def test_the_elif_fix_is_not_hidden_behind_the_test_that_fails() -> None:
 
 
 def test_fixed_code_keeps_working_for_loaders_without_batch_sampler() -> None:
-    fixed = lint_code(SHAPES["elif"], select=["SL201"], fix=True).fixed
+    fixed = lint_code(SHAPES["elif"], select=["SL201"], fix=True, unsafe_fixes=True).fixed
     assert fixed is not None
     dataset = torch.arange(32)
     sampler = DistributedSampler(dataset, num_replicas=2, rank=0, shuffle=True, seed=0)
@@ -191,7 +191,7 @@ def main(loader, epochs, record):
 @pytest.mark.parametrize("workers", [0, 2])
 def test_set_epoch_after_the_iterator_lags_one_epoch_and_the_fix_does_not(workers: int) -> None:
     assert [f.code for f in lint_code(LATE, select=["SL203"]).findings] == ["SL203"]
-    fixed = lint_code(LATE, select=["SL203"], fix=True).fixed
+    fixed = lint_code(LATE, select=["SL203"], fix=True, unsafe_fixes=True).fixed
     assert fixed is not None
 
     def orders(source: str, batch_size: int | None) -> list[list[int]]:
@@ -237,7 +237,7 @@ def main(dataset, steps, record):
 
 def test_the_infinite_iterator_repeats_its_pass_and_the_fix_reshuffles() -> None:
     assert [f.code for f in lint_code(INFINITE, select=["SL202"]).findings] == ["SL202"]
-    fixed = lint_code(INFINITE, select=["SL202"], fix=True).fixed
+    fixed = lint_code(INFINITE, select=["SL202"], fix=True, unsafe_fixes=True).fixed
     assert fixed is not None and "sampler.set_epoch(epoch)" in fixed
 
     def passes(source: str) -> list[list[int]]:

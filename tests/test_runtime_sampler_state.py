@@ -46,7 +46,7 @@ def _sampler(source: str, case: tuple[int, int, int]) -> Any:
 @pytest.mark.parametrize("read", ["sub_num_samples", "subnum_samples"], ids=["code", "article"])
 def test_fix_makes_len_agree_with_iter(read: str) -> None:
     buggy = SAMPLER.replace("{read}", read)
-    result = lint_code(buggy, select=["SL401", "SL402"], fix=True)
+    result = lint_code(buggy, select=["SL401", "SL402"], fix=True, unsafe_fixes=True)
     assert result.fixed is not None
     assert "if self.num_samples % self.sub_epochs_per_epoch > self.sub_epoch:" in result.fixed
     disagreements = 0

@@ -40,7 +40,7 @@ def _run(source: str, seed: int, rank: int) -> list[int]:
 
 def test_hardcoded_seed_ignores_the_user_seed_until_fixed() -> None:
     assert [f.code for f in lint_code(HARDCODED, select=["SL301"]).findings] == ["SL301"]
-    fixed = lint_code(HARDCODED, select=["SL301"], fix=True).fixed
+    fixed = lint_code(HARDCODED, select=["SL301"], fix=True, unsafe_fixes=True).fixed
     assert fixed is not None and "seed=seed" in fixed
     assert _run(HARDCODED, 1, 0) == _run(HARDCODED, 2, 0)
     assert _run(fixed, 1, 0) != _run(fixed, 2, 0)

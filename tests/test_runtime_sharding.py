@@ -94,7 +94,9 @@ def test_floor_slice_drops_the_tail(n: int, world_size: int) -> None:
 
 
 def test_ceil_split_option_uses_everything_but_can_leave_ranks_empty() -> None:
-    fixed = lint_code(SL101, select=["SL101"], fix=True, options={"split-fix": "ceil"}).fixed
+    fixed = lint_code(
+        SL101, select=["SL101"], fix=True, unsafe_fixes=True, options={"split-fix": "ceil"}
+    ).fixed
     assert fixed is not None and "math.ceil" in fixed
     shard = _function(fixed)
     assert _covers_exactly_once(_parts(shard, 12, 4), 12, 4)

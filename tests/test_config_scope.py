@@ -1,0 +1,87 @@
+"""A configuration governs only the files under it: a broken ``[tool.sampler-lint]`` in a sibling
+sub-project is a warning for a run over files it does not govern (its folder is then left out of
+the project index), and an error where it governs a linted file."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from sampler_lint.cli import main
+
+BUGGY = "def f(x, world_size, rank):\n    return x.split(x.size(0) // world_size)[rank]\n"
+BROKEN = "/pyproject.toml [tool.sampler-lint]: unknown key 'bogus'"
+
+
+def run(project: Path, *args: str) -> tuple[int, str, str]:
+    cwd = os.getcwd()
+    os.chdir(project)
+    try:
+        result = CliRunner().invoke(
+            main, ["check", "--no-cache", "--jobs", "1", "--output-format", "concise", *args],
+        )
+    finally:
+        os.chdir(cwd)
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    return result.exit_code, result.stdout, result.stderr
+
+
+@pytest.fixture
+def monorepo(tmp_path: Path) -> Path:
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "train.py").write_text(BUGGY)
+    for name in ("vision", "speech"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "model.py").write_text(BUGGY)
+    (tmp_path / "speech" / "pyproject.toml").write_text("[tool.sampler-lint]\nbogus = 1\n")
+    return tmp_path
+
+
+def test_a_root_script_is_linted_despite_a_broken_sibling(monorepo: Path) -> None:
+    code, out, err = run(monorepo, "train.py")
+    assert code == 1 and "train.py:2:12: SL101" in out
+    assert err.count(BROKEN) == 1 and "warning:" in err and "left out of the project index" in err
+    assert "error:" not in err
+
+
+def test_a_sibling_folder_is_linted_despite_a_broken_sibling(monorepo: Path) -> None:
+    code, out, err = run(monorepo, "vision")
+    assert code == 1 and "vision/model.py:2:12: SL101" in out
+    assert "warning:" in err and "error:" not in err
+
+
+def test_it_is_an_error_where_it_governs_a_linted_file(monorepo: Path) -> None:
+    code, _out, err = run(monorepo, "speech/model.py")
+    assert code == 2
+    assert f"error: {monorepo / 'speech'}{BROKEN}" in err
+
+
+def test_a_whole_run_reports_the_error_once_and_lints_the_rest(monorepo: Path) -> None:
+    code, out, err = run(monorepo, ".")
+    assert code == 2
+    assert "train.py:2:12: SL101" in out and "vision/model.py:2:12: SL101" in out
+    assert "speech/model.py" not in out
+    assert err.count(BROKEN) == 1 and "error:" in err
+
+
+def test_broken_toml_in_a_sibling_is_a_warning(monorepo: Path) -> None:
+    (monorepo / "speech" / "pyproject.toml").write_text("[tool.sampler-lint\nselect = [\n")
+    code, out, err = run(monorepo, "train.py")
+    assert code == 1 and "train.py:2:12: SL101" in out
+    assert "invalid TOML" in err and "warning:" in err and "error:" not in err
+
+
+def test_run_from_inside_a_broken_sub_project(monorepo: Path) -> None:
+    code, out, err = run(monorepo / "speech", "../train.py")
+    assert code == 1 and "train.py:2:12: SL101" in out and "Traceback" not in err
+
+
+def test_a_deeply_nested_config_is_a_config_error(monorepo: Path) -> None:
+    (monorepo / "speech" / "pyproject.toml").write_text(
+        "[tool.sampler-lint]\nselect = " + "[" * 50_000 + "\n"
+    )
+    code, _, err = run(monorepo, "speech/model.py")
+    assert code == 2 and "invalid TOML" in err and "report it" not in err
