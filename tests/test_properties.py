@@ -310,3 +310,19 @@ def test_line_endings_survive_fixes(code: str, newline: str) -> None:
     assert not result.result.errors, result.result.errors
     lone = result.fixed.replace("\r\n", "")
     assert ("\n" in lone) == (newline == "\n"), "the fix mixed line endings"
+
+
+def test_a_line_break_inside_a_shard_bound_is_fixed() -> None:
+    """Found by the re-spacing test: SL103's fix re-parsed a bound holding a line break (valid
+    inside the brackets it came from) as a bare expression, and the run reported an internal
+    error."""
+    code = (
+        "def shard(idx, rank, world_size):\n"
+        "    for i in range(rank * (idx\n"
+        ".size(0) // world_size), (rank + 1) * (idx.size(0) // world_size)):\n"
+        "        yield i\n"
+    )
+    result = lint_code(code, select=["ALL"])
+    assert not result.result.internal_error and not result.result.errors
+    assert "SL103" in {f.code for f in result.findings}
+    assert _check_fix(code) is not None
