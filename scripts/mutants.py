@@ -179,8 +179,8 @@ MUTANTS = [
         "noqa-lines-rewritten", "sampler_lint/linter.py",
         "            if current.suppressions.any_on(first_line, last_line):\n",
         "            if False:\n",
-        ("tests/test_fixtures.py", "tests/test_cli.py", "tests/test_fix_torture.py"),
-        "fixes rewrite lines that carry a `# noqa`",
+        ("tests/test_fix_guards.py",),
+        "fixes rewrite lines that carry another tool's `# noqa`",
     ),
     # The fixture outputs are data the runtime harness executes: break what they do, keep them
     # valid Python, and only the harness can tell.
@@ -223,6 +223,9 @@ def _copy(target: Path) -> None:
             shutil.copytree(source, target / name, ignore=ignore)
         elif source.exists():
             shutil.copy2(source, target / name)
+    # Installed, the rules are the package `sampler_lint.rules`; in an editable install that name
+    # resolves to the checkout's rules/, not the copy's. Put the copy's where the name looks first.
+    (target / "sampler_lint" / "rules").symlink_to(target / "rules", target_is_directory=True)
 
 
 def _pytest(copy: Path, tests: tuple[str, ...]) -> tuple[bool, str, float]:
@@ -241,12 +244,16 @@ def _pytest(copy: Path, tests: tuple[str, ...]) -> tuple[bool, str, float]:
     return result.returncode == 0, failed or summary, time.monotonic() - started
 
 
-def _imported_from(copy: Path) -> Path:
+def _imported_from(copy: Path) -> list[Path]:
+    """Where the package and its rules are imported from, run in ``copy``."""
     out = subprocess.run(
-        [sys.executable, "-c", "import sampler_lint; print(sampler_lint.__file__)"],
+        [sys.executable, "-c",
+         "import sampler_lint, sampler_lint.registry as r; print(sampler_lint.__file__); "
+         "print(r.all_rules()[0].__module__ and __import__(r.all_rules()[0].__module__, "
+         "fromlist=['x']).__file__)"],
         cwd=copy, capture_output=True, text=True, check=True,
-    ).stdout.strip()
-    return Path(out).resolve()
+    ).stdout.split()
+    return [Path(line) for line in out]
 
 
 def _resolve(mutant: Mutant) -> Mutant:
@@ -270,9 +277,9 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="sampler-lint-mutants-") as scratch:
         pristine = Path(scratch) / "pristine"
         _copy(pristine)
-        assert _imported_from(pristine).is_relative_to(pristine.resolve()), (
-            "the copy's package is not the one imported"
-        )
+        for imported in _imported_from(pristine):
+            # (not resolved: the rules are reached through the copy's symlink)
+            assert imported.is_relative_to(pristine), f"imported from the checkout: {imported}"
         tests = tuple(sorted({t for m in chosen for t in m.tests}))
         ok, summary, seconds = _pytest(pristine, tests)
         print(f"unmutated: {'pass' if ok else 'FAIL'} ({seconds:.0f} s) {summary}")

@@ -61,6 +61,7 @@ def _warm(root: Path, args: list[str]) -> None:
     base runs are made once and copied."""
     warm = root.parent / f"{root.name}-warm-{'-'.join(args) or 'concise'}"
     if not warm.exists():
+        shutil.rmtree(_cache(root), ignore_errors=True)  # nothing of another test's runs
         _run(root, "", args, cache=True)
         shutil.copytree(_cache(root), warm)
     shutil.rmtree(_cache(root), ignore_errors=True)

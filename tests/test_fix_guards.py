@@ -152,3 +152,30 @@ def test_the_stand_ins_do_report(tmp_path: Path) -> None:
             "concise", str(path),
         ])
         assert rule.code in result.output, result.output
+
+
+@pytest.mark.parametrize(
+    "directive", ["# noqa: E501", "# noqa:E501,W291", "# type: ignore # noqa: F1"]
+)
+def test_a_line_under_another_tools_noqa_is_reported_but_never_rewritten(
+    tmp_path: Path, directive: str
+) -> None:
+    """A `# noqa` for other codes does not suppress the finding, but the line is the user's
+    deliberate exception: fixes never rewrite it (the rest of the file is still fixed)."""
+    source = (
+        "def f(x, world_size, rank):\n"
+        f"    return x.split(len(x) // world_size)[rank]  {directive}\n"
+        "\n\n"
+        "def g(y, world_size, rank):\n"
+        "    return y.split(len(y) // world_size)[rank]\n"
+    )
+    path = tmp_path / "module.py"
+    path.write_text(source)
+    result = CliRunner().invoke(main, [
+        "check", "--isolated", "--no-cache", "--select", "SL101", "--fix", "--unsafe-fixes",
+        "--output-format", "concise", str(path),
+    ])
+    lines = path.read_text().splitlines()
+    assert lines[1] == source.splitlines()[1], "the noqa line was rewritten"
+    assert lines[-1] != source.splitlines()[-1], "the other shard is fixed"
+    assert "module.py:2:" in result.output and "SL101" in result.output

@@ -225,9 +225,10 @@ def test_grammar_programs_with_a_pattern_spliced_in(prefix: str, shape: tuple[st
 _LAYOUT = {tokenize.NEWLINE, tokenize.NL, tokenize.INDENT, tokenize.DEDENT, tokenize.ENDMARKER}
 
 
-def respace(code: str, chooser: random.Random) -> str:
+def respace(code: str, chooser: random.Random, style: str = "mixed") -> str:
     """``code`` with the blanks between its tokens redrawn: none, several, or (inside brackets)
-    a line break."""
+    a line break. ``style``: ``tight`` (none wherever possible, so no operator in the program
+    keeps a blank beside it), ``wide`` or ``mixed``."""
     tokens = list(tokenize.generate_tokens(io.StringIO(code).readline))
     starts = [0]
     for line in code.splitlines(keepends=True):
@@ -249,8 +250,11 @@ def respace(code: str, chooser: random.Random) -> str:
             if not code[gap_start:gap_end].strip(" "):
                 # Nothing between two words would join them: only next to an operator.
                 joinable = (previous.type == tokenize.OP) != (token.type == tokenize.OP)
-                choices = ([""] if joinable else []) + [" ", "  "]
-                choices += ["\n", "\n        "] if depth else []
+                if style == "tight":
+                    choices = [""] if joinable else [" "]
+                else:
+                    choices = ([""] if joinable and style == "mixed" else []) + [" ", "  "]
+                    choices += ["\n", "\n        "] if depth else []
                 pieces.append(code[cursor:gap_start])
                 pieces.append(chooser.choice(choices))
                 cursor = gap_end
@@ -275,7 +279,8 @@ def respaced(draw: st.DrawFn, programs: st.SearchStrategy[str]) -> str:
     """A generated program re-spaced, kept only when Python reads the same syntax tree from it
     (joining two names, or a number and a dot, would change it)."""
     code = draw(programs)
-    new = respace(code, draw(st.randoms(use_true_random=False)))
+    style = draw(st.sampled_from(["tight", "wide", "mixed"]))
+    new = respace(code, draw(st.randoms(use_true_random=False)), style)
     assume(_same_tree(new, code))
     return new
 
