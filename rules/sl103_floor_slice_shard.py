@@ -57,6 +57,13 @@ def _is_rank_plus_one(node: cst.BaseExpression, rank: cst.BaseExpression) -> boo
 _ATOMIC = (cst.Name, cst.Attribute, cst.Call, cst.Subscript, cst.Integer)
 
 
+def _expression(text: str) -> cst.BaseExpression:
+    """``text`` parsed as one expression. The pieces come from inside brackets, where a line
+    break is allowed (``idx\\n.size(0)``): parsed within parentheses, then taken out of them."""
+    parsed = cst.parse_expression(f"({text})")
+    return parsed.with_changes(lpar=[], rpar=[])
+
+
 def _text(node: cst.BaseExpression) -> str:
     code = cst.Module(body=[]).code_for_node(node).strip()
     if isinstance(node, _ATOMIC) or (getattr(node, "lpar", None)):
@@ -299,9 +306,9 @@ class FloorSliceShard(Rule):
         if not (_is_pure(dividend) and _is_pure(world) and _is_pure(rank)):
             return None
         r, a, w = _text(rank), _text(dividend), _text(world)
-        lower = cst.parse_expression(f"{r} * {a} // {w}")
-        upper = cst.parse_expression(f"({cst.Module(body=[]).code_for_node(rank).strip()} + 1)"
-                                     f" * {a} // {w}")
+        lower = _expression(f"{r} * {a} // {w}")
+        upper = _expression(f"({cst.Module(body=[]).code_for_node(rank).strip()} + 1)"
+                            f" * {a} // {w}")
         return Fix(
             replacements=[(bounds.lower, lower), (bounds.upper, upper)],
             applicability=Applicability.UNSAFE,

@@ -124,6 +124,7 @@ def placements(text: str, wanted: dict[int, set[str]]) -> dict[int, set[str]]:
 
 def _annotate(text: str, wanted: dict[int, set[str]]) -> tuple[str, int]:
     lines = text.splitlines(keepends=True)
+    comments = noqa.parse(text).comments  # real comments only: never a `# noqa` in a string
     count = 0
     for number, codes in sorted(placements(text, wanted).items()):
         if not 0 < number <= len(lines):
@@ -131,7 +132,8 @@ def _annotate(text: str, wanted: dict[int, set[str]]) -> tuple[str, int]:
         line = lines[number - 1]
         body = line.rstrip("\r\n")
         ending = line[len(body):]
-        match = _NOQA.search(body)
+        column = comments[number][0] if number in comments else len(body)
+        match = _NOQA.search(body, column)
         if match and match.group("codes") is None:
             continue  # a bare directive (no codes) already suppresses everything
         if match:

@@ -434,6 +434,8 @@ def _check_stdin(resolver: ConfigResolver, options: RunOptions, params: dict[str
         for fmt, output in _output_plan(params["output_format"], params["output_file"]):
             _emit(result.findings, context, fmt, output)
     code = EXIT_FINDINGS if result.findings and not params["exit_zero"] else EXIT_OK
+    if params["exit_non_zero_on_fix"] and result.fixed:  # as for paths
+        code = EXIT_FINDINGS
     sys.exit(code)
 
 

@@ -474,7 +474,7 @@ def _unused_noqa(
     if not unused:
         return fixed
     if lint.fix:
-        candidate = noqa.remove_codes(current, unused)
+        candidate = noqa.remove_codes(current, unused, suppressions.comments)
         if candidate != current and _compiles(decode(candidate)):
             result.fixed += sum(len(codes) for codes in unused.values())
             result.fixed_codes[UNUSED_NOQA] = (
@@ -485,8 +485,10 @@ def _unused_noqa(
     rule = rules_for_noqa()
     for line, unused_codes in sorted(unused.items()):
         source = lines[line - 1] if line <= len(lines) else ""
-        match = noqa.LINE_DIRECTIVE.search(source)
-        column = (match.start() if match else 0) + 1
+        # The directive inside the comment the tokenizer found, not its look-alike in a string.
+        comment_column, comment = suppressions.comments.get(line, (0, source))
+        match = noqa.LINE_DIRECTIVE.search(comment)
+        column = comment_column + (match.start() if match else 0) + 1
         fix = FixInfo("safe", "Remove the unused noqa code", None)
         for code in sorted(unused_codes):
             result.findings.append(Finding(

@@ -33,6 +33,9 @@ class Suppressions:
     file_codes: frozenset[str] = frozenset()
     #: (line, code) pairs that suppressed a finding (``*`` for a bare ``# noqa``).
     used: set[tuple[int, str]] = field(default_factory=set)
+    #: The comment carrying each line's directive, from the tokenizer: (its column, its text).
+    #: Only this part of the line is ever edited (the same text inside a string is code).
+    comments: dict[int, tuple[int, str]] = field(default_factory=dict)
 
     def file_suppresses(self, code: str) -> bool:
         return ALL in self.file_codes or code in self.file_codes
@@ -52,10 +55,11 @@ class Suppressions:
         return any(line in self.lines for line in range(first_line, last_line + 1))
 
 
-def _comments(text: str) -> list[tuple[int, str]]:
+def _comments(text: str) -> list[tuple[int, int, str]]:
+    """(line, column, text) of every comment."""
     try:
         return [
-            (tok.start[0], tok.string)
+            (tok.start[0], tok.start[1], tok.string)
             for tok in tokenize.generate_tokens(io.StringIO(text).readline)
             if tok.type == tokenize.COMMENT
         ]
@@ -65,7 +69,7 @@ def _comments(text: str) -> list[tuple[int, str]]:
         for number, line in enumerate(text.splitlines(), start=1):
             index = line.find("#")
             if index >= 0:
-                found.append((number, line[index:]))
+                found.append((number, index, line[index:]))
         return found
 
 
@@ -74,7 +78,7 @@ def parse(text: str) -> Suppressions:
     if "noqa" not in text.lower():
         return result
     file_codes: set[str] = set()
-    for line, comment in _comments(text):
+    for line, column, comment in _comments(text):
         directive = _FILE.search(comment)
         if directive:
             file_codes |= _codes(directive.group("codes"))
@@ -82,6 +86,7 @@ def parse(text: str) -> Suppressions:
         match = _LINE.search(comment)
         if match:
             result.lines[line] = _codes(match.group("codes"))
+            result.comments[line] = (column, comment)
     result.file_codes = frozenset(file_codes)
     return result
 
@@ -99,15 +104,27 @@ _DIRECTIVE_BYTES = re.compile(
 )
 
 
-def remove_codes(data: bytes, unused: dict[int, set[str]]) -> bytes:
+def remove_codes(data: bytes, unused: dict[int, set[str]],
+                 comments: dict[int, tuple[int, str]]) -> bytes:
     """``data`` with the given codes taken out of the ``# noqa`` on each line, and the directive
-    removed when no code is left. Works on the bytes, so encoding, BOM and line endings stay."""
+    removed when no code is left. Works on the bytes, so encoding, BOM and line endings stay.
+    ``comments``: each line's comment (``Suppressions.comments``); only the comment is edited,
+    never a ``# noqa`` spelled inside a string before it."""
+    encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
     lines = data.split(b"\n")
     for number, codes in unused.items():
-        if not 0 < number <= len(lines):
+        if not 0 < number <= len(lines) or number not in comments:
             continue
         line = lines[number - 1]
-        match = _DIRECTIVE_BYTES.search(line)
+        # A comment runs to the end of its line: its bytes are the line's last ones.
+        comment = comments[number][1].encode("utf-8" if encoding == "utf-8-sig" else encoding)
+        body_end = len(line) - (1 if line.endswith(b"\r") else 0)
+        comment_start = body_end - len(comment)
+        if comment_start < 0 or line[comment_start:body_end] != comment:
+            continue  # the text is not what the tokenizer saw: leave the line alone
+        # The directive's leading blanks may reach back before the comment.
+        blanks = len(line[:comment_start]) - len(line[:comment_start].rstrip(b" \t"))
+        match = _DIRECTIVE_BYTES.search(line, comment_start - blanks)
         if match is None or match.group("codes") is None:
             continue
         listed = [c for c in re.split(rb"[\s,]+", match.group("codes")) if c]

@@ -6,10 +6,12 @@ every run below reuses it. Skipped where pre-commit or git is not installed; abo
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -97,8 +99,27 @@ def try_repo(hook_repo: Path, user_repo: Path, *args: str) -> subprocess.Complet
     if "An unexpected error has occurred" in output and any(
         sign in output for sign in OFFLINE
     ):
-        pytest.skip("pre-commit could not install the hook's dependencies (no package index)")
+        # "No matching distribution found" is also what a packaging error says (a dependency
+        # pinned to a version that does not exist): skip only when the index itself is out of
+        # reach, which a plain download of a dependency shows.
+        if not _index_reachable():
+            pytest.skip("pre-commit could not install the hook's dependencies (no package index)")
+        pytest.fail("the hook's environment did not build, yet the package index answers:\n"
+                    + output)
     return result
+
+
+@functools.cache
+def _index_reachable() -> bool:
+    """Whether pip (with this environment's configuration, as pre-commit's pip has) can fetch a
+    distribution the hook needs."""
+    with tempfile.TemporaryDirectory() as destination:
+        probe = subprocess.run(
+            [sys.executable, "-m", "pip", "download", "--no-deps", "--quiet", "--dest",
+             destination, "click"],
+            capture_output=True, text=True, check=False, timeout=300,
+        )
+    return probe.returncode == 0
 
 
 def _hook_output(stdout: str, name: str) -> str:
