@@ -50,7 +50,9 @@ def remove_unused_noqa(text: str, finding: Finding) -> TextFix | None:
         return None
     code = match.group("code").upper()
     data = text.encode("utf-8", "surrogatepass")
-    new_text = noqa.remove_codes(data, {finding.location.line: {code}}).decode(
+    # The directive's comment comes from the tokenizer: the same text inside a string is code.
+    comments = noqa.parse(text).comments
+    new_text = noqa.remove_codes(data, {finding.location.line: {code}}, comments).decode(
         "utf-8", "surrogatepass"
     )
     if new_text == text:
