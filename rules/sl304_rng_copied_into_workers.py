@@ -20,6 +20,8 @@ RNG_CONSTRUCTORS = frozenset({
 _CONSTRUCTOR_NAMES = ("default_rng", "RandomState", "Random", "Generator")
 _DRAWING_METHODS = ("__getitem__", "__getitems__", "__iter__")
 # A class or file mentioning these reseeds per worker (or may, from a worker_init_fn).
+# Methods that put an RNG object in a new state (random.Random, RandomState, torch.Generator).
+_RESEEDS = frozenset({"seed", "manual_seed", "set_state", "setstate"})
 _PER_WORKER = ("get_worker_info", "worker_init", "worker_id", "initial_seed", "worker_info")
 
 
@@ -97,7 +99,8 @@ class RngCopiedIntoWorkers(Rule):
     `__iter__` (or a method of the class they call, transitively) of `self.<rng>`
     (`self.rng.random()`, `generator=self.rng`) when `__init__` assigned it
     `np.random.default_rng(...)`, `np.random.RandomState(...)`, `random.Random(...)` or
-    `torch.Generator()`, no other method assigns it (nor `setattr`), the class mentions nothing
+    `torch.Generator()`, no other method assigns or reseeds it (`self.rng.seed(...)`, `manual_seed`,
+    `set_state`; nor `setattr`), the class mentions nothing
     of a per-worker reseed (`get_worker_info`, `worker_init...`, `worker_id`, `initial_seed`)
     and the file defines no `worker_init...` (which may reseed `dataset.<rng>`). Draws in
     methods the workers never run (a `set_epoch` that reshuffles in the main process) are not
@@ -202,8 +205,15 @@ def _self_attributes_assigned(klass: cst.ClassDef, skip: cst.FunctionDef) -> set
                 name = dotted_name(target) or ""
                 if name.startswith("self."):
                     assigned.add(name.split(".")[1])
-            elif isinstance(child, cst.Call) and dotted_name(child.func) == "setattr":
-                assigned.add("*")
+            elif isinstance(child, cst.Call):
+                called = dotted_name(child.func) or ""
+                if called == "setattr":
+                    assigned.add("*")
+                parts = called.split(".")
+                # `self.rng.seed(...)` in the drawing code reseeds the copy in each worker (a
+                # per-worker or per-epoch seed): as good as a new RNG.
+                if len(parts) == 3 and parts[0] == "self" and parts[2] in _RESEEDS:
+                    assigned.add(parts[1])
     return assigned
 
 
