@@ -457,9 +457,8 @@ def _merge(origins: list[Origin]) -> Origin:
 def _is_call_receiver(origin: Origin) -> bool:
     """A receiver ``x`` of ``x.method(...)`` worth following: the result of a call (a class
     constructed, or a factory that may return one), or one of several such results."""
-    if origin[0] == "any":
-        return all(o[0] == "call" for o in origin[1])
-    return origin[0] == "call"
+    alternatives: tuple[Origin, ...] = origin[1] if origin[0] == "any" else (origin,)
+    return all(o[0] == "call" for o in alternatives)
 
 
 def _owner(function: str, classes: list[str]) -> str:
@@ -817,9 +816,11 @@ def _returned(index: ProjectIndex, origin: Origin) -> list[Origin]:
                 # Not an instance the project shows: a function of that name, as before.
                 return _returned(index, ("call", caller, name, None))
             return []
-        # The class, its project bases (an inherited method) and its project subclasses (an
-        # override): a method one of them inherits from a library is found nowhere, so unknown.
-        family = set().union(*(_class_family(index, k, home) for k, home in instances))
+        # Built as exactly that class: the class and its project bases (an inherited method);
+        # a method inherited from a library is found nowhere, so unknown.
+        family = set().union(*(
+            _class_family(index, k, home, subclasses=False) for k, home in instances
+        ))
         return _reachable([
             o for function, path, origins, owner in index.get(FACT_RETURNS)
             if function == name and (owner, path) in family
@@ -913,15 +914,18 @@ def _resolve_class(index: ProjectIndex, name: str, used_in: str) -> list[str]:
     return cache[(name, used_in)]
 
 
-def _class_family(index: ProjectIndex, klass: str, path: str) -> set[tuple[str, str]]:
-    """``(class, file)`` for ``klass`` defined in ``path``, its project bases and its project
-    subclasses, transitively: where ``self.method`` may be defined. A base or subclass in another
+def _class_family(
+    index: ProjectIndex, klass: str, path: str, subclasses: bool = True
+) -> set[tuple[str, str]]:
+    """``(class, file)`` for ``klass`` defined in ``path``, its project bases and (unless
+    ``subclasses`` is false: an instance built as exactly ``klass``) its project subclasses,
+    transitively: where ``self.method`` may be defined. A base or subclass in another
     file counts when that file's imports reach it (two recipes each defining a class of the same
     name are not related)."""
-    cache: dict[tuple[str, str], set[tuple[str, str]]]
+    cache: dict[tuple[str, str, bool], set[tuple[str, str]]]
     cache = index.__dict__.setdefault("_sl2_families", {})
-    if (klass, path) in cache:
-        return cache[(klass, path)]
+    if (klass, path, subclasses) in cache:
+        return cache[(klass, path, subclasses)]
     classes: list[tuple[str, str, tuple[str, ...]]] = index.get(FACT_CLASSES)
     by_name: dict[str, list[tuple[str, tuple[str, ...]]]] = defaultdict(list)
     children: dict[str, list[tuple[str, str]]] = defaultdict(list)
@@ -947,7 +951,7 @@ def _class_family(index: ProjectIndex, klass: str, path: str) -> set[tuple[str, 
                         up.add((parent, parent_path))
                         stack.append((parent, parent_path))
     down = {start}
-    stack = [start]
+    stack = [start] if subclasses else []
     while stack:
         name, where = stack.pop()
         for child, child_path in children.get(name, []):
@@ -955,8 +959,8 @@ def _class_family(index: ProjectIndex, klass: str, path: str) -> set[tuple[str, 
                 if (child, child_path) not in down:
                     down.add((child, child_path))
                     stack.append((child, child_path))
-    cache[start] = up | down
-    return cache[start]
+    cache[(klass, path, subclasses)] = up | down
+    return up | down
 
 
 class _Names:
