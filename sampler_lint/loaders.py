@@ -811,11 +811,8 @@ def _returned(index: ProjectIndex, origin: Origin) -> list[Origin]:
     if origin[0] == "objmethod":
         _, caller, receiver, name = origin
         instances = _instance_classes(index, receiver, 0)
-        if instances is None:
-            if receiver[0] == "call" and not _resolve_class(index, receiver[2], receiver[1]):
-                # Not an instance the project shows: a function of that name, as before.
-                return _returned(index, ("call", caller, name, None))
-            return []
+        if instances is None:  # not an instance the project shows: a function of that name
+            return _returned(index, ("call", caller, name, None))
         # Built as exactly that class: the class and its project bases (an inherited method);
         # a method inherited from a library is found nowhere, so unknown.
         family = set().union(*(
