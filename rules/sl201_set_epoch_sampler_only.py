@@ -308,9 +308,12 @@ class SetEpochSamplerOnly(Rule):
     `**kwargs` that could hold one): with `sampler=`, as in the PyTorch DDP tutorials, or with
     neither, when torch's default batch sampler draws from `L.sampler` itself. Loaders are
     followed through local assignments (tuple unpacking included), function returns (tuples
-    included), constructor and function arguments, `self.<attr>`, `self.method()` (its
-    definitions in the class, its bases and subclasses), methods of instances of project
-    classes, import aliases and package re-exports, across the files of the project. Code that
+    included, an element such as `DataLoader(...) if d is not None else None` taken as either
+    value; every `return` must be a tuple of that length), constructor and function arguments,
+    `self.<attr>`, `self.method()` (its definitions in the class, its bases and subclasses),
+    methods of instances of project classes (`x = ProjectClass(...)`, or `x = factory()` whose
+    every return builds one, then `x.method(...)` in that class or its project bases), import
+    aliases and package re-exports, across the files of the project. Code that
     receives loaders from outside the project (a library's public method, a hook, a loop
     wrapper) cannot show that, and is flagged.
 

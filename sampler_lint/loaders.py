@@ -47,6 +47,8 @@ from sampler_lint.syntax_summary import SyntaxSummary, argument
 #   ("objmethod", path, receiver, name)     `x.name(...)` with `x`'s origin `receiver`: when `x` is
 #                                           an instance of a project class, that class's method
 #   ("tuple", (origin, ...))                a tuple of values (`return loader, dataset`)
+#   ("any", (origin, ...))                  one of these values (`DataLoader(...) if c else None`
+#                                           inside a tuple, an argument assigned in two places)
 #   ("item", origin, i)                     element i of a value (`a, b = f()`, `f()[1]`)
 #   ("param", path, owner, position, name)  a parameter of function `owner` defined at `path`
 #   ("self", path, class_name, attr)        `self.attr` inside `class_name` defined at `path`
@@ -74,7 +76,10 @@ FACT_EPOCH_USERS = "sl2_epoch_users"
 # Files on a loader's way mention it somehow; a file missed here can only make SL201 flag more
 # (an origin without facts may carry a batch sampler). "_data" was here too: it added 549 files
 # to parse over the 9 benchmark trees and changed no finding on 13 trees (Composer at #3124,
-# LAVIS, catalyst and the DDP tutorials among them).
+# LAVIS, catalyst and the DDP tutorials among them). Known miss: a factory of a project object
+# (`strategy = get_strategy(args)`, then `strategy.setup_dataloader(...)`) in a file that names no
+# loader, or a package `__init__.py` re-exporting it, is not indexed, so the object stays unknown
+# (OpenRLHF); indexing every file would follow it but doubled an SL2xx-only run on detectron2.
 INDEX_REQUIRES: tuple[tuple[str, ...], ...] = (
     ("DataLoader", "loader", "Loader", "set_epoch", "sampler"),
 )
@@ -257,7 +262,7 @@ class _FactCollector:
                 and depth < 3
             ):
                 receiver = _merge(self._origins(node.func.value, depth + 1))
-                if receiver[0] == "call":
+                if _is_call_receiver(receiver):
                     return [("objmethod", self.path, receiver, node.func.attr)]
             passed = _passed(
                 sum(1 for a in node.args if not isinstance(a, ast.Starred)),
@@ -432,10 +437,31 @@ def _alternatives(values: list[ast.expr]) -> list[ast.expr]:
     return opened
 
 
+_MAX_ALTERNATIVES = 6
+
+
 def _merge(origins: list[Origin]) -> Origin:
-    """A call-site argument with several possible origins: keep one only when they agree."""
-    unique = set(origins)
-    return origins[0] if len(unique) == 1 else UNKNOWN
+    """One origin for a value with several possible ones (a call-site argument, a tuple element,
+    a receiver): the one they agree on, or ``("any", ...)`` of the alternatives so that a
+    loader-or-``None`` element of a returned tuple stays followable. An unknown alternative,
+    or too many, make the whole unknown (resolving it would answer "may carry" anyway)."""
+    unique: list[Origin] = []
+    for origin in origins:
+        for alternative in (origin[1] if origin[0] == "any" else (origin,)):
+            if alternative not in unique:
+                unique.append(alternative)
+    if not unique or UNKNOWN in unique or len(unique) > _MAX_ALTERNATIVES:
+        return UNKNOWN
+    if len(unique) == 1:
+        return unique[0]
+    return ("any", tuple(sorted(unique, key=repr)))
+
+
+def _is_call_receiver(origin: Origin) -> bool:
+    """A receiver ``x`` of ``x.method(...)`` worth following: the result of a call (a class
+    constructed, or a factory that may return one), or one of several such results."""
+    alternatives: tuple[Origin, ...] = origin[1] if origin[0] == "any" else (origin,)
+    return all(o[0] == "call" for o in alternatives)
 
 
 def _owner(function: str, classes: list[str]) -> str:
@@ -595,7 +621,7 @@ def origins_at(context: FileContext, node: cst.BaseExpression) -> list[Origin]:
         func = node.func
         if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
             receiver = _merge(origins_at(context, func.value))
-            if receiver[0] == "call":
+            if _is_call_receiver(receiver):
                 return [("objmethod", path, receiver, func.attr.value)]
         passed = _passed(
             sum(1 for arg in node.args if arg.keyword is None and not arg.star),
@@ -715,6 +741,8 @@ def _may_carry(index: ProjectIndex, origin: Origin, depth: int, seen: frozenset[
         return not returned or any(_may_carry(index, o, depth + 1, seen) for o in returned)
     if kind == "tuple":
         return False  # a tuple has no `.sampler`: that path never reaches the call (or fails)
+    if kind == "any":
+        return any(_may_carry(index, o, depth + 1, seen) for o in origin[1])
     if kind == "item":
         _, inner, position = origin
         return _item_may_carry(index, inner, position, depth + 1, seen)
@@ -753,6 +781,8 @@ def _item_may_carry(
         if not 0 <= position < len(elements):
             return True
         return _may_carry(index, elements[position], depth + 1, seen)
+    if value[0] == "any":
+        return any(_item_may_carry(index, o, position, depth + 1, seen) for o in value[1])
     if value[0] in ("call", "method", "objmethod"):
         returned = _returned(index, value)
         return not returned or any(
@@ -783,11 +813,14 @@ def _returned(index: ProjectIndex, origin: Origin) -> list[Origin]:
         return _reachable(found, passed)
     if origin[0] == "objmethod":
         _, caller, receiver, name = origin
-        receiver_path, klass = receiver[1], receiver[2]
-        homes = _resolve_class(index, klass, receiver_path)
-        if not homes:  # not an instance of a project class: a function of that name, as before
+        instances = _instance_classes(index, receiver, 0)
+        if instances is None:  # not an instance the project shows: a function of that name
             return _returned(index, ("call", caller, name, None))
-        family = set().union(*(_class_family(index, klass, home) for home in homes))
+        # Built as exactly that class: the class and its project bases (an inherited method);
+        # a method inherited from a library is found nowhere, so unknown.
+        family = set().union(*(
+            _class_family(index, k, home, subclasses=False) for k, home in instances
+        ))
         return _reachable([
             o for function, path, origins, owner in index.get(FACT_RETURNS)
             if function == name and (owner, path) in family
@@ -800,6 +833,57 @@ def _returned(index: ProjectIndex, origin: Origin) -> list[Origin]:
         if function == name and (owner, path) in family
         for o in origins
     ], None)
+
+
+_MAX_FACTORY_DEPTH = 3
+
+
+def _instance_classes(
+    index: ProjectIndex, receiver: Origin, depth: int
+) -> frozenset[tuple[str, str]] | None:
+    """``(class, file)`` of every project class ``receiver`` may be an instance of: a
+    ``ProjectClass(...)`` construction, or a call of a project factory whose every ``return`` is
+    one (``strategy = get_strategy(args)``), resolved by module path; ``None`` when some value
+    it may hold is anything else (a library object, an unknown call): the caller stays
+    conservative. A factory returning ``None`` on some path adds no class (a method called on
+    ``None`` fails instead)."""
+    cache: dict[tuple[Origin, int], frozenset[tuple[str, str]] | None]
+    cache = index.__dict__.setdefault("_sl2_instances", {})
+    key = (receiver, depth)
+    if key in cache:
+        return cache[key]
+    cache[key] = None  # a factory returning its own result: nothing shown
+    found: frozenset[tuple[str, str]] | None = None
+    if depth <= _MAX_FACTORY_DEPTH:
+        if receiver[0] == "any":
+            parts = [_instance_classes(index, o, depth) for o in receiver[1]]
+            if all(p is not None for p in parts):
+                found = frozenset().union(*(p for p in parts if p is not None)) or None
+        elif receiver[0] == "call":
+            found = _constructed_or_returned(index, receiver, depth)
+    cache[key] = found
+    return found
+
+
+def _constructed_or_returned(
+    index: ProjectIndex, call: Origin, depth: int
+) -> frozenset[tuple[str, str]] | None:
+    caller, name = call[1], call[2]
+    homes = _resolve_class(index, name, caller)
+    if homes:
+        return frozenset((name, home) for home in homes)
+    returned = _returned(index, call)
+    if not returned:
+        return None
+    classes: set[tuple[str, str]] = set()
+    for value in returned:
+        if value[0] == "none":
+            continue
+        inner = _instance_classes(index, value, depth + 1)
+        if inner is None:
+            return None
+        classes |= inner
+    return frozenset(classes) or None
 
 
 def _reachable(
@@ -830,15 +914,18 @@ def _resolve_class(index: ProjectIndex, name: str, used_in: str) -> list[str]:
     return cache[(name, used_in)]
 
 
-def _class_family(index: ProjectIndex, klass: str, path: str) -> set[tuple[str, str]]:
-    """``(class, file)`` for ``klass`` defined in ``path``, its project bases and its project
-    subclasses, transitively: where ``self.method`` may be defined. A base or subclass in another
+def _class_family(
+    index: ProjectIndex, klass: str, path: str, subclasses: bool = True
+) -> set[tuple[str, str]]:
+    """``(class, file)`` for ``klass`` defined in ``path``, its project bases and (unless
+    ``subclasses`` is false: an instance built as exactly ``klass``) its project subclasses,
+    transitively: where ``self.method`` may be defined. A base or subclass in another
     file counts when that file's imports reach it (two recipes each defining a class of the same
     name are not related)."""
-    cache: dict[tuple[str, str], set[tuple[str, str]]]
+    cache: dict[tuple[str, str, bool], set[tuple[str, str]]]
     cache = index.__dict__.setdefault("_sl2_families", {})
-    if (klass, path) in cache:
-        return cache[(klass, path)]
+    if (klass, path, subclasses) in cache:
+        return cache[(klass, path, subclasses)]
     classes: list[tuple[str, str, tuple[str, ...]]] = index.get(FACT_CLASSES)
     by_name: dict[str, list[tuple[str, tuple[str, ...]]]] = defaultdict(list)
     children: dict[str, list[tuple[str, str]]] = defaultdict(list)
@@ -864,7 +951,7 @@ def _class_family(index: ProjectIndex, klass: str, path: str) -> set[tuple[str, 
                         up.add((parent, parent_path))
                         stack.append((parent, parent_path))
     down = {start}
-    stack = [start]
+    stack = [start] if subclasses else []
     while stack:
         name, where = stack.pop()
         for child, child_path in children.get(name, []):
@@ -872,8 +959,8 @@ def _class_family(index: ProjectIndex, klass: str, path: str) -> set[tuple[str, 
                 if (child, child_path) not in down:
                     down.add((child, child_path))
                     stack.append((child, child_path))
-    cache[start] = up | down
-    return cache[start]
+    cache[(klass, path, subclasses)] = up | down
+    return up | down
 
 
 class _Names:

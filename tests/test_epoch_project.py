@@ -230,6 +230,186 @@ def test_a_method_of_an_instance_of_a_project_class_is_followed(project: Path) -
     assert _codes(project, ".") == []
 
 
+# -- tuples of loader-or-None, objects a factory builds --------------------------------------------
+
+BUILD = '''\
+from torch.utils.data import BatchSampler, DataLoader, DistributedSampler
+
+
+def build_loaders(cfg, train_set, val_set):
+    sampler = DistributedSampler(train_set)
+    train_loader = DataLoader(
+        train_set, {arguments}
+    ) if train_set is not None else None
+    val_loader = DataLoader(val_set, batch_size=8) if val_set is not None else None
+    {extra}return train_set, val_set, train_loader, \\
+        val_loader
+'''
+
+BUILD_USER = '''\
+from data import build_loaders
+
+
+def main(cfg, train_set, val_set):
+    train_set, val_set, train_loader, val_loader = build_loaders(cfg, train_set, val_set)
+    for epoch in range(cfg.epochs):
+        train_loader.sampler.set_epoch(epoch)
+'''
+
+
+@pytest.mark.parametrize(("arguments", "extra", "expected"), [
+    ("batch_size=8, sampler=sampler", "", []),
+    ("batch_sampler=BatchSampler(sampler, 8, False)", "", [("main.py", 7)]),
+    # another return that is no tuple literal, or one of another length: not followed
+    ("batch_size=8, sampler=sampler", "if cfg.cached:\n        return cfg.cached\n    ",
+     [("main.py", 7)]),
+    ("batch_size=8, sampler=sampler",
+     "if cfg.short:\n        return train_set, train_loader\n    ", [("main.py", 7)]),
+])
+def test_a_loader_or_none_element_of_a_returned_tuple_is_followed(
+    project: Path, arguments: str, extra: str, expected: list[tuple[str, int]]
+) -> None:
+    # InternVL: `a, b, c, data_loader_train, ... = build_loader(config)` from a package that
+    # re-exports it, the element `DataLoader(..., sampler=...) if dataset is not None else None`.
+    data = project / "data"
+    data.mkdir()
+    (data / "__init__.py").write_text("from .build import build_loaders\n")
+    (data / "build.py").write_text(BUILD.format(arguments=arguments, extra=extra))
+    (project / "main.py").write_text(BUILD_USER)
+    assert _codes(project, ".") == expected
+
+
+STRATEGY = '''\
+from torch.utils.data import BatchSampler, DataLoader, DistributedSampler
+
+
+class {name}({base}):
+    def __init__(self, args):
+        self.args = args
+
+    def setup_dataloader(self, dataset, batch_size, shuffle=True):
+        sampler = DistributedSampler(dataset, shuffle=shuffle)
+        return DataLoader(dataset, {arguments})
+'''
+
+FACTORIES = '''\
+def loader_workers(args):
+    return args.workers
+
+
+def get_strategy(args):
+    from pkg.strategy import Strategy
+
+    strategy = Strategy(args)
+    return strategy
+'''
+
+SFT_TRAINER = '''\
+class SFTTrainer:
+    def __init__(self, model, strategy, train_dataloader, eval_dataloader=None):
+        self.model = model
+        self.train_dataloader = train_dataloader
+        self.eval_dataloader = eval_dataloader
+
+    def fit(self, epochs):
+        for epoch in range(epochs):
+            self.train_dataloader.sampler.set_epoch(epoch)
+'''
+
+SFT_MAIN = '''\
+from pkg import get_strategy
+from pkg.trainer import SFTTrainer
+
+
+def train(args, model, train_set):
+    strategy = get_strategy(args)
+    train_dataloader = strategy.setup_dataloader(train_set, 8, True)
+    trainer = SFTTrainer(model, strategy, train_dataloader=train_dataloader)
+    trainer.fit(args.epochs)
+'''
+
+SAMPLER_ARGS = "batch_size=batch_size, sampler=sampler"
+BATCH_ARGS = "batch_sampler=BatchSampler(sampler, batch_size, False)"
+
+
+def _strategy_project(
+    project: Path, arguments: str = SAMPLER_ARGS, factories: str = FACTORIES
+) -> Path:
+    pkg = project / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("from .utils import get_strategy, loader_workers\n")
+    (pkg / "utils.py").write_text(factories)
+    (pkg / "strategy.py").write_text(
+        STRATEGY.format(name="Strategy", base="", arguments=arguments)
+    )
+    (pkg / "trainer.py").write_text(SFT_TRAINER)
+    (project / "train_sft.py").write_text(SFT_MAIN)
+    return pkg
+
+
+def test_a_method_of_the_object_a_factory_builds_is_followed(project: Path) -> None:
+    # OpenRLHF: `strategy = get_strategy(args)`, `strategy.setup_dataloader(...)` handed to a
+    # trainer that keeps it as `self.train_dataloader`.
+    _strategy_project(project)
+    assert _codes(project, ".") == []
+
+
+def test_a_batch_sampler_in_the_method_of_the_built_object_is_flagged(project: Path) -> None:
+    _strategy_project(project, arguments=BATCH_ARGS)
+    assert _codes(project, ".") == [("trainer.py", 9)]
+
+
+@pytest.mark.parametrize(("built", "expected"), [
+    ("Strategy", []),  # built as exactly the base: a subclass's override never runs
+    ("BucketedStrategy", [("trainer.py", 9)]),
+])
+def test_the_class_built_decides_between_a_base_and_its_subclass(
+    project: Path, built: str, expected: list[tuple[str, int]]
+) -> None:
+    pkg = _strategy_project(project, factories=FACTORIES.replace(
+        "from pkg.strategy import Strategy", "from pkg.bucketed import BucketedStrategy, Strategy"
+    ).replace("Strategy(args)", f"{built}(args)"))
+    (pkg / "bucketed.py").write_text(
+        STRATEGY.format(name="BucketedStrategy", base="Strategy", arguments=BATCH_ARGS)
+        .replace("from torch", "from pkg.strategy import Strategy\nfrom torch")
+    )
+    assert _codes(project, ".") == expected
+
+
+@pytest.mark.parametrize(("arguments", "expected"), [
+    (SAMPLER_ARGS, []),
+    (BATCH_ARGS, [("trainer.py", 9)]),
+])
+def test_an_inherited_method_of_the_built_class_is_followed(
+    project: Path, arguments: str, expected: list[tuple[str, int]]
+) -> None:
+    pkg = _strategy_project(project, arguments=arguments, factories=FACTORIES.replace(
+        "from pkg.strategy import Strategy", "from pkg.derived import Derived"
+    ).replace("Strategy(args)", "Derived(args)"))
+    (pkg / "derived.py").write_text(
+        "from pkg.strategy import Strategy\n\n\nclass Derived(Strategy):\n"
+        "    def loader_workers(self):\n        return 4\n"
+    )
+    assert _codes(project, ".") == expected
+
+
+@pytest.mark.parametrize("factories", [
+    # the method comes from a library base class: not in the project
+    FACTORIES.replace("from pkg.strategy import Strategy", "from accelerate import Strategy"),
+    # one path returns an object the project cannot show
+    FACTORIES.replace("    return strategy", "    if args.remote:\n"
+                      "        return make_remote(args)\n    return strategy"),
+    # the factory returns what it was given
+    FACTORIES.replace("def get_strategy(args):", "def get_strategy(args, strategy=None):")
+    .replace("    strategy = Strategy(args)\n", "    strategy = strategy or Strategy(args)\n"),
+])
+def test_a_factory_the_project_cannot_follow_keeps_the_finding(
+    project: Path, factories: str
+) -> None:
+    _strategy_project(project, factories=factories)
+    assert _codes(project, ".") == [("trainer.py", 9)]
+
+
 # -- imports resolved by module path ---------------------------------------------------------------
 
 LOOP = (
