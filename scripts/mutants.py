@@ -99,8 +99,8 @@ MUTANTS = [
     ),
     Mutant(
         "prefilter-spaced-modulo", "rules/sl402_remainder_of_quotient.py",
-        '    requires = (("//",), ("%",))\n',
-        '    requires = (("//",), (" % ",))\n',
+        '    requires = (("//",), ("%",), CLASS_FACT_WORDS)\n',
+        '    requires = (("//",), (" % ",), CLASS_FACT_WORDS)\n',
         ("tests/test_fixtures.py",),
         "the text pre-filter hides `q%k`",
     ),
