@@ -30,7 +30,7 @@ from pathlib import Path
 from lsprotocol import types
 from pygls.lsp.client import LanguageClient
 
-from sampler_lint.server import DEBOUNCE_SECONDS
+from sampler_lint.server.lsp import DEBOUNCE_SECONDS
 
 
 def _summary(name: str, seconds: list[float]) -> str:
@@ -107,8 +107,8 @@ async def over_lsp(project: Path, file: Path, edits: int) -> None:
 
 
 def in_process(project: Path, file: Path, edits: int) -> None:
-    from sampler_lint.config import ConfigResolver, RawSettings
-    from sampler_lint.session import ProjectSession
+    from sampler_lint.engine.config import ConfigResolver, RawSettings
+    from sampler_lint.server.session import ProjectSession
 
     session = ProjectSession(project, ConfigResolver(RawSettings(), cwd=project), jobs=2)
     start = time.perf_counter()

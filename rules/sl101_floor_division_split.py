@@ -6,9 +6,8 @@ import ast
 
 import libcst as cst
 
-from sampler_lint.matching import is_repeatable
-from sampler_lint.rule import Applicability, Example, Fix, Option, Rule, Severity
-from sampler_lint.sharding import (
+from sampler_lint.analysis.matching import is_repeatable
+from sampler_lint.analysis.sharding import (
     SHARD_SIZE_RISK,
     Shard,
     division_made_exact,
@@ -19,7 +18,8 @@ from sampler_lint.sharding import (
     is_length_of,
     tensor_split_fix,
 )
-from sampler_lint.syntax_summary import SyntaxSummary
+from sampler_lint.analysis.syntax_summary import SyntaxSummary
+from sampler_lint.rule import Applicability, Example, Fix, Option, Rule, Severity
 
 
 def ceil_split_fix(

@@ -7,10 +7,8 @@ import ast
 
 import libcst as cst
 
-from sampler_lint.context import FileContext
-from sampler_lint.matching import is_repeatable, is_world_size_like
-from sampler_lint.rule import Applicability, Example, Fix, Rule, Severity
-from sampler_lint.sharding import (
+from sampler_lint.analysis.matching import is_repeatable, is_world_size_like
+from sampler_lint.analysis.sharding import (
     SHARD_SIZE_RISK,
     Shard,
     ceil_division,
@@ -26,7 +24,8 @@ from sampler_lint.sharding import (
     remainder_by_multiple_of,
     tensor_split_fix,
 )
-from sampler_lint.syntax_summary import SyntaxSummary
+from sampler_lint.analysis.syntax_summary import SyntaxSummary
+from sampler_lint.rule import Applicability, Example, FileContext, Fix, Rule, Severity
 
 # What a world size (a chunk count) can be written as, to ast.
 _WORLD_SIZES = (ast.Name, ast.Attribute, ast.Call)

@@ -9,24 +9,23 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from sampler_lint.context import FileContext
-from sampler_lint.imports import dotted_name
-from sampler_lint.matching import (
+from sampler_lint.analysis.imports import dotted_name
+from sampler_lint.analysis.matching import (
     expression_key,
     get_arg,
     is_rank_like,
     same_expression,
     single_assignment,
 )
-from sampler_lint.rule import Applicability, Example, Fix, Rule, Severity
-from sampler_lint.sharding import (
+from sampler_lint.analysis.sharding import (
     SHARD_SIZE_RISK,
     Division,
     floor_division,
     is_length_of,
     modulos_in_scope,
 )
-from sampler_lint.syntax_summary import SyntaxSummary, argument
+from sampler_lint.analysis.syntax_summary import SyntaxSummary, argument
+from sampler_lint.rule import Applicability, Example, FileContext, Fix, Rule, Severity
 
 
 @dataclass

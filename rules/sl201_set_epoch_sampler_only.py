@@ -7,15 +7,12 @@ import re
 
 import libcst as cst
 
-from sampler_lint.imports import dotted_name
-from sampler_lint.loaders import (
-    LOADER_FACTS,
-    can_carry_batch_sampler,
-    origins_at,
-)
-from sampler_lint.matching import scope_body_statements
+from sampler_lint.analysis.imports import dotted_name
+from sampler_lint.analysis.loader_facts import LOADER_FACTS
+from sampler_lint.analysis.loaders import can_carry_batch_sampler, origins_at
+from sampler_lint.analysis.syntax_summary import SyntaxSummary
+from sampler_lint.analysis.tree import scope_body_statements
 from sampler_lint.rule import Applicability, Example, Fix, Rule, Severity
-from sampler_lint.syntax_summary import SyntaxSummary
 
 # Calls a reused guard may keep: they read, they do not act.
 _PURE_CALLS = {"isinstance", "hasattr", "getattr", "callable", "type"}

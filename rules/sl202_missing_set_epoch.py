@@ -7,27 +7,30 @@ import re
 
 import libcst as cst
 
-from sampler_lint.frameworks import is_framework_name
-from sampler_lint.imports import dotted_name
-from sampler_lint.index import dotted_expression
-from sampler_lint.loaders import (
+from sampler_lint.analysis.frameworks import is_framework_name
+from sampler_lint.analysis.imports import dotted_name
+from sampler_lint.analysis.index import dotted_expression
+from sampler_lint.analysis.loader_calls import (
     EPOCH_AWARE_CALLS,
-    FACT_SET_EPOCH,
-    LOADER_FACTS,
-    EpochUse,
     constructed,
     is_distributed_sampler,
     is_epoch_loop,
     is_evaluation_name,
-    is_loader_constructor,
     loader_sampler_argument,
-    project_epoch_uses,
     shuffles,
 )
-from sampler_lint.matching import get_arg, scope_body_statements
+from sampler_lint.analysis.loader_facts import (
+    FACT_SET_EPOCH,
+    LOADER_FACTS,
+    EpochUse,
+    is_loader_constructor,
+)
+from sampler_lint.analysis.loaders import project_epoch_uses
+from sampler_lint.analysis.matching import get_arg
+from sampler_lint.analysis.sampler_family import CLASS_FACTS, is_distributed_sampler_class
+from sampler_lint.analysis.syntax_summary import SyntaxSummary
+from sampler_lint.analysis.tree import scope_body_statements
 from sampler_lint.rule import Applicability, Example, Fix, Rule, Severity
-from sampler_lint.sampler_family import CLASS_FACTS, is_distributed_sampler_class
-from sampler_lint.syntax_summary import SyntaxSummary
 
 # torch's samplers that never shuffle by epoch: an alternative to a DistributedSampler that
 # leaves it the only one that needs `set_epoch` (`RandomSampler(d) if single else ...`).
@@ -351,7 +354,7 @@ class MissingSetEpoch(Rule):
 
     def _project_use(self, call: cst.Call, names: set[str]) -> EpochUse | None:
         """How a function of another project file, that ``call`` runs, uses the loader it is
-        handed (``(sets, loops, hands_on)``, see :func:`loaders.epoch_uses`); ``None`` when the
+        handed (``(sets, loops, hands_on)``, see :func:`loader_facts.epoch_uses`); ``None`` when the
         call does not resolve to one by module path."""
         name = dotted_name(call.func)
         if name is None or self._is_framework_call(call):

@@ -6,11 +6,12 @@ import ast
 
 import libcst as cst
 
-from sampler_lint.imports import dotted_name
-from sampler_lint.index import dotted_expression
-from sampler_lint.loaders import is_loader_constructor, loader_sampler_argument
+from sampler_lint.analysis.imports import dotted_name
+from sampler_lint.analysis.index import dotted_expression
+from sampler_lint.analysis.loader_calls import loader_sampler_argument
+from sampler_lint.analysis.loader_facts import is_loader_constructor
+from sampler_lint.analysis.syntax_summary import SyntaxSummary
 from sampler_lint.rule import Applicability, Example, Fix, Rule, Severity
-from sampler_lint.syntax_summary import SyntaxSummary
 
 _ITERATING = ("enumerate", "tqdm", "iter")
 

@@ -10,19 +10,18 @@ from typing import Any
 
 import libcst as cst
 
-from sampler_lint.imports import dotted_name
-from sampler_lint.index import ProjectIndex
-from sampler_lint.loaders import (
+from sampler_lint.analysis.imports import dotted_name
+from sampler_lint.analysis.index import ProjectIndex
+from sampler_lint.analysis.loader_calls import (
     distributed_sampler_calls,
     is_evaluation_name,
     may_shuffle,
     shuffles,
 )
-from sampler_lint.matching import get_arg, has_star_args
-from sampler_lint.rule import Applicability, Example, Fix, Option, Rule, Severity
-from sampler_lint.sampler_family import CLASS_FACTS, has_project_subclass
-from sampler_lint.seed_facts import NAMED_SAMPLER_FACTS, SEED_FACTS, builds_named_sampler
-from sampler_lint.seeds import (
+from sampler_lint.analysis.matching import get_arg, has_star_args
+from sampler_lint.analysis.sampler_family import CLASS_FACTS, has_project_subclass
+from sampler_lint.analysis.seed_facts import NAMED_SAMPLER_FACTS, SEED_FACTS, builds_named_sampler
+from sampler_lint.analysis.seeds import (
     SEED_POSITION,
     class_like,
     is_distributed_construction,
@@ -32,8 +31,9 @@ from sampler_lint.seeds import (
     seed_reaches_set_epoch,
     visible_shared_seed,
 )
-from sampler_lint.syntax_summary import SyntaxSummary, argument, is_constant
-from sampler_lint.walk import descendants
+from sampler_lint.analysis.syntax_summary import SyntaxSummary, argument, is_constant
+from sampler_lint.analysis.tree import descendants
+from sampler_lint.rule import Applicability, Example, Fix, Option, Rule, Severity
 
 _INTEGER = (cst.Integer,)
 

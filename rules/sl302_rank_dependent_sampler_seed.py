@@ -6,13 +6,12 @@ import ast
 
 import libcst as cst
 
-from sampler_lint.index import ProjectIndex
-from sampler_lint.loaders import distributed_sampler_calls
-from sampler_lint.matching import get_arg
-from sampler_lint.rule import Applicability, Example, Fix, Rule, Severity
-from sampler_lint.sampler_family import CLASS_FACTS, has_project_subclass
-from sampler_lint.seed_facts import NAMED_SAMPLER_FACTS, SEED_FACTS, builds_named_sampler
-from sampler_lint.seeds import (
+from sampler_lint.analysis.index import ProjectIndex
+from sampler_lint.analysis.loader_calls import distributed_sampler_calls
+from sampler_lint.analysis.matching import get_arg
+from sampler_lint.analysis.sampler_family import CLASS_FACTS, has_project_subclass
+from sampler_lint.analysis.seed_facts import NAMED_SAMPLER_FACTS, SEED_FACTS, builds_named_sampler
+from sampler_lint.analysis.seeds import (
     SEED_POSITION,
     class_like,
     is_distributed_construction,
@@ -20,7 +19,8 @@ from sampler_lint.seeds import (
     seed_argument,
     visible_shared_seed,
 )
-from sampler_lint.syntax_summary import SyntaxSummary, argument, is_constant
+from sampler_lint.analysis.syntax_summary import SyntaxSummary, argument, is_constant
+from sampler_lint.rule import Applicability, Example, Fix, Rule, Severity
 
 # Literals that are the same on every rank (`None`, `True`, `False` are names to libcst).
 _LITERALS = (int, float, complex, str, bytes)

@@ -7,15 +7,16 @@ import ast
 
 import libcst as cst
 
-from sampler_lint.imports import dotted_name
-from sampler_lint.index import dotted_expression
-from sampler_lint.leftovers import leaves_unused_names
-from sampler_lint.loaders import is_evaluation_name, is_loader_constructor
-from sampler_lint.matching import get_arg, int_value
+from sampler_lint.analysis.imports import dotted_name
+from sampler_lint.analysis.index import dotted_expression
+from sampler_lint.analysis.leftovers import leaves_unused_names
+from sampler_lint.analysis.loader_calls import is_evaluation_name
+from sampler_lint.analysis.loader_facts import is_loader_constructor
+from sampler_lint.analysis.matching import get_arg, int_value
+from sampler_lint.analysis.seeds import SEEDING_CALLS
+from sampler_lint.analysis.syntax_summary import SyntaxSummary
+from sampler_lint.analysis.tree import descendants
 from sampler_lint.rule import Applicability, Example, Fix, Rule, Severity
-from sampler_lint.seeds import SEEDING_CALLS
-from sampler_lint.syntax_summary import SyntaxSummary
-from sampler_lint.walk import descendants
 
 # DataLoader(dataset, batch_size, shuffle, sampler, batch_sampler, num_workers, collate_fn,
 #            pin_memory, drop_last, timeout, worker_init_fn, ...)

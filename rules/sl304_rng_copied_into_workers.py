@@ -7,10 +7,10 @@ import ast
 
 import libcst as cst
 
-from sampler_lint.imports import dotted_name
+from sampler_lint.analysis.imports import dotted_name
+from sampler_lint.analysis.syntax_summary import SyntaxSummary
+from sampler_lint.analysis.tree import descendants
 from sampler_lint.rule import Example, Rule, Severity
-from sampler_lint.syntax_summary import SyntaxSummary
-from sampler_lint.walk import descendants
 
 # Constructors of RNG objects that carry their own state (qualified through the imports).
 RNG_CONSTRUCTORS = frozenset({

@@ -6,13 +6,12 @@ import ast
 
 import libcst as cst
 
-from sampler_lint.attribute_facts import OUTSIDE_WRITES, assigned_from_outside
-from sampler_lint.imports import dotted_name
-from sampler_lint.index import ProjectIndex
-from sampler_lint.matching import expression_key
-from sampler_lint.must_assign import assigned_in_init, may_be_unassigned
-from sampler_lint.rule import Applicability, Example, Fix, Rule, Severity
-from sampler_lint.sampler_family import (
+from sampler_lint.analysis.attribute_facts import OUTSIDE_WRITES, assigned_from_outside
+from sampler_lint.analysis.imports import dotted_name
+from sampler_lint.analysis.index import ProjectIndex
+from sampler_lint.analysis.matching import expression_key
+from sampler_lint.analysis.must_assign import assigned_in_init, may_be_unassigned
+from sampler_lint.analysis.sampler_family import (
     CLASS_FACT_WORDS,
     CLASS_FACTS,
     TORCH_ATTRIBUTES,
@@ -25,8 +24,9 @@ from sampler_lint.sampler_family import (
     near_miss,
     subclasses_of,
 )
-from sampler_lint.syntax_summary import SyntaxSummary, within
-from sampler_lint.walk import descendants
+from sampler_lint.analysis.syntax_summary import SyntaxSummary, within
+from sampler_lint.analysis.tree import descendants
+from sampler_lint.rule import Applicability, Example, Fix, Rule, Severity
 
 # Methods of torch's samplers a subclass may call without defining them.
 _TORCH_METHODS = {"DistributedSampler": frozenset({"set_epoch"})}

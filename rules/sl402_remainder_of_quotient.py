@@ -7,21 +7,21 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from sampler_lint.imports import dotted_name
-from sampler_lint.index import ProjectIndex, dotted_expression
-from sampler_lint.matching import expression_key, is_repeatable
-from sampler_lint.rule import Applicability, Example, Fix, Rule, Severity
-from sampler_lint.sampler_family import (
+from sampler_lint.analysis.imports import dotted_name
+from sampler_lint.analysis.index import ProjectIndex, dotted_expression
+from sampler_lint.analysis.matching import expression_key, is_repeatable
+from sampler_lint.analysis.sampler_family import (
     CLASS_FACT_WORDS,
     CLASS_FACTS,
     chain_of,
     classes_at,
     find_class,
 )
-from sampler_lint.syntax_summary import SyntaxSummary
+from sampler_lint.analysis.syntax_summary import SyntaxSummary
+from sampler_lint.rule import Applicability, Example, Fix, Rule, Severity
 
 if TYPE_CHECKING:
-    from sampler_lint.context import FileContext
+    from sampler_lint.rule import FileContext
 
 
 class RemainderOfQuotient(Rule):

@@ -8,11 +8,10 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from sampler_lint.context import FileContext
-from sampler_lint.matching import get_arg, has_star_args
-from sampler_lint.rule import Applicability, Example, Fix, Rule, Severity
-from sampler_lint.syntax_summary import SyntaxSummary
-from sampler_lint.walk import descendants
+from sampler_lint.analysis.matching import get_arg, has_star_args
+from sampler_lint.analysis.syntax_summary import SyntaxSummary
+from sampler_lint.analysis.tree import descendants
+from sampler_lint.rule import Applicability, Example, FileContext, Fix, Rule, Severity
 
 # torch's random functions that take `generator=` (every torch release since 1.x; the `*_like`
 # ones only recently, so they are left out: the fix must run on the user's torch).

@@ -6,19 +6,22 @@ import ast
 
 import libcst as cst
 
-from sampler_lint.context import FileContext
-from sampler_lint.leftovers import leaves_unused_names
-from sampler_lint.loaders import constructed, distributed_sampler_calls, is_distributed_sampler
-from sampler_lint.matching import get_arg
-from sampler_lint.ranks import (
+from sampler_lint.analysis.leftovers import leaves_unused_names
+from sampler_lint.analysis.loader_calls import (
+    constructed,
+    distributed_sampler_calls,
+    is_distributed_sampler,
+)
+from sampler_lint.analysis.matching import get_arg
+from sampler_lint.analysis.ranks import (
     get_rank_call,
     is_global_world_size,
     is_local_rank,
     needs_default_group,
 )
-from sampler_lint.rule import Applicability, Example, Fix, Rule, Severity
-from sampler_lint.syntax_summary import SyntaxSummary, argument
-from sampler_lint.vocabulary import LOCAL_RANK_TOKENS
+from sampler_lint.analysis.syntax_summary import SyntaxSummary, argument
+from sampler_lint.analysis.vocabulary import LOCAL_RANK_TOKENS
+from sampler_lint.rule import Applicability, Example, FileContext, Fix, Rule, Severity
 
 # Samplers whose signature starts (dataset or sampler, num_replicas, rank, ...) as torch's does;
 # the others in the family are matched by keyword only.

@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 import libcst as cst
 
-from sampler_lint.batch_samplers import (
+from sampler_lint.analysis.batch_samplers import (
     SHAPES,
     Breakage,
     breakage,
@@ -18,18 +18,16 @@ from sampler_lint.batch_samplers import (
     shape_of,
     subclasses_of,
 )
-from sampler_lint.context import FileContext
-from sampler_lint.frameworks import (
+from sampler_lint.analysis.frameworks import (
     FRAMEWORK_FACTS,
     LIGHTNING_FILES,
     LIGHTNING_IMPORTS,
     project_may_use_lightning,
     sampler_arguments,
 )
-from sampler_lint.imports import dotted_name
-from sampler_lint.index import ProjectIndex
-from sampler_lint.rule import Applicability, Example, Fix, Replacement, Rule, Severity
-from sampler_lint.sampler_family import (
+from sampler_lint.analysis.imports import dotted_name
+from sampler_lint.analysis.index import ProjectIndex
+from sampler_lint.analysis.sampler_family import (
     CLASS_FACT_WORDS,
     CLASS_FACTS,
     ClassAttributes,
@@ -38,7 +36,8 @@ from sampler_lint.sampler_family import (
     find_class,
     torch_sampler,
 )
-from sampler_lint.syntax_summary import SyntaxSummary
+from sampler_lint.analysis.syntax_summary import SyntaxSummary
+from sampler_lint.rule import Applicability, Example, FileContext, Fix, Replacement, Rule, Severity
 
 _HOW = (
     "subclass `torch.utils.data.BatchSampler`, take `sampler, batch_size, drop_last` in "

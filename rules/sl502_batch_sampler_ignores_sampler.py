@@ -8,23 +8,23 @@ import re
 
 import libcst as cst
 
-from sampler_lint.batch_samplers import lightning_injects
-from sampler_lint.frameworks import (
+from sampler_lint.analysis.batch_samplers import lightning_injects
+from sampler_lint.analysis.frameworks import (
     FRAMEWORK_FACTS,
     LIGHTNING_FILES,
     LIGHTNING_IMPORTS,
     project_may_use_lightning,
 )
-from sampler_lint.index import ProjectIndex
-from sampler_lint.rule import Example, Rule, Severity
-from sampler_lint.sampler_family import (
+from sampler_lint.analysis.index import ProjectIndex
+from sampler_lint.analysis.sampler_family import (
     CLASS_FACT_WORDS,
     CLASS_FACTS,
     chain_of,
     classes_at,
     find_class,
 )
-from sampler_lint.syntax_summary import SyntaxSummary
+from sampler_lint.analysis.syntax_summary import SyntaxSummary
+from sampler_lint.rule import Example, Rule, Severity
 
 _SELF_CALL = re.compile(r"self\.(\w+)\(")
 # Reading any sampler attribute (self.sampler, self.batch_sampler, self.base_sampler...) or

@@ -6,12 +6,12 @@ import ast
 
 import libcst as cst
 
-from sampler_lint.imports import dotted_name
-from sampler_lint.index import dotted_expression
-from sampler_lint.loaders import is_loader_constructor
-from sampler_lint.matching import single_assignment
+from sampler_lint.analysis.imports import dotted_name
+from sampler_lint.analysis.index import dotted_expression
+from sampler_lint.analysis.loader_facts import is_loader_constructor
+from sampler_lint.analysis.matching import single_assignment
+from sampler_lint.analysis.syntax_summary import SyntaxSummary, is_constant
 from sampler_lint.rule import Applicability, Example, Fix, Rule, Severity
-from sampler_lint.syntax_summary import SyntaxSummary, is_constant
 
 # DataLoader(dataset, batch_size, shuffle, sampler, batch_sampler, num_workers, collate_fn,
 #            pin_memory, drop_last, ...)

@@ -7,14 +7,15 @@ import ast
 
 import libcst as cst
 
-from sampler_lint.imports import dotted_name
-from sampler_lint.index import dotted_expression
-from sampler_lint.leftovers import leaves_unused_names
-from sampler_lint.loaders import constructed, is_distributed_sampler, is_loader_constructor
-from sampler_lint.matching import get_arg, int_value, is_literal, is_repeatable
+from sampler_lint.analysis.imports import dotted_name
+from sampler_lint.analysis.index import dotted_expression
+from sampler_lint.analysis.leftovers import leaves_unused_names
+from sampler_lint.analysis.loader_calls import constructed, is_distributed_sampler
+from sampler_lint.analysis.loader_facts import is_loader_constructor
+from sampler_lint.analysis.matching import get_arg, int_value, is_literal, is_repeatable
+from sampler_lint.analysis.sampler_family import CLASS_FACTS, shards_by_rank
+from sampler_lint.analysis.syntax_summary import SyntaxSummary
 from sampler_lint.rule import Applicability, Example, Fix, Rule, Severity
-from sampler_lint.sampler_family import CLASS_FACTS, shards_by_rank
-from sampler_lint.syntax_summary import SyntaxSummary
 
 # DataLoader(dataset, batch_size, shuffle, sampler, batch_sampler, ...)
 _SHUFFLE, _SAMPLER, _BATCH_SAMPLER = 2, 3, 4

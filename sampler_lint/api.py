@@ -16,16 +16,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sampler_lint import registry
-from sampler_lint.config import RawSettings, resolve
-from sampler_lint.findings import FileResult, Finding
-from sampler_lint.index import EMPTY_INDEX, ProjectIndex
-from sampler_lint.linter import LintOptions, lint_source
+from sampler_lint.analysis.index import EMPTY_INDEX, ProjectIndex
+from sampler_lint.engine import registry
+from sampler_lint.engine.config import RawSettings, resolve
+from sampler_lint.engine.findings import FileResult, Finding
+from sampler_lint.engine.linter import LintOptions, lint_source
 
 
 def index_sources(sources: Mapping[str, str], select: Iterable[str] | None = None) -> ProjectIndex:
     """A project index built from in-memory sources ``{path: code}`` (for tests and editors)."""
-    from sampler_lint.runner import index_source, needs_index
+    from sampler_lint.engine.runner import index_source, needs_index
 
     raw = RawSettings(select=tuple(select) if select is not None else None)
     settings = resolve(raw, Path("."), None)
@@ -77,8 +77,8 @@ def lint_code(
     data = code.encode("utf-8") if isinstance(code, str) else code
     if index is None:
         # Linting one file on its own: the project is that file.
-        from sampler_lint.runner import needs_index
-        from sampler_lint.survey import source_text
+        from sampler_lint.engine.runner import needs_index
+        from sampler_lint.engine.survey import source_text
 
         text = source_text(data)
         index = index_sources({path: text}, select) if needs_index(rules) else EMPTY_INDEX

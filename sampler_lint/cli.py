@@ -13,12 +13,11 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
-from sampler_lint import __version__, registry
-from sampler_lint.config import ConfigError, ConfigResolver, RawSettings
-from sampler_lint.docs import render_rule, rule_table
-from sampler_lint.findings import Finding
-from sampler_lint.reporters import NEEDS_EDITS, REPORTERS, ReportContext
-from sampler_lint.runner import (
+from sampler_lint import __version__
+from sampler_lint.engine import registry
+from sampler_lint.engine.config import ConfigError, ConfigResolver, RawSettings
+from sampler_lint.engine.findings import Finding
+from sampler_lint.engine.runner import (
     Given,
     RunOptions,
     RunResult,
@@ -26,9 +25,11 @@ from sampler_lint.runner import (
     run,
     stdin_index,
 )
+from sampler_lint.output.docs import render_rule, rule_table
+from sampler_lint.output.reporters import NEEDS_EDITS, REPORTERS, ReportContext
 
 if TYPE_CHECKING:
-    from sampler_lint.baseline import Revision
+    from sampler_lint.output.baseline import Revision
 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -99,7 +100,7 @@ class _Main(click.Group):
 
 
 def _interrupted() -> NoReturn:
-    from sampler_lint.writer import files_written
+    from sampler_lint.engine.writer import files_written
 
     written = files_written()
     message = "sampler-lint: interrupted"
@@ -231,7 +232,7 @@ def check(paths: tuple[Path, ...], **params: Any) -> None:
     )
     findings = _adoption_filters(findings, params, targets, failed, resolver, options, result)
     if params["add_noqa"]:
-        from sampler_lint.add_noqa import add_noqa
+        from sampler_lint.output.add_noqa import add_noqa
 
         added, problems = add_noqa(findings)
         for problem in problems:
@@ -293,7 +294,7 @@ def _adoption_filters(
     resolver: ConfigResolver, options: RunOptions, result: RunResult,
 ) -> list[Finding]:
     """--write-baseline (writes and exits), --baseline and --since."""
-    from sampler_lint.baseline import (
+    from sampler_lint.output.baseline import (
         BaselineError,
         new_since,
         without_baseline,
@@ -327,7 +328,7 @@ def _revision_linter(
     project index of the revision, today's configuration, nothing written."""
     from dataclasses import replace
 
-    from sampler_lint.sources import overlay
+    from sampler_lint.engine.sources import overlay
 
     def lint(revision: Revision) -> list[Finding]:
         quiet = replace(options, fix=False, diff=False, want_edits=False)
@@ -382,13 +383,13 @@ def _emit(findings: list[Finding], context: ReportContext, fmt: str, output: Pat
 def _progress() -> Any:
     if not sys.stderr.isatty():
         return None
-    from sampler_lint.progress import TerminalProgress
+    from sampler_lint.output.progress import TerminalProgress
 
     return TerminalProgress()
 
 
 def _check_stdin(resolver: ConfigResolver, options: RunOptions, params: dict[str, Any]) -> None:
-    from sampler_lint.linter import lint_source
+    from sampler_lint.engine.linter import lint_source
 
     name: Path = params["stdin_filename"] or Path("-")
     data = sys.stdin.buffer.read()
@@ -407,7 +408,7 @@ def _check_stdin(resolver: ConfigResolver, options: RunOptions, params: dict[str
     for message in problems.warnings:
         click.echo(f"sampler-lint: warning: {message}", err=True)
     if name.suffix == ".ipynb" and settings.options.get("notebooks", True):
-        from sampler_lint.notebook import lint_notebook
+        from sampler_lint.engine.notebook import lint_notebook
 
         result, fixed = lint_notebook(name, data, lint, index, display_name=str(name))
     else:
@@ -466,6 +467,6 @@ def server() -> None:
             f"`sampler-lint server` needs {error.name or 'pygls'}, which is not installed; "
             'install the server extra: pip install "sampler-lint[server]"'
         )
-    from sampler_lint.server import start
+    from sampler_lint.server.lsp import start
 
     start()

@@ -1,28 +1,36 @@
-"""The contract between the engine and a rule.
+"""The contract between the engine and a rule: the one module of the engine a rule imports.
 
 A rule is a :class:`Rule` subclass in one module of ``rules/``. It is a libcst batchable visitor:
 the engine runs every enabled rule over a file in a single traversal, so a rule only writes the
 ``visit_*`` / ``leave_*`` methods it needs and calls :meth:`Rule.report`. Everything about the
 rule (detection, fix, documentation, examples, options, text pre-filter) lives on the class, so the
-engine never needs to know any rule by name.
+engine never needs to know any rule by name. What a rule may ask about the file it looks at is
+:class:`FileContext`; what it may ask about the code it reads lives in ``sampler_lint.analysis``.
+
+Public: :class:`Rule`, :class:`FileContext`, :class:`Fix`, :class:`Report`, :class:`Option`,
+:class:`Example`, :class:`Severity`, :class:`Applicability`. This module imports only the
+foundation of ``sampler_lint.analysis`` (tree, imports, vocabulary, index, syntax_summary), never
+the engine, so a rule written against it runs under any engine version that keeps it.
 """
 
 from __future__ import annotations
 
 import enum
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import libcst as cst
 
-from sampler_lint.vocabulary import Vocabulary
+from sampler_lint.analysis.imports import ImportTable
+from sampler_lint.analysis.tree import assignment_table, parents_of
+from sampler_lint.analysis.vocabulary import Vocabulary
 
 if TYPE_CHECKING:
-    from sampler_lint.context import FileContext
-    from sampler_lint.index import FactCollector, ProjectIndex
-    from sampler_lint.syntax_summary import SyntaxSummary
+    from sampler_lint.analysis.index import FactCollector, ProjectIndex
+    from sampler_lint.analysis.syntax_summary import SyntaxSummary
 
 
 class Severity(str, enum.Enum):
@@ -84,7 +92,7 @@ class Fix:
     empty and set :attr:`Rule.fix_risk`, which the engine uses instead.
 
     ``tidy``: after the fix, the engine removes the imports and function locals that the replaced
-    code read and that nothing reads any more (``sampler_lint.orphans``). A rule whose fix must
+    code read and that nothing reads any more (``engine.orphans``). A rule whose fix must
     leave such bindings alone sets it to ``False``.
     """
 
@@ -104,6 +112,114 @@ class Report:
     node: cst.CSTNode
     message: str
     fix: Fix | None
+
+
+@dataclass
+class FileContext:
+    """Per-file state shared by all rules during one traversal."""
+
+    path: Path
+    module: cst.Module
+    options: dict[str, Any]
+    vocabulary: Vocabulary
+    index: ProjectIndex
+    reports: list[Report] = field(default_factory=list)
+    _parents: dict[cst.CSTNode, cst.CSTNode] | None = None
+    _parents_complete: bool = False
+    _imports: ImportTable | None = None
+    _assignments: dict[int, dict[str, list[cst.BaseExpression]]] = field(default_factory=dict)
+
+    # -- tree navigation ------------------------------------------------------------------------
+    @property
+    def parents(self) -> dict[cst.CSTNode, cst.CSTNode]:
+        """The parent of every node (whitespace and comments aside)."""
+        if self._parents is None or not self._parents_complete:
+            self.set_parents(parents_of(self.module), complete=True)
+        assert self._parents is not None
+        return self._parents
+
+    def set_parents(self, parents: dict[cst.CSTNode, cst.CSTNode], complete: bool) -> None:
+        """Parents recorded by the traversal that runs the rules (``engine.walk``). While
+        it runs the map is partial, but always holds every ancestor of the node being visited;
+        a question about any other node builds the whole map first."""
+        self._parents = parents
+        self._parents_complete = complete
+
+    def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
+        if node is self.module:
+            return None
+        if self._parents is not None:
+            found = self._parents.get(node)
+            if found is not None or self._parents_complete:
+                return found
+        return self.parents.get(node)
+
+    def ancestors(self, node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+        current = self.parent(node)
+        while current is not None:
+            yield current
+            current = self.parent(current)
+
+    def enclosing_scope(self, node: cst.CSTNode) -> cst.FunctionDef | cst.ClassDef | cst.Module:
+        """The innermost function, class or module holding ``node``."""
+        for ancestor in self.ancestors(node):
+            if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef, cst.Module)):
+                return ancestor
+        return self.module
+
+    def enclosing_function(self, node: cst.CSTNode) -> cst.FunctionDef | None:
+        for ancestor in self.ancestors(node):
+            if isinstance(ancestor, cst.FunctionDef):
+                return ancestor
+        return None
+
+    def enclosing_class(self, node: cst.CSTNode) -> cst.ClassDef | None:
+        for ancestor in self.ancestors(node):
+            if isinstance(ancestor, cst.ClassDef):
+                return ancestor
+        return None
+
+    def enclosing_statement(self, node: cst.CSTNode) -> cst.BaseStatement | None:
+        for ancestor in [node, *self.ancestors(node)]:
+            if isinstance(ancestor, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+                return ancestor
+        return None
+
+    def assignments(self, scope: cst.CSTNode) -> dict[str, list[cst.BaseExpression]]:
+        """Every simple assignment in ``scope`` by target name, computed once per scope."""
+        table = self._assignments.get(id(scope))
+        if table is None:
+            table = assignment_table(scope)
+            self._assignments[id(scope)] = table
+        return table
+
+    # -- names ----------------------------------------------------------------------------------
+    @property
+    def imports(self) -> ImportTable:
+        if self._imports is None:
+            self._imports = ImportTable.from_module(self.module)
+        return self._imports
+
+    def qualified_name(self, node: cst.BaseExpression) -> str | None:
+        """``dist.get_rank`` -> ``torch.distributed.get_rank`` through the file's imports."""
+        return self.imports.qualify(node)
+
+    @property
+    def source(self) -> str:
+        """The whole file's code (the text it was parsed from when known, else regenerated from
+        the tree once, on first use)."""
+        cached = self.__dict__.get("_source")
+        if cached is None:
+            cached = self.__dict__["_source"] = self.module.code
+        return cached
+
+    def known_source(self, text: str) -> None:
+        """Tell the context the module's code without regenerating it (``text`` must equal
+        ``module.code``)."""
+        self.__dict__["_source"] = text
+
+    def code_for(self, node: cst.CSTNode) -> str:
+        return self.module.code_for_node(node)
 
 
 class Rule(cst.BatchableCSTVisitor):
@@ -130,7 +246,7 @@ class Rule(cst.BatchableCSTVisitor):
     examples: ClassVar[tuple[Example, ...]] = ()
     #: Reported by the engine itself (parse errors) rather than by a traversal.
     engine_rule: ClassVar[bool] = False
-    #: What the rule needs in the project index (``sampler_lint.index.FactCollector``); empty
+    #: What the rule needs in the project index (``analysis.index.FactCollector``); empty
     #: means the rule contributes no facts.
     collectors: ClassVar[tuple[FactCollector, ...]] = ()
     #: The rule's findings depend on the project index (set with ``collectors``, or alone for a

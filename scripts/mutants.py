@@ -40,42 +40,42 @@ class Mutant:
 
 MUTANTS = [
     Mutant(
-        "worker-no-write", "sampler_lint/runner.py",
+        "worker-no-write", "sampler_lint/engine/runner.py",
         "    if fixed is not None and write:\n",
         "    if fixed is not None and write and multiprocessing.parent_process() is None:\n",
         ("tests/test_fix_parallel.py",),
         "--fix in worker processes reports fixes but writes none",
     ),
     Mutant(
-        "no-compile-check", "sampler_lint/linter.py",
+        "no-compile-check", "sampler_lint/engine/linter.py",
         "        if original_compiles and not _compiles(new_code):\n",
         "        if False:\n",
         ("tests/test_fix_guards.py",),
         "the fix loop accepts a fix that does not compile",
     ),
     Mutant(
-        "no-reduce-guard", "sampler_lint/linter.py",
+        "no-reduce-guard", "sampler_lint/engine/linter.py",
         "    if len(current.active) >= len(first.active):\n",
         "    if False:\n",
         ("tests/test_fix_guards.py",),
         "the fix loop writes fixes that did not reduce the findings",
     ),
     Mutant(
-        "no-settle-guard", "sampler_lint/linter.py",
+        "no-settle-guard", "sampler_lint/engine/linter.py",
         "        if any(_applicable(item, lint) for item in current.active):\n",
         "        if False:\n",
         ("tests/test_fix_guards.py",),
         "the fix loop writes a file whose fixes never settled",
     ),
     Mutant(
-        "no-parse-guard", "sampler_lint/linter.py",
+        "no-parse-guard", "sampler_lint/engine/linter.py",
         "        if isinstance(reparsed, Finding):\n",
         "        if isinstance(reparsed, Finding) and False:\n",
         ("tests/test_fix_guards.py",),
         "the fix loop goes on with fixed code that does not parse",
     ),
     Mutant(
-        "silent-fix-exception", "sampler_lint/linter.py",
+        "silent-fix-exception", "sampler_lint/engine/linter.py",
         '            result.errors.append(f"{result.filename}: fix failed and was not applied: '
         '{error}")\n',
         "            pass\n",
@@ -83,7 +83,7 @@ MUTANTS = [
         "a fix that raises is dropped without a word",
     ),
     Mutant(
-        "fixed-count-wrong", "sampler_lint/linter.py",
+        "fixed-count-wrong", "sampler_lint/engine/linter.py",
         "    result.fixed = len(first.active) - len(current.active)\n",
         "    result.fixed = len(first.active)\n",
         ("tests/test_fix_parallel.py",),
@@ -105,42 +105,58 @@ MUTANTS = [
         "the text pre-filter hides `q%k`",
     ),
     Mutant(
-        "cache-key-no-options", "sampler_lint/runner.py",
+        "analysis-imports-engine", "sampler_lint/analysis/loaders.py",
+        "from sampler_lint.analysis.imports import dotted_name\n",
+        "from sampler_lint.analysis.imports import dotted_name\n"
+        "from sampler_lint.engine import findings  # noqa: F401\n",
+        ("tests/test_layering.py",),
+        "shared analysis reaches into the engine (a layering violation)",
+    ),
+    Mutant(
+        "contract-cycle", "sampler_lint/analysis/tree.py",
+        "from sampler_lint.analysis.imports import dotted_name\n",
+        "from sampler_lint.analysis.imports import dotted_name\n\n"
+        "if False:\n    from sampler_lint.rule import Rule  # noqa: F401\n",
+        ("tests/test_layering.py",),
+        "the foundation imports the rule contract back (an import cycle)",
+    ),
+    Mutant(
+        "cache-key-no-options", "sampler_lint/engine/runner.py",
         "        sorted((key, repr(value)) for key, value in lint.options.items()),\n",
         "",
         ("tests/test_cache_key.py",),
         "the cache key ignores rule options and the vocabulary",
     ),
     Mutant(
-        "cache-key-no-edits", "sampler_lint/runner.py",
+        "cache-key-no-edits", "sampler_lint/engine/runner.py",
         "        lint.want_edits,\n        lint.use_prefilter,\n",
         "        lint.use_prefilter,\n",
         ("tests/test_cache_key.py",),
         "the cache key ignores an output format that needs the fixes' edits",
     ),
     Mutant(
-        "cache-key-no-prefilter", "sampler_lint/runner.py",
+        "cache-key-no-prefilter", "sampler_lint/engine/runner.py",
         "        lint.want_edits,\n        lint.use_prefilter,\n",
         "        lint.want_edits,\n",
         ("tests/test_cache_key.py",),
         "--no-prefilter is answered from a filtered run's cache",
     ),
     Mutant(
-        "cache-key-no-selection", "sampler_lint/runner.py",
+        "cache-key-no-selection", "sampler_lint/engine/runner.py",
         "        sorted(rule.code for rule in lint.rules),\n",
         "",
         ("tests/test_cache_key.py",),
         "the cache key ignores the rule selection",
     ),
     Mutant(
-        "sarif-region-wrong", "sampler_lint/formats.py",
+        "sarif-region-wrong", "sampler_lint/output/formats.py",
         '                            "endColumn": e.end_location.column,\n',
         '                            "endColumn": e.end_location.column + 1,\n',
         ("tests/test_machine_fixes.py",),
         "SARIF replacements delete one character too many",
     ),
     Mutant(
-        "edit-column-wrong", "sampler_lint/linter.py",
+        "edit-column-wrong", "sampler_lint/engine/linter.py",
         '        column = offset - (before.rfind("\\n", 0, offset) + 1) + 1\n',
         '        column = offset - (before.rfind("\\n", 0, offset) + 1)\n',
         ("tests/test_machine_fixes.py",),
@@ -161,7 +177,7 @@ MUTANTS = [
         "--exit-non-zero-on-fix is ignored for paths",
     ),
     Mutant(
-        "notebook-rewrites-every-cell", "sampler_lint/notebook.py",
+        "notebook-rewrites-every-cell", "sampler_lint/engine/notebook.py",
         "            if cell.number not in new_texts:\n                continue\n",
         "            if cell.number not in new_texts:\n"
         "                new_texts = {**new_texts, cell.number: cell.text}\n",
@@ -169,14 +185,14 @@ MUTANTS = [
         "a notebook fix re-renders cells it did not fix",
     ),
     Mutant(
-        "noqa-in-string", "sampler_lint/noqa.py",
+        "noqa-in-string", "sampler_lint/engine/noqa.py",
         "        match = _DIRECTIVE_BYTES.search(line, comment_start - blanks)\n",
         "        match = _DIRECTIVE_BYTES.search(line)\n",
         ("tests/test_noqa_strings.py",),
         "the SL002 fix edits a `# noqa` spelled inside a string",
     ),
     Mutant(
-        "noqa-lines-rewritten", "sampler_lint/linter.py",
+        "noqa-lines-rewritten", "sampler_lint/engine/linter.py",
         "            if current.suppressions.any_on(first_line, last_line):\n",
         "            if False:\n",
         ("tests/test_fix_guards.py",),
@@ -248,7 +264,7 @@ def _imported_from(copy: Path) -> list[Path]:
     """Where the package and its rules are imported from, run in ``copy``."""
     out = subprocess.run(
         [sys.executable, "-c",
-         "import sampler_lint, sampler_lint.registry as r; print(sampler_lint.__file__); "
+         "import sampler_lint, sampler_lint.engine.registry as r; print(sampler_lint.__file__); "
          "print(r.all_rules()[0].__module__ and __import__(r.all_rules()[0].__module__, "
          "fromlist=['x']).__file__)"],
         cwd=copy, capture_output=True, text=True, check=True,

@@ -10,8 +10,8 @@ from unittest import mock
 import pytest
 from click.testing import CliRunner
 
-from sampler_lint import cache as cache_module
 from sampler_lint.cli import main
+from sampler_lint.engine import cache as cache_module
 
 BUGGY = "def f(x, world_size, rank):\n    return x.split(x.size(0) // world_size)[rank]\n"
 
@@ -40,7 +40,7 @@ def _parses(project: Path, *args: str) -> tuple[int, str, int]:
     import libcst
 
     real = libcst.parse_module
-    with mock.patch("sampler_lint.linter.cst.parse_module", side_effect=real) as parse:
+    with mock.patch("sampler_lint.engine.linter.cst.parse_module", side_effect=real) as parse:
         code, out = run(project, *args)
     return code, out, parse.call_count
 
@@ -116,10 +116,10 @@ SAMPLER = (
 
 
 def _parsed_files(project: Path, *args: str) -> tuple[str, list[str]]:
-    from sampler_lint import linter
+    from sampler_lint.engine import linter
 
     real = linter.parse
-    with mock.patch("sampler_lint.linter.parse", side_effect=real) as parse:
+    with mock.patch("sampler_lint.engine.linter.parse", side_effect=real) as parse:
         _, out = run(project, *args)
     return out, sorted(Path(call.args[0]).name for call in parse.call_args_list)
 
@@ -232,7 +232,7 @@ def test_entries_of_the_wrong_shape_are_misses(repo: Path) -> None:
     entries = marshal.loads(path.read_bytes()[len(cache_module._HEADER) + 32:])
     odd = [
         (..., "os:system", (("command", "true"),)),
-        (..., "sampler_lint.findings:FileResult", (("filename", 3),)),
+        (..., "sampler_lint.engine.findings:FileResult", (("filename", 3),)),
         (..., "no-such-tag", ()),
         "just a string",
         (..., "dict", ((( ..., "=", [1]), 1),)),  # an unhashable key
@@ -246,7 +246,7 @@ def test_entries_of_the_wrong_shape_are_misses(repo: Path) -> None:
 
 
 def test_values_round_trip_through_plain_data() -> None:
-    from sampler_lint.findings import FileResult, Finding, FixInfo, Location
+    from sampler_lint.engine.findings import FileResult, Finding, FixInfo, Location
 
     finding = Finding("SL101", "n", "error", "m", "a.py", Location(1, 2), Location(1, 5),
                       FixInfo("safe", "fix"), "src", None)

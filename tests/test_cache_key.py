@@ -120,7 +120,7 @@ def test_no_prefilter_after_a_filtered_run_parses_every_file(project: Path) -> N
     _warm(project, [])
     base = _run(project, "", [], cache=True)
     real = libcst.parse_module
-    with mock.patch("sampler_lint.linter.cst.parse_module", side_effect=real) as parse:
+    with mock.patch("sampler_lint.engine.linter.cst.parse_module", side_effect=real) as parse:
         cached = _run(project, "", ["--no-prefilter"], cache=True)
     assert cached == base == _run(project, "", ["--no-prefilter"], cache=False)
     assert parse.call_count >= len(list(project.rglob("*.py")))

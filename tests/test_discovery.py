@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from sampler_lint.config import DEFAULT_EXCLUDES, Settings
+from sampler_lint.engine.config import DEFAULT_EXCLUDES, Settings
 
 PATHS = [
     "build/", "src/build/", "build.py", "builder/", ".git/", ".venv/", "venv/", "x/venv/",
@@ -57,8 +57,8 @@ def _tree(root: Path) -> None:
 def test_a_project_walk_reusing_the_linted_folders_finds_the_same_files(tmp_path: Path) -> None:
     """The project index walks the project around the linted folders; reusing what the lint walk
     found there gives exactly the files a fresh walk finds, in the same order."""
-    from sampler_lint.config import ConfigResolver, RawSettings
-    from sampler_lint.discovery import Walked, iter_source_files
+    from sampler_lint.engine.config import ConfigResolver, RawSettings
+    from sampler_lint.engine.discovery import Walked, iter_source_files
 
     _tree(tmp_path)
     resolver = ConfigResolver(RawSettings(), isolated=True)

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from sampler_lint.docs import render_rule, rules_markdown
-from sampler_lint.registry import all_rules
+from sampler_lint.engine.registry import all_rules
+from sampler_lint.output.docs import render_rule, rules_markdown
 
 from .conftest import ROOT
 
@@ -19,7 +19,7 @@ SECTIONS = ("## What it does", "## Why is this bad", "## Example", "## Use inste
 def test_rules_markdown_is_up_to_date() -> None:
     written = (ROOT / "docs" / "rules.md").read_text(encoding="utf-8")
     assert written == rules_markdown(), (
-        "docs/rules.md is stale: python -m sampler_lint.docs > docs/rules.md"
+        "docs/rules.md is stale: python -m sampler_lint.output.docs > docs/rules.md"
     )
 
 

@@ -65,7 +65,7 @@ def test_an_unexpected_exception_is_exit_2_and_asks_for_a_report(project: Path) 
 
 
 def test_an_unexpected_exception_on_stdin_is_exit_2(project: Path) -> None:
-    with mock.patch("sampler_lint.linter.lint_source", side_effect=ValueError("bad")):
+    with mock.patch("sampler_lint.engine.linter.lint_source", side_effect=ValueError("bad")):
         code, _, err = run(project, "--stdin-filename", "t.py", "-", stdin=BUGGY)
     assert code == 2 and "ValueError: bad" in err
 
@@ -78,7 +78,7 @@ def test_ctrl_c_is_130(project: Path) -> None:
 
 
 def test_an_interrupted_fix_says_how_many_files_were_rewritten(project: Path) -> None:
-    from sampler_lint import runner
+    from sampler_lint.engine import runner
 
     for number in range(5):
         (project / f"m{number}.py").write_text(BUGGY)

@@ -14,10 +14,10 @@ import libcst as cst
 import pytest
 from click.testing import CliRunner
 
-from sampler_lint import registry
 from sampler_lint.cli import main
+from sampler_lint.engine import registry
+from sampler_lint.engine.runner import PARALLEL_THRESHOLD
 from sampler_lint.rule import Applicability, Fix, Rule, Severity
-from sampler_lint.runner import PARALLEL_THRESHOLD
 
 SOURCE = "def keep():\n    return 0\n\n\nvalue = 1  # a comment\n"
 

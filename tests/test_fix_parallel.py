@@ -15,7 +15,7 @@ from click.testing import CliRunner
 
 from sampler_lint.api import lint_code
 from sampler_lint.cli import main
-from sampler_lint.runner import PARALLEL_THRESHOLD
+from sampler_lint.engine.runner import PARALLEL_THRESHOLD
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 FIXED = re.compile(r"\((\d+) fixed")

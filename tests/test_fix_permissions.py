@@ -52,7 +52,7 @@ def test_the_read_only_check_in_process(project: Path) -> None:
     from unittest import mock
 
     (project / "locked.py").write_text(BUGGY)
-    with mock.patch("sampler_lint.writer._may_write", return_value=False):
+    with mock.patch("sampler_lint.engine.writer._may_write", return_value=False):
         code, out, err = run(project, ".")
     assert code == 1 and "locked.py:2:12: SL101" in out
     assert (project / "locked.py").read_text() == BUGGY

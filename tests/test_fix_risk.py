@@ -9,7 +9,7 @@ import inspect
 from click.testing import CliRunner
 
 from sampler_lint.cli import main
-from sampler_lint.registry import all_rules
+from sampler_lint.engine.registry import all_rules
 
 SPLIT = "def f(x, world_size, rank):\n    return x.split(x.size(0) // world_size)[rank]\n"
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from sampler_lint.api import lint_code
-from sampler_lint.registry import all_rules
+from sampler_lint.engine.registry import all_rules
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 EXPECT = re.compile(r"#\s*expect:\s*(?P<codes>[A-Z]+[0-9]+(?:\s*,\s*[A-Z]+[0-9]+)*)")

@@ -15,8 +15,8 @@ from unittest import mock
 import pytest
 from click.testing import CliRunner
 
-from sampler_lint import writer
 from sampler_lint.cli import main
+from sampler_lint.engine import writer
 
 BUGGY = "def f(x, world_size, rank):\n    return x.split(x.size(0) // world_size)[rank]\n"
 GOOD_FINDING = ("good.py", 2, "SL101")
@@ -206,7 +206,7 @@ def test_file_changed_between_read_and_write(repo: Path) -> None:
         path.write_text("# edited meanwhile\n" + BUGGY)
         real(path, expected, new)
 
-    with mock.patch("sampler_lint.runner.write_atomic", racing):
+    with mock.patch("sampler_lint.engine.runner.write_atomic", racing):
         code, _, stderr = run(repo, "good.py", "--fix", "--unsafe-fixes")
     assert (repo / "good.py").read_text() == "# edited meanwhile\n" + BUGGY
     assert "changed on disk since it was read; not overwritten" in stderr

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sampler_lint.json_spans import Span, SpanError, parse_spans, raw_offset
+from sampler_lint.engine.json_spans import Span, SpanError, parse_spans, raw_offset
 
 values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),

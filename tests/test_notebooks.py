@@ -97,7 +97,7 @@ def test_ipython_lines_are_masked_only_where_a_statement_starts(nb: Path) -> Non
             "source": source}
     nb.write_text(json.dumps({"cells": [cell], "metadata": {}, "nbformat": 4,
                               "nbformat_minor": 5}, indent=1))
-    from sampler_lint.notebook import mask
+    from sampler_lint.engine.notebook import mask
 
     masked = mask("".join(source))
     assert masked is not None

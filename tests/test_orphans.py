@@ -1,4 +1,4 @@
-"""The engine's fix hygiene (``sampler_lint/orphans.py``): a fix removes the imports and locals
+"""The engine's fix hygiene (``engine/orphans.py``): a fix removes the imports and locals
 that it alone left unused, and nothing else.
 
 Each case replaces one marked expression (``REPLACE_ME(...)``, its argument standing for the code
@@ -9,7 +9,7 @@ from __future__ import annotations
 import libcst as cst
 import pytest
 
-from sampler_lint.fixes import apply_fixes
+from sampler_lint.engine.fixes import apply_fixes
 from sampler_lint.rule import Applicability, Fix
 
 

@@ -10,10 +10,10 @@ from typing import Any, ClassVar
 
 from click.testing import CliRunner
 
+from sampler_lint.analysis.index import FactCollector
 from sampler_lint.cli import main
-from sampler_lint.index import FactCollector
+from sampler_lint.engine.runner import PARALLEL_THRESHOLD, build_index
 from sampler_lint.rule import Rule, Severity
-from sampler_lint.runner import PARALLEL_THRESHOLD, build_index
 
 SHARD = "def shard_{n}(x, world_size, rank):\n    return x.split(x.size(0) // world_size)[rank]\n"
 CHUNK = "def chunk_{n}(x, world_size, rank):\n    return x.chunk(world_size)[rank]\n"

@@ -5,8 +5,8 @@ from __future__ import annotations
 import libcst as cst
 import pytest
 
-from sampler_lint.findings import Finding
-from sampler_lint.linter import parse
+from sampler_lint.engine.findings import Finding
+from sampler_lint.engine.linter import parse
 
 
 def test_node_checks_are_back_after_parsing() -> None:

@@ -8,9 +8,9 @@ from pathlib import Path
 import libcst as cst
 import pytest
 
-from sampler_lint.linter import positions_of
-from sampler_lint.positions import positions_near
-from sampler_lint.walk import parents_of
+from sampler_lint.analysis.tree import parents_of
+from sampler_lint.engine.linter import positions_of
+from sampler_lint.engine.positions import positions_near
 
 FIXTURES = sorted(Path(__file__).parent.joinpath("fixtures").glob("*/*.py"))
 

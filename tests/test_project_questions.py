@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sampler_lint.frameworks import FACT_MODULES
-from sampler_lint.registry import rules_by_code
-from sampler_lint.runner import build_index
+from sampler_lint.analysis.frameworks import FACT_MODULES
+from sampler_lint.engine.registry import rules_by_code
+from sampler_lint.engine.runner import build_index
 
 SAMPLER = (
     "from torch.utils.data import BatchSampler\n\n\n"

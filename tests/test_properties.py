@@ -146,7 +146,7 @@ def test_training_shapes_fix_to_a_fixed_point(code: str) -> None:
 def test_notebook_masking_leaves_python_alone(code: str) -> None:
     """IPython syntax is never Python at the start of a statement, so a valid program put in a
     notebook cell is linted exactly as written: nothing is masked."""
-    from sampler_lint.notebook import mask
+    from sampler_lint.engine.notebook import mask
 
     masked = mask(code)
     assert masked == (code, []) or code.lstrip().startswith("%%")
@@ -155,7 +155,7 @@ def test_notebook_masking_leaves_python_alone(code: str) -> None:
 @COMMON
 @given(st.text(alphabet=st.sampled_from(list("%!?ab =(\\\n\"' #:"))))
 def test_notebook_masking_round_trips(text: str) -> None:
-    from sampler_lint.notebook import mask, unmask
+    from sampler_lint.engine.notebook import mask, unmask
 
     masked = mask(text)
     if masked is not None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from sampler_lint.api import lint_code
-from sampler_lint.registry import all_rules
+from sampler_lint.engine.registry import all_rules
 from sampler_lint.rule import Example, Rule
 
 SECTIONS = ("## What it does", "## Why is this bad", "## Example", "## Use instead",

@@ -28,7 +28,7 @@ from typing import Any
 
 import pytest
 
-from sampler_lint.vocabulary import RANK_NAMES, WORLD_SIZE_NAMES
+from sampler_lint.analysis.vocabulary import RANK_NAMES, WORLD_SIZE_NAMES
 
 torch = pytest.importorskip("torch")
 

@@ -35,7 +35,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sampler_lint.api import lint_code
-from sampler_lint.registry import rules_by_code
+from sampler_lint.engine.registry import rules_by_code
 from sampler_lint.rule import Applicability
 
 # ------------------------------------------------------------------------------------------------

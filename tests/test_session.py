@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from sampler_lint import registry, runner
 from sampler_lint.cli import main
-from sampler_lint.config import ConfigResolver, RawSettings
-from sampler_lint.session import ProjectSession
+from sampler_lint.engine import registry, runner
+from sampler_lint.engine.config import ConfigResolver, RawSettings
+from sampler_lint.server.session import ProjectSession
 
 BASE = """\
 import torch.utils.data as tud
@@ -111,7 +111,7 @@ def test_a_keystroke_never_surveys_the_project_again(
     session.survey()
     calls: list[object] = []
     monkeypatch.setattr(
-        "sampler_lint.session.survey_files", lambda *args, **kwargs: calls.append(args)
+        "sampler_lint.server.session.survey_files", lambda *args, **kwargs: calls.append(args)
     )
     for number in range(3):
         session.lint(project / "shard.py", SHARD + f"x = {number}\n")

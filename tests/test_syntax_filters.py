@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from sampler_lint.analysis.syntax_summary import SyntaxSummary, argument, within
 from sampler_lint.api import lint_code
 from sampler_lint.cli import main
-from sampler_lint.registry import rules_by_code
-from sampler_lint.syntax_summary import SyntaxSummary, argument, within
+from sampler_lint.engine.registry import rules_by_code
 
 CASES = {
     # The rule compares divisors as text with whitespace removed, comments kept: these two

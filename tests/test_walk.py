@@ -9,7 +9,8 @@ from typing import Any
 import libcst as cst
 import pytest
 
-from sampler_lint.walk import parents_of, supported, walk
+from sampler_lint.analysis.tree import parents_of
+from sampler_lint.engine.walk import supported, walk
 
 from .conftest import FIXTURES, ROOT
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 import ast
 from typing import Any
 
-from sampler_lint.index import FactCollector, ProjectIndex
-from sampler_lint.syntax_summary import SyntaxSummary
+from sampler_lint.analysis.index import FactCollector, ProjectIndex
+from sampler_lint.analysis.syntax_summary import SyntaxSummary
 
 FACT_OUTSIDE_WRITES = "sl4_outside_writes"
 

@@ -15,15 +15,15 @@ import ast
 from dataclasses import dataclass
 from typing import Any
 
-from sampler_lint.frameworks import (
+from sampler_lint.analysis.frameworks import (
     batch_sampler_sites,
     injection_on_for,
     lightning_near,
     sampler_arguments,
 )
-from sampler_lint.index import FactCollector, ProjectIndex, statements
-from sampler_lint.loaders import file_key
-from sampler_lint.sampler_family import (
+from sampler_lint.analysis.index import FactCollector, ProjectIndex, statements
+from sampler_lint.analysis.loader_facts import file_key
+from sampler_lint.analysis.sampler_family import (
     CLASS_FACT_WORDS,
     FACT,
     TORCH_ATTRIBUTES,

@@ -13,8 +13,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from sampler_lint.context import FileContext
-from sampler_lint.index import (
+from sampler_lint.analysis.index import (
     FactCollector,
     ProjectIndex,
     dotted_expression,
@@ -22,8 +21,9 @@ from sampler_lint.index import (
     qualify,
     statements,
 )
-from sampler_lint.loaders import file_key
-from sampler_lint.syntax_summary import SyntaxSummary
+from sampler_lint.analysis.loader_facts import file_key
+from sampler_lint.analysis.syntax_summary import SyntaxSummary
+from sampler_lint.rule import FileContext
 
 LIGHTNING = ("lightning", "pytorch_lightning", "lightning_fabric", "lightning.fabric")
 DISTRIBUTED = (*LIGHTNING, "torch.distributed", "accelerate", "deepspeed", "torch.nn.parallel")

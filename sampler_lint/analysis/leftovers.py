@@ -6,8 +6,8 @@ from collections.abc import Sequence
 
 import libcst as cst
 
-from sampler_lint.context import FileContext
-from sampler_lint.walk import descendants
+from sampler_lint.analysis.tree import descendants
+from sampler_lint.rule import FileContext
 
 
 def name_reads(node: cst.CSTNode) -> dict[str, int]:

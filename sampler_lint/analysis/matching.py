@@ -4,12 +4,11 @@ local assignments. Written once here so that every rule agrees on what the vocab
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import libcst as cst
 
-from sampler_lint.context import FileContext
-from sampler_lint.imports import dotted_name
+from sampler_lint.analysis.imports import dotted_name
+from sampler_lint.analysis.tree import assignment_table
+from sampler_lint.rule import FileContext
 
 # ------------------------------------------------------------------------------------------------
 # Calls and arguments
@@ -106,59 +105,6 @@ def strip_parens(node: cst.BaseExpression) -> cst.BaseExpression:
     if getattr(node, "lpar", None):
         return node.with_changes(lpar=[], rpar=[])
     return node
-
-
-# ------------------------------------------------------------------------------------------------
-# Assignments in a scope
-
-
-def scope_body_statements(scope: cst.CSTNode) -> Iterator[cst.CSTNode]:
-    """Every statement of a scope, nested blocks included, nested functions and classes excluded."""
-    body: object = getattr(scope, "body", None)
-    stack: list[cst.CSTNode] = []
-    if isinstance(body, cst.BaseSuite):
-        stack.extend(reversed(list(body.body)))
-    elif isinstance(body, (list, tuple)):
-        stack.extend(reversed(list(body)))
-    while stack:
-        stmt = stack.pop()
-        yield stmt
-        if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
-            continue
-        children: list[cst.CSTNode] = []
-        for attr in ("body", "orelse", "finalbody", "handlers"):
-            value = getattr(stmt, attr, None)
-            if isinstance(value, cst.BaseSuite):
-                children.extend(value.body)
-            elif isinstance(value, (list, tuple)):
-                for item in value:
-                    if isinstance(item, cst.CSTNode):
-                        children.append(item)
-            elif isinstance(value, cst.CSTNode):
-                children.append(value)
-        if isinstance(stmt, cst.Match):
-            children.extend(stmt.cases)
-        stack.extend(reversed(children))
-
-
-def assignment_table(scope: cst.CSTNode) -> dict[str, list[cst.BaseExpression]]:
-    """Values assigned to each name or dotted attribute chain (``self.per_rank``) by simple or
-    annotated assignments anywhere in ``scope``. ``FileContext.assignments`` caches it."""
-    table: dict[str, list[cst.BaseExpression]] = {}
-    for stmt in scope_body_statements(scope):
-        if not isinstance(stmt, cst.SimpleStatementLine):
-            continue
-        for small in stmt.body:
-            if isinstance(small, cst.Assign):
-                for target in small.targets:
-                    name = dotted_name(target.target)
-                    if name is not None:
-                        table.setdefault(name, []).append(small.value)
-            elif isinstance(small, cst.AnnAssign) and small.value is not None:
-                name = dotted_name(small.target)
-                if name is not None:
-                    table.setdefault(name, []).append(small.value)
-    return table
 
 
 def assignments_in(scope: cst.CSTNode, name: str) -> list[cst.BaseExpression]:

@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from sampler_lint.imports import dotted_name
-from sampler_lint.walk import descendants
+from sampler_lint.analysis.imports import dotted_name
+from sampler_lint.analysis.tree import descendants
 
 
 class _Everything:

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import libcst as cst
 
-from sampler_lint.context import FileContext
-from sampler_lint.imports import dotted_name
-from sampler_lint.vocabulary import LOCAL_RANK_CALLS, LOCAL_RANK_ENV, LOCAL_RANK_NAMES
+from sampler_lint.analysis.imports import dotted_name
+from sampler_lint.analysis.vocabulary import LOCAL_RANK_CALLS, LOCAL_RANK_ENV, LOCAL_RANK_NAMES
+from sampler_lint.rule import FileContext
 
 # The size of the whole job (not one machine's share: `nprocs`, `num_gpus`, `device_count()` are
 # per machine, and a sampler sized by them is meant to shard per machine).

@@ -13,7 +13,7 @@ from typing import TypeVar
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from sampler_lint.context import FileContext
+from sampler_lint.rule import FileContext
 
 _Node = TypeVar("_Node", bound=cst.CSTNode)
 

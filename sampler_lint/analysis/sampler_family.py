@@ -14,8 +14,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from sampler_lint.frameworks import INDEX_REQUIRES as FRAMEWORK_REQUIRES
-from sampler_lint.index import (
+from sampler_lint.analysis.frameworks import INDEX_REQUIRES as FRAMEWORK_REQUIRES
+from sampler_lint.analysis.index import (
     FactCollector,
     ProjectIndex,
     dotted_expression,
@@ -23,7 +23,7 @@ from sampler_lint.index import (
     qualify,
     statements,
 )
-from sampler_lint.loaders import file_key
+from sampler_lint.analysis.loader_facts import file_key
 
 # RULES.md: the attributes torch's samplers set (what a subclass may read without assigning).
 TORCH_ATTRIBUTES: dict[str, frozenset[str]] = {

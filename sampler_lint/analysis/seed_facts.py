@@ -17,15 +17,16 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from sampler_lint.index import (
+from sampler_lint.analysis.index import (
     FactCollector,
     ProjectIndex,
     dotted_expression,
     import_aliases,
     statements,
 )
-from sampler_lint.loaders import distributed_sampler_calls, file_key
-from sampler_lint.syntax_summary import SyntaxSummary
+from sampler_lint.analysis.loader_calls import distributed_sampler_calls
+from sampler_lint.analysis.loader_facts import file_key
+from sampler_lint.analysis.syntax_summary import SyntaxSummary
 
 FACT_KEYS = "sl3_seed_keys"  # (namespace, key, path): `cfg`, `TRAIN.SEED`
 FACT_IMPORTS = "sl3_imports"  # (path, module stems it imports): see _import_stems
@@ -217,7 +218,7 @@ def collect_named_constructions(tree: ast.Module, path: str) -> dict[str, list[A
     return {FACT_NAMED: [file_key(path)] if calls else []}
 
 
-# Every name of loaders.DISTRIBUTED_SAMPLERS holds one of these.
+# Every name of loader_calls.DISTRIBUTED_SAMPLERS holds one of these.
 NAMED_SAMPLER_FACTS = FactCollector(
     "distributed samplers built by name",
     (("DistributedSampler", "DistributedLengthGroupedSampler"),),

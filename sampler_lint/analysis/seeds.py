@@ -6,19 +6,23 @@ import ast
 
 import libcst as cst
 
-from sampler_lint.context import FileContext
-from sampler_lint.imports import dotted_name
-from sampler_lint.loaders import constructed, is_distributed_sampler, loader_sampler_argument
-from sampler_lint.matching import get_arg, is_rank_like, scope_body_statements
-from sampler_lint.sampler_family import constructed_class, lineage, torch_bases_of
-from sampler_lint.seed_facts import (
+from sampler_lint.analysis.imports import dotted_name
+from sampler_lint.analysis.loader_calls import (
+    constructed,
+    is_distributed_sampler,
+    loader_sampler_argument,
+)
+from sampler_lint.analysis.matching import get_arg, is_rank_like
+from sampler_lint.analysis.sampler_family import constructed_class, lineage, torch_bases_of
+from sampler_lint.analysis.seed_facts import (
     import_stems,
     init_takes_seed,
     is_seed_method,
     seed_keys,
     seeded_epoch_names,
 )
-from sampler_lint.walk import descendants
+from sampler_lint.analysis.tree import descendants, scope_body_statements
+from sampler_lint.rule import FileContext
 
 # Calls whose value differs between processes.
 _PER_PROCESS_CALLS = ("time.time", "time.time_ns", "os.getpid", "time.perf_counter")

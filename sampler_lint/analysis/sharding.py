@@ -9,21 +9,19 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from sampler_lint.context import FileContext
-from sampler_lint.matching import (
+from sampler_lint.analysis.matching import (
     expression_key,
     get_arg,
     is_rank_like,
     is_world_size_like,
     length_of,
     same_expression,
-    scope_body_statements,
     single_assignment,
 )
-from sampler_lint.realign import realign_call
-from sampler_lint.rule import Applicability, Fix
-from sampler_lint.syntax_summary import SyntaxSummary, argument
-from sampler_lint.walk import descendants
+from sampler_lint.analysis.realign import realign_call
+from sampler_lint.analysis.syntax_summary import SyntaxSummary, argument
+from sampler_lint.analysis.tree import descendants, scope_body_statements
+from sampler_lint.rule import Applicability, FileContext, Fix
 
 
 @dataclass

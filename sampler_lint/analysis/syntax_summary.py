@@ -132,7 +132,7 @@ def within(node: ast.expr | ast.stmt, outer: ast.stmt) -> bool:
 
 def argument(call: ast.Call, position: int | None, *keywords: str) -> ast.expr | None:
     """The value bound to a positional-or-keyword parameter of ``call``, as
-    :func:`sampler_lint.matching.get_arg` finds it in libcst: a keyword first, else the argument
+    :func:`analysis.matching.get_arg` finds it in libcst: a keyword first, else the argument
     at ``position`` unless a ``*args`` comes at or before it; ``None`` when not visibly bound."""
     for keyword in call.keywords:
         if keyword.arg is not None and keyword.arg in keywords:

@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from sampler_lint import __version__
-from sampler_lint.findings import FileResult, Finding
+from sampler_lint.engine.findings import FileResult, Finding
 
 DIRECTORY = ".sampler_lint_cache"
 _MAGIC = b"sampler-lint-cache 2\n"

@@ -16,8 +16,8 @@ from typing import Any
 
 import pathspec
 
-from sampler_lint import registry
-from sampler_lint.vocabulary import ENGINE_OPTION_KEYS, Vocabulary
+from sampler_lint.analysis.vocabulary import ENGINE_OPTION_KEYS, Vocabulary
+from sampler_lint.engine import registry
 
 if sys.version_info >= (3, 11):
     import tomllib

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pathspec
 
-from sampler_lint.config import ConfigError, ConfigResolver
+from sampler_lint.engine.config import ConfigError, ConfigResolver
 
 SOURCE_SUFFIXES = (".py", ".pyi")
 

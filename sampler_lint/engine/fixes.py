@@ -2,7 +2,7 @@
 
 Fixes replace nodes by identity, so one transformer pass applies any number of non-overlapping
 fixes; the imports they need are added with libcst's own import helpers. Then the imports and
-locals that the fixes alone left unused are removed (``sampler_lint.orphans``), for every rule, so
+locals that the fixes alone left unused are removed (``engine.orphans``), for every rule, so
 a fix never leaves an F401/F841 behind.
 """
 
@@ -13,7 +13,7 @@ from typing import Any
 
 import libcst as cst
 
-from sampler_lint.orphans import remove_orphans
+from sampler_lint.engine.orphans import remove_orphans
 from sampler_lint.rule import Fix
 
 

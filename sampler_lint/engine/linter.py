@@ -20,14 +20,13 @@ import libcst as cst
 from libcst._nodes.base import CSTNode
 from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
-from sampler_lint import noqa, walk
-from sampler_lint.context import FileContext
-from sampler_lint.findings import Edit, FileResult, Finding, FixInfo, Location
-from sampler_lint.fixes import apply_fixes
-from sampler_lint.index import EMPTY_INDEX, ProjectIndex
-from sampler_lint.rule import Applicability, Fix, Report, Rule
-from sampler_lint.syntax_summary import summarize
-from sampler_lint.vocabulary import Vocabulary
+from sampler_lint.analysis.index import EMPTY_INDEX, ProjectIndex
+from sampler_lint.analysis.syntax_summary import summarize
+from sampler_lint.analysis.vocabulary import Vocabulary
+from sampler_lint.engine import noqa, walk
+from sampler_lint.engine.findings import Edit, FileResult, Finding, FixInfo, Location
+from sampler_lint.engine.fixes import apply_fixes
+from sampler_lint.rule import Applicability, FileContext, Fix, Report, Rule
 
 PARSE_ERROR = "SL001"
 UNUSED_NOQA = "SL002"
@@ -66,7 +65,7 @@ def decode(data: bytes) -> str:
 
 
 def _parse_error(path: str, message: str, line: int = 1, column: int = 1) -> Finding:
-    from sampler_lint.registry import rules_by_code
+    from sampler_lint.engine.registry import rules_by_code
 
     rule = rules_by_code().get(PARSE_ERROR)
     return Finding(
@@ -202,7 +201,7 @@ def _positions_for(context: FileContext) -> Mapping[cst.CSTNode, CodeRange]:
     """The positions ``locate`` needs: those of the statements holding the reports when they can
     be had alone (``positions.positions_near``, which checks itself against the source), else
     every node's."""
-    from sampler_lint.positions import positions_near
+    from sampler_lint.engine.positions import positions_near
 
     nodes = [report.node for report in context.reports]
     near = positions_near(context.module, context.source, nodes, context.parent)
@@ -373,7 +372,7 @@ def lint_source(path: Path, data: bytes, lint: LintOptions, index: ProjectIndex 
                 ) -> tuple[FileResult, bytes | None]:
     """Lint (and with ``lint.fix``, fix) one source. Returns the result and the fixed bytes, or
     ``None`` when the source is to be left as it is. ``only``: the rules the survey of this very
-    source left after the pre-filter stages (``sampler_lint.survey``), so they are not run
+    source left after the pre-filter stages (``sampler_lint.engine.survey``), so they are not run
     again."""
     result, fixed, used, current = _lint_with_rules(path, data, lint, index, display_name, only)
     if current is not None and any(rule.code == UNUSED_NOQA for rule in lint.rules):
@@ -457,7 +456,7 @@ def _unused_noqa(
     nothing. Returns the fixed bytes, as they now are."""
     if not may_have_unused_noqa(text):
         return fixed
-    from sampler_lint.registry import rules_by_code
+    from sampler_lint.engine.registry import rules_by_code
 
     known = set(rules_by_code())
     enabled = {rule.code for rule in lint.rules}
@@ -509,13 +508,13 @@ def may_have_unused_noqa(text: str) -> bool:
     ever reported unused): without one, no need to tokenize the file for its comments."""
     if "noqa" not in text.lower():
         return False
-    from sampler_lint.registry import all_rules
+    from sampler_lint.engine.registry import all_rules
 
     return any(rule.code in text for rule in all_rules())
 
 
 def rules_for_noqa() -> str:
-    from sampler_lint.registry import rules_by_code
+    from sampler_lint.engine.registry import rules_by_code
 
     rule = rules_by_code().get(UNUSED_NOQA)
     return rule.name if rule else "unused-noqa"

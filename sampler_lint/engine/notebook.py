@@ -23,11 +23,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from sampler_lint.findings import FileResult, Finding, Location, NotebookPlace
-from sampler_lint.index import ProjectIndex
-from sampler_lint.json_spans import Span, SpanError, parse_spans, raw_offset
-from sampler_lint.linter import LintOptions, _parse_error, lint_source
-from sampler_lint.writer import WriteError, write_atomic
+from sampler_lint.analysis.index import ProjectIndex
+from sampler_lint.engine.findings import FileResult, Finding, Location, NotebookPlace
+from sampler_lint.engine.json_spans import Span, SpanError, parse_spans, raw_offset
+from sampler_lint.engine.linter import LintOptions, _parse_error, lint_source
+from sampler_lint.engine.writer import WriteError, write_atomic
 
 SUFFIX = ".ipynb"
 _BOM = "\ufeff"

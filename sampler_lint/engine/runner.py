@@ -14,8 +14,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from sampler_lint import __version__, registry, writer
-from sampler_lint.cache import (
+from sampler_lint import __version__
+from sampler_lint.analysis.index import EMPTY_INDEX, ProjectIndex
+from sampler_lint.engine import registry, writer
+from sampler_lint.engine.cache import (
     DIRECTORY,
     Cache,
     cached_result,
@@ -23,14 +25,12 @@ from sampler_lint.cache import (
     is_file_result,
     result_is_cacheable,
 )
-from sampler_lint.config import ConfigResolver, Settings
-from sampler_lint.discovery import Problems, Walked, iter_source_files, project_root
-from sampler_lint.findings import FileResult
-from sampler_lint.index import EMPTY_INDEX, ProjectIndex
-from sampler_lint.linter import PARSE_ERROR, UNUSED_NOQA, LintOptions, decode, lint_source
-from sampler_lint.rule import Rule
-from sampler_lint.sources import in_overlay, read_source, source_size
-from sampler_lint.survey import (
+from sampler_lint.engine.config import ConfigResolver, Settings
+from sampler_lint.engine.discovery import Problems, Walked, iter_source_files, project_root
+from sampler_lint.engine.findings import FileResult
+from sampler_lint.engine.linter import PARSE_ERROR, UNUSED_NOQA, LintOptions, decode, lint_source
+from sampler_lint.engine.sources import in_overlay, read_source, source_size
+from sampler_lint.engine.survey import (
     EMPTY_SURVEY,
     NOTHING,
     Collectors,
@@ -40,7 +40,8 @@ from sampler_lint.survey import (
     source_text,
     survey_source,
 )
-from sampler_lint.writer import WriteError, write_atomic
+from sampler_lint.engine.writer import WriteError, write_atomic
+from sampler_lint.rule import Rule
 
 # Below this many files a process pool costs more than it saves.
 PARALLEL_THRESHOLD = 48
@@ -74,7 +75,7 @@ class RunResult:
 @dataclass(frozen=True)
 class Given:
     """A run over files given rather than walked (``--since``: their contents at a revision, from
-    :func:`sampler_lint.sources.overlay`)."""
+    :func:`sampler_lint.engine.sources.overlay`)."""
 
     files: list[Path]  # to survey as linted files (the same cache keys as today's run)
     project: list[Path]  # the whole project, in its order
@@ -393,7 +394,7 @@ def check_file(
         result.errors.append(f"{name}: cannot read file ({reason}); skipped")
         return result
     if path.suffix == ".ipynb":
-        from sampler_lint.notebook import check_notebook
+        from sampler_lint.engine.notebook import check_notebook
 
         try:
             return check_notebook(path, data, lint, index or _WORKER_INDEX, write)

@@ -12,13 +12,13 @@ import ast
 from dataclasses import dataclass
 from pathlib import Path
 
-from sampler_lint import noqa
-from sampler_lint.cache import digest
-from sampler_lint.index import FactCollector, ProjectIndex
-from sampler_lint.linter import LintOptions, decode, may_have_unused_noqa, rules_to_run
+from sampler_lint.analysis.index import FactCollector, ProjectIndex
+from sampler_lint.analysis.syntax_summary import SyntaxSummary
+from sampler_lint.engine import noqa
+from sampler_lint.engine.cache import digest
+from sampler_lint.engine.linter import LintOptions, decode, may_have_unused_noqa, rules_to_run
+from sampler_lint.engine.sources import read_source
 from sampler_lint.rule import Rule
-from sampler_lint.sources import read_source
-from sampler_lint.syntax_summary import SyntaxSummary
 
 _PARSE_FAILURES = (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError)
 

@@ -2,59 +2,20 @@
 
 libcst's own traversal (``visit_batched``) rebuilds every node on the way back up, so that
 transformers can replace them; linting never replaces anything, and that rebuilding was two
-thirds of the time of a whole run. This walk reads each node's children from its dataclass fields
-instead, and records the parent of every node on the way (the rules' ``context.parents``), so
-no second traversal is needed for it either.
-
-Children are visited in the order libcst visits them for everything the rules look at: statements
-in a body in source order, a call's function before its arguments, decorators before the function
-they decorate. Whitespace and comments are skipped: no rule reads them (noqa comments are read from
-the text).
+thirds of the time of a whole run. This walk reads each node's children the way
+``sampler_lint.analysis.tree`` does (in libcst's visiting order, whitespace and comments aside)
+and records the parent of every node on the way (the rules' ``context.parents``), so no second
+traversal is needed for it either.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import inspect
-import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import libcst as cst
 
-_SKIPPED = (
-    cst.BaseParenthesizableWhitespace,
-    cst.TrailingWhitespace,
-    cst.EmptyLine,
-    cst.Newline,
-    cst.Comment,
-)
-
-_VISITED_FIELD = re.compile(r'visit_\w+\(\s*self,\s*"(\w+)"')
-_FIELDS: dict[type[cst.CSTNode], tuple[str, ...]] = {}
-
-
-def _fields(kind: type[cst.CSTNode]) -> tuple[str, ...]:
-    """The fields of ``kind`` in the order libcst's traversal visits them, read once per node
-    type from libcst's own ``_visit_and_replace_children`` (dataclass field order differs: an
-    ``Arg`` declares its value before its keyword, a ``FunctionDef`` its body before its return
-    annotation). Any field that source does not name follows, in declaration order."""
-    names = _FIELDS.get(kind)
-    if names is None:
-        try:
-            source = inspect.getsource(kind._visit_and_replace_children)
-        except (OSError, TypeError):  # no source shipped: declaration order
-            source = ""
-        declared = [f.name for f in dataclasses.fields(kind)]
-        ordered = [n for n in dict.fromkeys(_VISITED_FIELD.findall(source)) if n in declared]
-        names = tuple(
-            name for name in ordered + [n for n in declared if n not in ordered]
-            # Always whitespace: not worth a look.
-            if not name.startswith(("whitespace", "leading_lines", "lines_after"))
-        )
-        _FIELDS[kind] = names
-    return names
-
+from sampler_lint.analysis.tree import children
 
 Handler = Callable[[Any], object]
 
@@ -125,57 +86,7 @@ def walk(
         for handler in visit.get(kind, ()):
             handler(node)
         stack.append((node, True))
-        children = _children(node)
-        for child in reversed(children):
+        for child in reversed(children(node)):
             parents[child] = node
             stack.append((child, False))
     return parents
-
-
-def descendants(
-    node: cst.CSTNode, prune: Callable[[cst.CSTNode], bool] | None = None
-) -> Iterator[cst.CSTNode]:
-    """``node`` and everything below it, depth first in source order, whitespace aside, without
-    libcst's rebuilding traversal; a node for which ``prune`` is true is yielded but not entered.
-    For helpers that search a subtree (``node.visit(...)`` costs ten times more)."""
-    stack: list[cst.CSTNode] = [node]
-    while stack:
-        current = stack.pop()
-        yield current
-        if prune is None or not prune(current):
-            stack.extend(reversed(_children(current)))
-
-
-def parents_of(module: cst.Module) -> dict[cst.CSTNode, cst.CSTNode]:
-    """The parent of every node of ``module`` (whitespace and comments aside)."""
-    parents: dict[cst.CSTNode, cst.CSTNode] = {}
-    stack: list[cst.CSTNode] = [module]
-    while stack:
-        node = stack.pop()
-        for child in _children(node):
-            parents[child] = node
-            stack.append(child)
-    return parents
-
-
-_IS_CHILD: dict[type, bool] = {}
-
-
-def _is_child(kind: type) -> bool:
-    """Whether values of this type are children to visit (cached: the ABC checks are slow)."""
-    known = _IS_CHILD.get(kind)
-    if known is None:
-        known = _IS_CHILD[kind] = issubclass(kind, cst.CSTNode) and not issubclass(kind, _SKIPPED)
-    return known
-
-
-def _children(node: cst.CSTNode) -> list[cst.CSTNode]:
-    children: list[cst.CSTNode] = []
-    for name in _fields(type(node)):
-        value = getattr(node, name)
-        kind = type(value)
-        if kind is list or kind is tuple:
-            children.extend(item for item in value if _is_child(type(item)))
-        elif _is_child(kind):
-            children.append(value)
-    return children

@@ -15,10 +15,10 @@ from collections import defaultdict
 from collections.abc import Sequence
 from pathlib import Path
 
-from sampler_lint import noqa
-from sampler_lint.findings import Finding
-from sampler_lint.linter import decode
-from sampler_lint.writer import WriteError, write_atomic
+from sampler_lint.engine import noqa
+from sampler_lint.engine.findings import Finding
+from sampler_lint.engine.linter import decode
+from sampler_lint.engine.writer import WriteError, write_atomic
 
 _NOQA = noqa.LINE_DIRECTIVE
 
@@ -79,8 +79,8 @@ def annotated(text: str, wanted: dict[int, set[str]]) -> str | None:
 
 def _add_noqa_notebook(path: Path, cells: dict[int, dict[int, set[str]]]) -> tuple[int, str]:
     """Annotate the cells of one notebook; lines changed, and a problem (or "")."""
-    from sampler_lint.json_spans import SpanError
-    from sampler_lint.notebook import rewrite_cells
+    from sampler_lint.engine.json_spans import SpanError
+    from sampler_lint.engine.notebook import rewrite_cells
 
     count = 0
 

@@ -2,7 +2,7 @@
 what changed since a git revision.
 
 Baseline entries match on file, rule and a fingerprint of the flagged code (see
-:func:`sampler_lint.formats.fingerprints`), never on line numbers: an unrelated edit above a
+:func:`sampler_lint.output.formats.fingerprints`), never on line numbers: an unrelated edit above a
 finding keeps it in the baseline, and a fixed finding simply stops matching."""
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from sampler_lint.discovery import project_root
-from sampler_lint.findings import Finding
-from sampler_lint.formats import code_fingerprint
+from sampler_lint.engine.discovery import project_root
+from sampler_lint.engine.findings import Finding
+from sampler_lint.output.formats import code_fingerprint
 
 FORMAT_VERSION = 1
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import textwrap
 
-from sampler_lint import registry
+from sampler_lint.engine import registry
 from sampler_lint.rule import Rule
 
 
@@ -43,11 +43,13 @@ def rule_table() -> str:
 
 def rules_markdown() -> str:
     """``docs/rules.md``: every rule's documentation, each under an ``#<code>`` anchor (the ``url``
-    of a finding points there). Regenerate with ``python -m sampler_lint.docs > docs/rules.md``."""
+    of a finding points there). Regenerate with
+    ``python -m sampler_lint.output.docs > docs/rules.md``."""
     parts = [
         "# sampler-lint rules",
         "",
-        "Generated from the rules themselves (`python -m sampler_lint.docs > docs/rules.md`);",
+        "Generated from the rules themselves "
+        "(`python -m sampler_lint.output.docs > docs/rules.md`);",
         "`sampler-lint rule CODE` prints the same text.",
         "",
         "```",

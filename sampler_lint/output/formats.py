@@ -1,6 +1,6 @@
 """The CI output formats: GitHub workflow commands, SARIF 2.1.0, JUnit XML, GitLab code quality.
 
-Each is a reporter in the sense of :mod:`sampler_lint.reporters` (findings in, text out) and is
+Each is a reporter in the sense of :mod:`.reporters` (findings in, text out) and is
 registered there. Fingerprints (GitLab, SARIF) come from :func:`fingerprint`, which the baseline
 uses too, so a finding keeps its identity across line moves."""
 
@@ -18,7 +18,7 @@ from xml.sax.saxutils import escape as xml_escape
 from xml.sax.saxutils import quoteattr
 
 from sampler_lint import __version__
-from sampler_lint.findings import DOCS_URL, Finding
+from sampler_lint.engine.findings import DOCS_URL, Finding
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 
@@ -82,7 +82,7 @@ def github(findings: Sequence[Finding], context: Any, color: bool) -> str:
 # -- SARIF -----------------------------------------------------------------------------------------
 
 def _rules_metadata() -> tuple[list[dict[str, Any]], dict[str, int]]:
-    from sampler_lint.registry import all_rules
+    from sampler_lint.engine.registry import all_rules
 
     rules, index = [], {}
     for number, rule in enumerate(all_rules()):

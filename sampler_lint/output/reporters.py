@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from rich.console import Console
 from rich.markup import escape
 
-from sampler_lint.findings import Finding, Location
+from sampler_lint.engine.findings import Finding, Location
 
 
 @dataclass(frozen=True)
@@ -191,7 +191,7 @@ def json_format(findings: Sequence[Finding], context: ReportContext, color: bool
 
 Reporter = Callable[[Sequence[Finding], ReportContext, bool], str]
 
-from sampler_lint import formats  # noqa: E402  (the CI formats build on the helpers above)
+from sampler_lint.output import formats  # noqa: E402  (the CI formats build on the helpers above)
 
 REPORTERS: dict[str, Reporter] = {
     "full": full,

@@ -1,6 +1,6 @@
 """``sampler-lint server``: a language server over standard input and output (pygls).
 
-A thin layer over :class:`sampler_lint.session.ProjectSession`: one session per project (the
+A thin layer over :class:`sampler_lint.server.session.ProjectSession`: one session per project (the
 nearest ``pyproject.toml`` or git root, as the command line finds it), kept warm for the life of
 the server. This module turns findings into diagnostics, fixes into code actions, and rule
 documentation into hovers; it never writes a file itself (edits go to the editor).
@@ -26,14 +26,15 @@ from pygls.uris import to_fs_path
 from pygls.workspace import TextDocument
 from pygls.workspace.position_codec import ServerTextPosition, ServerTextRange
 
-from sampler_lint import __version__, registry
-from sampler_lint.config import CONFIG_FILES, ConfigError, ConfigResolver, RawSettings
-from sampler_lint.discovery import SOURCE_SUFFIXES, project_root
-from sampler_lint.docs import render_rule
-from sampler_lint.findings import Edit, Finding
-from sampler_lint.linter import UNUSED_NOQA
-from sampler_lint.quick_fixes import add_noqa, remove_unused_noqa, rule_fix, smallest_edit
-from sampler_lint.session import Linted, ProjectSession
+from sampler_lint import __version__
+from sampler_lint.engine import registry
+from sampler_lint.engine.config import CONFIG_FILES, ConfigError, ConfigResolver, RawSettings
+from sampler_lint.engine.discovery import SOURCE_SUFFIXES, project_root
+from sampler_lint.engine.findings import Edit, Finding
+from sampler_lint.engine.linter import UNUSED_NOQA
+from sampler_lint.output.docs import render_rule
+from sampler_lint.server.quick_fixes import add_noqa, remove_unused_noqa, rule_fix, smallest_edit
+from sampler_lint.server.session import Linted, ProjectSession
 
 NAME = "sampler-lint"
 FIX_ALL = f"{types.CodeActionKind.SourceFixAll.value}.{NAME}"
@@ -50,7 +51,7 @@ _SEVERITY = {
 _LOG_LEVELS = {"error": logging.ERROR, "warning": logging.WARNING, "warn": logging.WARNING,
                "info": logging.INFO, "debug": logging.DEBUG}
 
-logger = logging.getLogger("sampler_lint.server")
+logger = logging.getLogger("sampler_lint.server.lsp")
 
 
 # ------------------------------------------------------------------------------------------------
@@ -224,7 +225,7 @@ class SamplerLintServer(LanguageServer):
     def reset(self) -> None:
         """Configuration changed: every project is read again on the next lint (from the survey
         cache, so cheaply), with configuration errors reported afresh."""
-        from sampler_lint.config import _has_our_table
+        from sampler_lint.engine.config import _has_our_table
 
         _has_our_table.cache_clear()
         self.sessions.clear()
@@ -245,7 +246,7 @@ class SamplerLintServer(LanguageServer):
             project = self.project_of(uri)
             if project is not None:
                 self.sessions.pop(project, None)
-            from sampler_lint.config import _has_our_table
+            from sampler_lint.engine.config import _has_our_table
 
             _has_our_table.cache_clear()
         except Exception as error:  # a bug must cost one file's diagnostics, not the server

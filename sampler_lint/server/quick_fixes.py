@@ -7,10 +7,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from sampler_lint import noqa
-from sampler_lint.add_noqa import annotated
-from sampler_lint.findings import Edit, Finding
-from sampler_lint.linter import PARSE_ERROR, UNUSED_NOQA, _text_edit
+from sampler_lint.engine import noqa
+from sampler_lint.engine.findings import Edit, Finding
+from sampler_lint.engine.linter import PARSE_ERROR, UNUSED_NOQA, _text_edit
+from sampler_lint.output.add_noqa import annotated
 
 # SL002 names the unused code in its message, in backquotes after "noqa: ".
 _UNUSED_CODE = re.compile(r"`# noqa: (?P<code>[A-Za-z]+[0-9]+)`")

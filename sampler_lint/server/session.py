@@ -19,15 +19,21 @@ import warnings
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from sampler_lint import noqa, registry
-from sampler_lint.cache import DIRECTORY, Cache
-from sampler_lint.config import ConfigResolver
-from sampler_lint.discovery import SOURCE_SUFFIXES, iter_source_files
-from sampler_lint.findings import FileResult, Finding
-from sampler_lint.index import ProjectIndex
-from sampler_lint.linter import PARSE_ERROR, LintOptions, decode, lint_source, parse
-from sampler_lint.runner import RunOptions, _index_stage, _Job, lint_options_for, survey_files
-from sampler_lint.survey import Collectors, Survey, _collect, source_text, survey_source
+from sampler_lint.analysis.index import ProjectIndex
+from sampler_lint.engine import noqa, registry
+from sampler_lint.engine.cache import DIRECTORY, Cache
+from sampler_lint.engine.config import ConfigResolver
+from sampler_lint.engine.discovery import SOURCE_SUFFIXES, iter_source_files
+from sampler_lint.engine.findings import FileResult, Finding
+from sampler_lint.engine.linter import PARSE_ERROR, LintOptions, decode, lint_source, parse
+from sampler_lint.engine.runner import (
+    RunOptions,
+    _index_stage,
+    _Job,
+    lint_options_for,
+    survey_files,
+)
+from sampler_lint.engine.survey import Collectors, Survey, _collect, source_text, survey_source
 
 _PARSE_FAILURES = (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError)
 
@@ -268,7 +274,7 @@ class ProjectSession:
     ) -> Linted:
         """Lint one code cell of the notebook ``path`` as the command line does (IPython lines
         masked; a cell magic's cell is not Python and reports nothing)."""
-        from sampler_lint.notebook import mask, unmask
+        from sampler_lint.engine.notebook import mask, unmask
 
         path = Path(self._key(path))
         settings = self.resolver.for_path(path)

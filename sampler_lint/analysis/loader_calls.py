@@ -1,0 +1,108 @@
+"""Samplers, loaders and epoch loops inside one function (SL202, SL203, SL5xx): which call builds
+a distributed sampler, whether a loader shuffles, which argument is its sampler, what reads as an
+evaluation loader, what loop is an epoch loop."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable
+
+import libcst as cst
+
+from sampler_lint.analysis.imports import dotted_name
+from sampler_lint.analysis.index import dotted_expression
+from sampler_lint.analysis.loader_facts import BATCH_SAMPLER_POSITION, SAMPLER_POSITION
+from sampler_lint.analysis.syntax_summary import argument
+
+# DistributedSampler and the third-party subclasses RULES.md counts as one.
+DISTRIBUTED_SAMPLERS = (
+    "DistributedSampler", "StatefulDistributedSampler", "DistributedSamplerWrapper",
+    "DistributedLengthGroupedSampler",
+)
+# Things that call set_epoch themselves when handed a loader.
+EPOCH_AWARE_CALLS = (
+    "fit", "validate", "test", "predict", "prepare", "setup_dataloaders", "Trainer", "train",
+    "Runner", "build_runner", "Engine",
+)
+_EVALUATION = ("val", "valid", "test", "eval", "predict", "dev")
+
+
+def constructed(call: cst.Call) -> str | None:
+    """The dotted name of what a call constructs: ``X[T](...)`` counts as ``X(...)``."""
+    func = call.func
+    if isinstance(func, cst.Subscript):
+        func = func.value
+    return dotted_name(func)
+
+
+def is_distributed_sampler(name: str | None) -> bool:
+    return name is not None and name.rsplit(".", 1)[-1] in DISTRIBUTED_SAMPLERS
+
+
+def distributed_sampler_calls(calls: Iterable[ast.Call]) -> list[ast.Call]:
+    """The ``ast`` calls that may construct a distributed sampler (:func:`constructed` is one
+    dotted name; ``dotted_expression`` also looks through subscripts, so it finds more)."""
+    return [c for c in calls if is_distributed_sampler(dotted_expression(c.func))]
+
+
+def shuffles(call: cst.Call) -> bool:
+    """A DistributedSampler(...) whose ``shuffle`` is not literally ``False`` (torch's default
+    is ``True``; a value from configuration may be ``True``)."""
+    # DistributedSampler(dataset, num_replicas, rank, shuffle, seed, drop_last)
+    from sampler_lint.analysis.matching import get_arg
+
+    arg = get_arg(call, 3, "shuffle")
+    return not (arg is not None and isinstance(arg.value, cst.Name) and arg.value.value == "False")
+
+
+def may_shuffle(call: ast.Call) -> bool:
+    """The ``ast`` twin of :func:`shuffles`."""
+    arg = argument(call, 3, "shuffle")
+    return not (isinstance(arg, ast.Constant) and arg.value is False)
+
+
+def is_evaluation_name(name: str) -> bool:
+    """``val_loader``, ``test_sampler``, ``eval_dl``: named for evaluation data."""
+    parts = name.lower().replace(".", "_").split("_")
+    return any(part in _EVALUATION or part.startswith(("val", "eval", "test")) for part in parts)
+
+
+def loader_sampler_argument(call: cst.Call) -> cst.BaseExpression | None:
+    """The ``sampler=`` of a DataLoader construction, or the sampler inside its
+    ``batch_sampler=BatchSampler(<sampler>, ...)``."""
+    from sampler_lint.analysis.matching import get_arg
+
+    arg = get_arg(call, SAMPLER_POSITION, "sampler")
+    if arg is not None:
+        return arg.value
+    batch = get_arg(call, BATCH_SAMPLER_POSITION, "batch_sampler")
+    if batch is not None and isinstance(batch.value, cst.Call):
+        inner = get_arg(batch.value, 0, "sampler")
+        if inner is not None:
+            return inner.value
+    return None
+
+
+def is_epoch_loop(loop: cst.For) -> bool:
+    """``for <counter> in ...`` over epochs: the counter names an epoch (``epoch``,
+    ``cur_epoch``), or it is a plain name ranging over something that mentions epochs
+    (``for i in range(args.start_epoch, args.epochs)``, ``for ep in trange(num_epochs)``)."""
+    if not isinstance(loop.target, cst.Name):
+        return False
+    if "epoch" in loop.target.value.lower():
+        return True
+    iterable = loop.iter
+    if not isinstance(iterable, cst.Call):
+        return False
+    name = (dotted_name(iterable.func) or "").rsplit(".", 1)[-1]
+    if name not in ("range", "trange", "tqdm"):
+        return False
+    mentioned: list[str] = []
+
+    class _Names(cst.CSTVisitor):
+        def visit_Name(self, node: cst.Name) -> None:
+            mentioned.append(node.value)
+
+    for arg in iterable.args:
+        arg.value.visit(_Names())
+    return any("epoch" in n.lower() for n in mentioned)

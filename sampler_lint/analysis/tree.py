@@ -1,0 +1,151 @@
+"""Reading a libcst tree without libcst's rebuilding traversal: children in visiting order,
+descendants, parents, and the statements and assignments of a scope.
+
+libcst's own traversal rebuilds every node on the way back up so that transformers can replace
+them; reading a tree never replaces anything, and that rebuilding costs ten times the reading.
+The children of a node are read from its dataclass fields instead, in the order libcst visits
+them (statements in source order, a call's function before its arguments, decorators before the
+function they decorate). Whitespace and comments are skipped: no rule reads them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import re
+from collections.abc import Callable, Iterator
+
+import libcst as cst
+
+from sampler_lint.analysis.imports import dotted_name
+
+_SKIPPED = (
+    cst.BaseParenthesizableWhitespace,
+    cst.TrailingWhitespace,
+    cst.EmptyLine,
+    cst.Newline,
+    cst.Comment,
+)
+
+_VISITED_FIELD = re.compile(r'visit_\w+\(\s*self,\s*"(\w+)"')
+_FIELDS: dict[type[cst.CSTNode], tuple[str, ...]] = {}
+
+
+def _fields(kind: type[cst.CSTNode]) -> tuple[str, ...]:
+    """The fields of ``kind`` in the order libcst's traversal visits them, read once per node
+    type from libcst's own ``_visit_and_replace_children`` (dataclass field order differs: an
+    ``Arg`` declares its value before its keyword, a ``FunctionDef`` its body before its return
+    annotation). Any field that source does not name follows, in declaration order."""
+    names = _FIELDS.get(kind)
+    if names is None:
+        try:
+            source = inspect.getsource(kind._visit_and_replace_children)
+        except (OSError, TypeError):  # no source shipped: declaration order
+            source = ""
+        declared = [f.name for f in dataclasses.fields(kind)]
+        ordered = [n for n in dict.fromkeys(_VISITED_FIELD.findall(source)) if n in declared]
+        names = tuple(
+            name for name in ordered + [n for n in declared if n not in ordered]
+            # Always whitespace: not worth a look.
+            if not name.startswith(("whitespace", "leading_lines", "lines_after"))
+        )
+        _FIELDS[kind] = names
+    return names
+
+
+def descendants(
+    node: cst.CSTNode, prune: Callable[[cst.CSTNode], bool] | None = None
+) -> Iterator[cst.CSTNode]:
+    """``node`` and everything below it, depth first in source order, whitespace aside, without
+    libcst's rebuilding traversal; a node for which ``prune`` is true is yielded but not entered.
+    For helpers that search a subtree (``node.visit(...)`` costs ten times more)."""
+    stack: list[cst.CSTNode] = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        if prune is None or not prune(current):
+            stack.extend(reversed(children(current)))
+
+
+def parents_of(module: cst.Module) -> dict[cst.CSTNode, cst.CSTNode]:
+    """The parent of every node of ``module`` (whitespace and comments aside)."""
+    parents: dict[cst.CSTNode, cst.CSTNode] = {}
+    stack: list[cst.CSTNode] = [module]
+    while stack:
+        node = stack.pop()
+        for child in children(node):
+            parents[child] = node
+            stack.append(child)
+    return parents
+
+
+_IS_CHILD: dict[type, bool] = {}
+
+
+def _is_child(kind: type) -> bool:
+    """Whether values of this type are children to visit (cached: the ABC checks are slow)."""
+    known = _IS_CHILD.get(kind)
+    if known is None:
+        known = _IS_CHILD[kind] = issubclass(kind, cst.CSTNode) and not issubclass(kind, _SKIPPED)
+    return known
+
+
+def children(node: cst.CSTNode) -> list[cst.CSTNode]:
+    children: list[cst.CSTNode] = []
+    for name in _fields(type(node)):
+        value = getattr(node, name)
+        kind = type(value)
+        if kind is list or kind is tuple:
+            children.extend(item for item in value if _is_child(type(item)))
+        elif _is_child(kind):
+            children.append(value)
+    return children
+
+
+def scope_body_statements(scope: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """Every statement of a scope, nested blocks included, nested functions and classes excluded."""
+    body: object = getattr(scope, "body", None)
+    stack: list[cst.CSTNode] = []
+    if isinstance(body, cst.BaseSuite):
+        stack.extend(reversed(list(body.body)))
+    elif isinstance(body, (list, tuple)):
+        stack.extend(reversed(list(body)))
+    while stack:
+        stmt = stack.pop()
+        yield stmt
+        if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+            continue
+        children: list[cst.CSTNode] = []
+        for attr in ("body", "orelse", "finalbody", "handlers"):
+            value = getattr(stmt, attr, None)
+            if isinstance(value, cst.BaseSuite):
+                children.extend(value.body)
+            elif isinstance(value, (list, tuple)):
+                for item in value:
+                    if isinstance(item, cst.CSTNode):
+                        children.append(item)
+            elif isinstance(value, cst.CSTNode):
+                children.append(value)
+        if isinstance(stmt, cst.Match):
+            children.extend(stmt.cases)
+        stack.extend(reversed(children))
+
+
+def assignment_table(scope: cst.CSTNode) -> dict[str, list[cst.BaseExpression]]:
+    """Values assigned to each name or dotted attribute chain (``self.per_rank``) by simple or
+    annotated assignments anywhere in ``scope``. ``FileContext.assignments`` caches it."""
+    table: dict[str, list[cst.BaseExpression]] = {}
+    for stmt in scope_body_statements(scope):
+        if not isinstance(stmt, cst.SimpleStatementLine):
+            continue
+        for small in stmt.body:
+            if isinstance(small, cst.Assign):
+                for target in small.targets:
+                    name = dotted_name(target.target)
+                    if name is not None:
+                        table.setdefault(name, []).append(small.value)
+            elif isinstance(small, cst.AnnAssign) and small.value is not None:
+                name = dotted_name(small.target)
+                if name is not None:
+                    table.setdefault(name, []).append(small.value)
+    return table
