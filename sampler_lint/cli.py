@@ -6,7 +6,9 @@ found changes, 2 usage, configuration or internal error.
 
 from __future__ import annotations
 
+import os
 import sys
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -15,7 +17,7 @@ import click
 
 from sampler_lint import __version__
 from sampler_lint.engine import registry
-from sampler_lint.engine.config import ConfigError, ConfigResolver, RawSettings
+from sampler_lint.engine.config import ConfigError, ConfigResolver, RawSettings, Settings, resolve
 from sampler_lint.engine.findings import Finding
 from sampler_lint.engine.runner import (
     Given,
@@ -32,6 +34,40 @@ if TYPE_CHECKING:
     from sampler_lint.output.baseline import Revision
 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+
+# How this run talks (set once from -q / -s / --color by :func:`_set_echo`).
+_QUIET = False  # findings only: no summary, no notes, no progress
+_SILENT = False  # nothing at all: the exit code tells
+_COLOR = False
+
+
+def _set_echo(params: dict[str, Any]) -> None:
+    global _QUIET, _SILENT, _COLOR
+    _SILENT = bool(params.get("silent"))
+    _QUIET = _SILENT or bool(params.get("quiet"))
+    _COLOR = use_color(params.get("color") or "auto", sys.stdout.isatty())
+
+
+def use_color(choice: str, is_terminal: bool) -> bool:
+    """``--color``: always / never; auto is on for a terminal, off with ``NO_COLOR`` set (non
+    empty, as https://no-color.org says), on with ``FORCE_COLOR`` set, whatever the stream."""
+    if choice != "auto":
+        return choice == "always"
+    if os.environ.get("NO_COLOR"):
+        return False
+    if os.environ.get("FORCE_COLOR"):
+        return True
+    return is_terminal
+
+
+def _warn(message: str) -> None:
+    if not _SILENT:
+        click.echo(f"sampler-lint: warning: {message}", err=True)
+
+
+def _info(message: str) -> None:
+    if not _QUIET:
+        click.echo(message, err=True)
 
 
 def _fail(message: str) -> NoReturn:
@@ -55,13 +91,14 @@ def _per_file_ignores(values: Sequence[str]) -> tuple[tuple[str, tuple[str, ...]
 
 
 def _cli_settings(params: dict[str, Any]) -> RawSettings:
-    for key in ("select", "extend_select", "ignore"):
+    for key in ("select", "extend_select", "ignore", "fixable", "unfixable", "extend_fixable"):
         for selector in _split(params[key]):
             try:
                 registry.expand_selector(selector)
             except registry.SelectorError as error:
                 _fail(f"--{key.replace('_', '-')}: {error}")
     per_file = _per_file_ignores(params["per_file_ignores"])
+    per_file += _per_file_ignores(params["extend_per_file_ignores"])
     for _, codes in per_file:
         for code in codes:
             try:
@@ -76,8 +113,44 @@ def _cli_settings(params: dict[str, Any]) -> RawSettings:
         extend_exclude=_split(params["extend_exclude"]),
         per_file_ignores=per_file,
         respect_gitignore=params["respect_gitignore"],
-        unsafe_fixes=True if params["unsafe_fixes"] else None,
+        unsafe_fixes=params["unsafe_fixes"],
+        fixable=_split(params["fixable"]) or None,
+        extend_fixable=_split(params["extend_fixable"]),
+        unfixable=_split(params["unfixable"]),
+        force_exclude=params["force_exclude"],
     )
+
+
+def _config_arguments(values: Sequence[str]) -> tuple[Path | None, RawSettings]:
+    """``--config``: one configuration file, and any number of inline ``KEY = VALUE`` settings
+    (TOML, as in a ``[tool.sampler-lint]`` table) that go over every configuration file."""
+    from sampler_lint.engine.config import parse_table
+
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - exercised on Python 3.10 only
+        import tomli as tomllib  # type: ignore[import-not-found, unused-ignore]
+
+    config_file: Path | None = None
+    inline = RawSettings()
+    for value in values:
+        if Path(value).is_file() or "=" not in value:
+            if config_file is not None:
+                _fail("--config: give at most one configuration file (and any number of "
+                      "KEY = VALUE settings)")
+            config_file = Path(value)
+            continue
+        try:
+            table = tomllib.loads(value)
+        except tomllib.TOMLDecodeError as error:
+            _fail(f"--config {value!r}: neither a file nor a TOML `KEY = VALUE`: {error}")
+        if "extend" in table:
+            _fail("--config: 'extend' can only be set in a configuration file")
+        try:
+            inline = inline.layered(parse_table(table, f"--config {value!r}"))
+        except ConfigError as error:
+            _fail(str(error))
+    return config_file, inline
 
 
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report it
@@ -135,18 +208,42 @@ def main() -> None:
     """Find and fix the silent bugs of distributed data loading in PyTorch training code."""
 
 
-@main.command()
+class _Check(click.Command):
+    """``--add-noqa=REASON`` takes its value only after ``=`` (as Ruff's): a bare ``--add-noqa``
+    followed by a path must never take the path for a reason."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        rewritten: list[str] = []
+        for arg in args:
+            if arg.startswith("--add-noqa="):
+                rewritten += ["--add-noqa", "--add-noqa-reason", arg.split("=", 1)[1]]
+            else:
+                rewritten.append(arg)
+        return super().parse_args(ctx, rewritten)
+
+
+@main.command(cls=_Check)
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
-@click.option("--fix", is_flag=True, help="Apply safe fixes (and unsafe ones with --unsafe-fixes).")
-@click.option("--unsafe-fixes", is_flag=True, help="Also offer and apply unsafe fixes.")
+@click.option("--fix/--no-fix", default=None,
+              help="Apply safe fixes (and unsafe ones with --unsafe-fixes); --no-fix overrides.")
+@click.option("--unsafe-fixes/--no-unsafe-fixes", default=None,
+              help="Also offer and apply unsafe fixes (default: the `unsafe-fixes` setting).")
+@click.option("--fix-only", is_flag=True,
+              help="Apply fixes, but report nothing left over and exit 0 (implies --fix).")
+@click.option("--fixable", multiple=True, help="Rules whose fixes may apply (default: ALL).")
+@click.option("--unfixable", multiple=True, help="Rules whose fixes never apply.")
+@click.option("--extend-fixable", multiple=True, help="Rules to make fixable on top of fixable.")
 @click.option("--diff", is_flag=True, help="Print fixes as a unified diff; write nothing.")
 @click.option("--select", multiple=True, help="Rules to enable (codes, names, prefixes, ALL).")
 @click.option("--ignore", multiple=True, help="Rules to disable.")
 @click.option("--extend-select", multiple=True, help="Rules to enable on top of the selection.")
 @click.option("--per-file-ignores", multiple=True, help="PATTERN:CODE[,CODE] to ignore per file.")
+@click.option("--extend-per-file-ignores", multiple=True,
+              help="PATTERN:CODE[,CODE] to ignore per file, on top of the configuration's.")
 @click.option("--exclude", multiple=True, help="Replace the default excludes with these patterns.")
 @click.option("--extend-exclude", multiple=True, help="Exclude these patterns too.")
-@click.option("--force-exclude", is_flag=True, help="Apply excludes to files named explicitly.")
+@click.option("--force-exclude/--no-force-exclude", default=None,
+              help="Apply excludes to files named explicitly (default: `force-exclude`).")
 @click.option(
     "--respect-gitignore/--no-respect-gitignore", default=None,
     help="Honour .gitignore, .git/info/exclude and git's global excludes (default: on).",
@@ -155,7 +252,9 @@ def main() -> None:
     "--output-format",
     type=click.Choice(sorted(REPORTERS)),
     multiple=True,
-    help="Output format (default: full). Repeat it, each with its own --output-file, to write "
+    envvar="SAMPLER_LINT_OUTPUT_FORMAT",
+    help="Output format (default: `output-format` in the configuration, else full; env: "
+    "SAMPLER_LINT_OUTPUT_FORMAT). Repeat it, each with its own --output-file, to write "
     "several formats in one run; a format without a file goes to standard output.",
 )
 @click.option(
@@ -166,7 +265,9 @@ def main() -> None:
 @click.option("--show-fixes", is_flag=True, help="List the fixes applied, per rule.")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when findings remain.")
 @click.option("--exit-non-zero-on-fix", is_flag=True, help="Exit 1 when any fix was applied.")
-@click.option("--config", "config_file", type=click.Path(path_type=Path), help="Use this file.")
+@click.option("--config", "config_values", multiple=True, metavar="FILE|KEY=VALUE",
+              help="Use this configuration file; or set one key as TOML (`select = [\"SL1\"]`) "
+              "over every configuration. Repeatable.")
 @click.option("--isolated", is_flag=True, help="Ignore all configuration files.")
 @click.option("--no-cache", is_flag=True, help="Do not read or write the cache.")
 @click.option("--cache-dir", type=click.Path(path_type=Path), help="Where the cache lives.")
@@ -177,56 +278,92 @@ def main() -> None:
 @click.option("--write-baseline", type=click.Path(path_type=Path),
               help="Write the current findings to this baseline file and exit 0.")
 @click.option("--add-noqa", is_flag=True,
-              help="Add `# noqa: CODE` to the line of every current finding.")
+              help="Add `# noqa: CODE` to the line of every current finding; "
+              "`--add-noqa=REASON` writes the reason after the codes.")
+@click.option("--add-noqa-reason", hidden=True, default="", help="Set by --add-noqa=REASON.")
+@click.option("--ignore-noqa", is_flag=True,
+              help="Ignore `# noqa` comments and file-level directives.")
+@click.option("--show-files", is_flag=True, help="List the files that would be linted, and exit.")
+@click.option("--show-settings", is_flag=True,
+              help="Show the settings that apply to the first path, and exit.")
+@click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto",
+              help="Colour the output (auto: on a terminal, unless NO_COLOR; FORCE_COLOR forces).")
+@click.option("-q", "--quiet", is_flag=True, help="Print findings, but nothing else.")
+@click.option("-s", "--silent", is_flag=True, help="Print nothing; only the exit code tells.")
+@click.option("-v", "--verbose", is_flag=True,
+              help="Say which configuration each folder used and how long each stage took.")
 @click.option("--since", metavar="REV",
               help="Report only findings on lines added or changed since this git revision.")
 @click.option("--no-prefilter", is_flag=True, hidden=True, help="Parse every file (for tests).")
 def check(paths: tuple[Path, ...], **params: Any) -> None:
     """Lint PATHS (default: the current directory); `-` reads standard input."""
+    started = time.perf_counter()
+    params["fix"] = bool(params["fix"] or params["fix_only"]) and params["fix"] is not False
     if params["add_noqa"] and (params["fix"] or params["diff"]):
         _fail("--add-noqa cannot be combined with --fix or --diff")
-    if params["isolated"] and params["config_file"]:
+    config_file, inline = _config_arguments(params["config_values"])
+    params["config_file"] = config_file
+    if params["isolated"] and config_file:
         _fail("--config and --isolated cannot be used together")
     try:
-        cli = _cli_settings(params)
-        resolver = ConfigResolver(
-            cli, config_file=params["config_file"], isolated=params["isolated"]
-        )
+        cli = inline.layered(_cli_settings(params))
+        resolver = ConfigResolver(cli, config_file=config_file, isolated=params["isolated"])
     except ConfigError as error:
         _fail(str(error))
-    outputs = _output_plan(params["output_format"], params["output_file"])
+    here = _working_settings(resolver)
+    _set_echo(params)
+    if here.output_format and here.output_format not in REPORTERS:
+        _fail(f"output-format {here.output_format!r} is not available in this version")
+    formats = params["output_format"] or ((here.output_format,) if here.output_format else ())
+    outputs = _output_plan(formats, params["output_file"])
+    force_exclude = params["force_exclude"]
     options = RunOptions(
         fix=params["fix"],
-        unsafe_fixes=True if params["unsafe_fixes"] else None,
+        unsafe_fixes=params["unsafe_fixes"],
         diff=params["diff"],
         want_edits=any(fmt in NEEDS_EDITS for fmt, _ in outputs),
         jobs=params["jobs"],
-        force_exclude=params["force_exclude"],
+        force_exclude=here.force_exclude if force_exclude is None else force_exclude,
         use_prefilter=not params["no_prefilter"],
         use_cache=not params["no_cache"],
         cache_dir=params["cache_dir"],
+        ignore_noqa=params["ignore_noqa"],
     )
+    if params["show_settings"]:
+        _show_settings(list(paths) or [Path(".")], resolver)
+        return
+    if params["show_files"]:
+        _show_files(list(paths) or [Path(".")], resolver, options)
+        return
     if list(paths) == [Path("-")]:
         _check_stdin(resolver, options, params)
         return
     if Path("-") in paths:
         _fail("`-` (standard input) cannot be combined with other paths")
     targets = list(paths) or [Path(".")]
+    surveyed = time.perf_counter()
     try:
-        result = run(targets, resolver, options, progress=_progress())
+        result = run(targets, resolver, options, progress=None if _QUIET else _progress())
     except ConfigError as error:
         _fail(str(error))
+    if params["verbose"]:
+        _verbose_report(resolver, result, surveyed - started, time.perf_counter() - surveyed)
+    if params["cache_dir"] is not None and not params["no_cache"]:
+        from sampler_lint.engine.cache import UNUSABLE
+
+        for message in UNUSABLE.values():
+            _warn(message)
     path_errors = _path_errors(result, targets)
     errors = [e for r in result.results for e in r.errors]
     internal = any(r.internal_error for r in result.results)
     failed = bool(internal or path_errors)  # exit 2 whatever else happens
     if not result.files_checked and not path_errors:
-        click.echo("sampler-lint: warning: No Python files found under the given path(s)",
-                   err=True)
+        _warn("No Python files found under the given path(s)")
     for message in [*result.problems.warnings, *errors]:
-        click.echo(f"sampler-lint: warning: {message}", err=True)
+        _warn(message)
     for message in path_errors:
-        click.echo(f"sampler-lint: error: {message}", err=True)
+        if not _SILENT:
+            click.echo(f"sampler-lint: error: {message}", err=True)
     findings: list[Finding] = sorted(
         (f for r in result.results for f in r.findings), key=Finding.sort_key
     )
@@ -234,10 +371,10 @@ def check(paths: tuple[Path, ...], **params: Any) -> None:
     if params["add_noqa"]:
         from sampler_lint.output.add_noqa import add_noqa
 
-        added, problems = add_noqa(findings)
+        added, problems = add_noqa(findings, reason=params["add_noqa_reason"])
         for problem in problems:
-            click.echo(f"sampler-lint: warning: {problem}", err=True)
-        click.echo(f"Added {added} noqa directive(s).", err=True)
+            _warn(problem)
+        _info(f"Added {added} noqa directive(s).")
         sys.exit(EXIT_ERROR if problems or failed else EXIT_OK)
     fixed = sum(r.fixed for r in result.results)
     fixed_by_code: dict[str, int] = {}
@@ -259,12 +396,21 @@ def check(paths: tuple[Path, ...], **params: Any) -> None:
         fixed_by_code=fixed_by_code if options.fix and not options.diff else {},
         files_checked=result.files_checked,
         complete=bool(result.files_checked) and not failed,
+        quiet=_QUIET,
     )
+    if params["fix_only"] and not options.diff:
+        if not failed:
+            _info(f"Fixed {fixed} error{'s' if fixed != 1 else ''}.")
+        status = EXIT_ERROR if failed else EXIT_OK
+        if params["exit_non_zero_on_fix"] and fixed and not failed:
+            status = EXIT_FINDINGS
+        sys.exit(status)
     if options.diff:
         diffs = [r.diff for r in result.results if r.diff]
-        click.echo("".join(diffs), nl=False)
+        if not _SILENT:
+            click.echo("".join(diffs), nl=False)
         if diffs:
-            click.echo(f"Would fix {sum(r.fixed for r in result.results)} error(s).", err=True)
+            _info(f"Would fix {sum(r.fixed for r in result.results)} error(s).")
         sys.exit(EXIT_ERROR if failed else (EXIT_FINDINGS if diffs else EXIT_OK))
     for fmt, output in outputs:
         _emit(findings, context, fmt, output)
@@ -274,6 +420,94 @@ def check(paths: tuple[Path, ...], **params: Any) -> None:
     if params["exit_non_zero_on_fix"] and fixed:
         status = EXIT_FINDINGS
     sys.exit(status)
+
+
+def _working_settings(resolver: ConfigResolver) -> Settings:
+    """The settings of the working folder, for what applies to the whole run (output format,
+    force-exclude); a broken configuration there is reported where it governs files, so the run
+    goes on with the defaults here."""
+    try:
+        return resolver.for_directory(Path("."))
+    except ConfigError:
+        return resolve(resolver.cli, Path.cwd(), None)
+
+
+def _show_files(paths: list[Path], resolver: ConfigResolver, options: RunOptions) -> None:
+    """``--show-files``: every file a run would lint, one per line, sorted (as Ruff)."""
+    from sampler_lint.engine.discovery import Problems, iter_source_files
+
+    problems = Problems()
+    try:
+        files = sorted(
+            str(p.resolve()) for p in iter_source_files(
+                paths, resolver, force_exclude=options.force_exclude, problems=problems
+            )
+        )
+    except ConfigError as error:
+        _fail(str(error))
+    for message in problems.warnings:
+        _warn(message)
+    click.echo("\n".join(files) + ("\n" if files else ""), nl=False)
+    sys.exit(EXIT_ERROR if problems.missing or problems.config_errors else EXIT_OK)
+
+
+def _show_settings(paths: list[Path], resolver: ConfigResolver) -> None:
+    """``--show-settings``: the resolved settings of the first path, as TOML-like lines."""
+    path = paths[0]
+    try:
+        settings = resolver.for_path(path)
+    except ConfigError as error:
+        _fail(str(error))
+    lines = [
+        f"Resolved settings for: {path.resolve()}",
+        f"Settings path: {settings.source.resolve() if settings.source else '(none: defaults)'}",
+        f"root = {str(settings.root)!r}",
+        f"enabled = {sorted(settings.enabled)}",
+        f"fixable = {sorted(settings.fixable)}",
+        f"unsafe-fixes = {str(settings.unsafe_fixes).lower()}",
+        f"respect-gitignore = {str(settings.respect_gitignore).lower()}",
+        f"force-exclude = {str(settings.force_exclude).lower()}",
+        f"output-format = {settings.output_format or 'full'!r}",
+        f"exclude = {list(settings.exclude)}",
+        "per-file-ignores = {"
+        + ", ".join(f"{p!r} = {sorted(c)}" for p, c in settings.per_file_ignores) + "}",
+    ]
+    for key, value in sorted(settings.options.items()):
+        lines.append(f"{key} = {_toml(value)}")
+    click.echo("\n".join(lines))
+    sys.exit(EXIT_OK)
+
+
+def _toml(value: Any) -> str:
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, str):
+        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_toml(v) for v in value) + "]"
+    return repr(value)
+
+
+def _verbose_report(resolver: ConfigResolver, result: RunResult, setup: float,
+                    run_time: float) -> None:
+    """``-v``: which configuration each linted folder used, and the time of each stage."""
+    folders: dict[str, set[str]] = {}
+    for linted in result.linted:
+        try:
+            settings = resolver.for_path(linted)
+        except ConfigError:
+            continue
+        source = str(settings.source) if settings.source else "(defaults, no configuration file)"
+        folders.setdefault(source, set()).add(str(linted.parent))
+    for source, where in sorted(folders.items()):
+        shown = ", ".join(sorted(where)[:5]) + (" ..." if len(where) > 5 else "")
+        click.echo(f"sampler-lint: config {source}: {len(where)} folder(s): {shown}", err=True)
+    click.echo(
+        f"sampler-lint: timing: settings {setup * 1000:.0f} ms, survey + lint "
+        f"{run_time * 1000:.0f} ms for {result.files_checked} file(s) "
+        f"({len(result.linted)} linted after the pre-filters)",
+        err=True,
+    )
 
 
 def _path_errors(result: Any, targets: list[Path]) -> list[str]:
@@ -376,8 +610,9 @@ def _emit(findings: list[Finding], context: ReportContext, fmt: str, output: Pat
         except OSError as error:
             _fail(f"cannot write {output}: {error}")
         return
-    color = sys.stdout.isatty()
-    click.echo(reporter(findings, context, color), nl=False)
+    if _SILENT:
+        return
+    click.echo(reporter(findings, context, _COLOR), nl=False, color=_COLOR)
 
 
 def _progress() -> Any:
@@ -452,6 +687,27 @@ def rule(selector: str | None, show_all: bool) -> None:
     if found is None:
         _fail(f"unknown rule '{selector}' (see `sampler-lint rule --all`)")
     click.echo(render_rule(found))
+
+
+@main.command()
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
+def clean(paths: tuple[Path, ...]) -> None:
+    """Remove the caches (`.sampler_lint_cache` folders) under PATHS (default: here)."""
+    import shutil
+
+    from sampler_lint.engine.cache import DIRECTORY
+
+    removed = 0
+    for top in paths or (Path("."),):
+        for root, dirs, _ in os.walk(top):
+            if DIRECTORY in dirs:
+                target = Path(root) / DIRECTORY
+                shutil.rmtree(target, ignore_errors=True)
+                click.echo(f"Removed {target}", err=True)
+                removed += 1
+            dirs[:] = [d for d in dirs if d not in (DIRECTORY, ".git")]
+    if not removed:
+        click.echo("No cache found.", err=True)
 
 
 @main.command()

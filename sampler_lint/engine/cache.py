@@ -329,8 +329,18 @@ class Cache:
                 handle.write(_mac(self.key, payload))
                 handle.write(payload)
             os.replace(temporary, self.path)
-        except OSError:
-            pass  # a read-only checkout simply runs uncached
+        except OSError as error:
+            # A read-only checkout simply runs uncached; the user hears of it once per folder.
+            _unusable(self.directory, error)
+
+
+#: Cache folders this process could not write, with the reason: the command line says each once.
+UNUSABLE: dict[Path, str] = {}
+
+
+def _unusable(directory: Path, error: OSError) -> None:
+    UNUSABLE.setdefault(directory, f"cannot write the cache in {directory}: "
+                                   f"{error.strerror or error}; running uncached")
 
 
 def result_is_cacheable(result: FileResult) -> bool:

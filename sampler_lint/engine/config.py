@@ -63,8 +63,14 @@ class ConfigError(Exception):
     """A configuration problem the user must fix; the CLI exits 2 with this message."""
 
 
-_LIST_KEYS = ("select", "ignore", "extend-select", "exclude", "extend-exclude")
-_BOOL_KEYS = ("respect-gitignore", "unsafe-fixes")
+_LIST_KEYS = (
+    "select", "ignore", "extend-select", "exclude", "extend-exclude", "fixable", "unfixable",
+    "extend-fixable",
+)
+_SELECTOR_KEYS = ("select", "ignore", "extend-select", "fixable", "unfixable", "extend-fixable")
+_BOOL_KEYS = ("respect-gitignore", "unsafe-fixes", "force-exclude")
+#: Keys that say how to run rather than what to find (read by the command line).
+_STRING_KEYS = ("output-format", "required-version", "extend")
 
 
 @dataclass(frozen=True)
@@ -80,6 +86,11 @@ class RawSettings:
     respect_gitignore: bool | None = None
     unsafe_fixes: bool | None = None
     options: Mapping[str, Any] = field(default_factory=dict)
+    fixable: tuple[str, ...] | None = None
+    extend_fixable: tuple[str, ...] = ()
+    unfixable: tuple[str, ...] = ()
+    force_exclude: bool | None = None
+    output_format: str | None = None
 
     def layered(self, top: RawSettings) -> RawSettings:
         """These settings with ``top`` (the command line) applied over them."""
@@ -97,6 +108,13 @@ class RawSettings:
             ),
             unsafe_fixes=top.unsafe_fixes if top.unsafe_fixes is not None else self.unsafe_fixes,
             options={**self.options, **top.options},
+            fixable=top.fixable if top.fixable is not None else self.fixable,
+            extend_fixable=self.extend_fixable + top.extend_fixable,
+            unfixable=self.unfixable + top.unfixable,
+            force_exclude=(
+                top.force_exclude if top.force_exclude is not None else self.force_exclude
+            ),
+            output_format=top.output_format or self.output_format,
         )
 
 
@@ -112,6 +130,10 @@ class Settings:
     respect_gitignore: bool
     unsafe_fixes: bool
     options: Mapping[str, Any]
+    #: The codes whose fixes may be offered and applied (``fixable`` minus ``unfixable``).
+    fixable: frozenset[str] = frozenset()
+    force_exclude: bool = False
+    output_format: str | None = None
 
     @functools.cached_property
     def exclude_spec(self) -> pathspec.GitIgnoreSpec:
@@ -184,6 +206,7 @@ class Settings:
                 sorted(self.enabled),
                 sorted(self.per_file_ignores),
                 sorted((k, repr(v)) for k, v in self.options.items()),
+                sorted(self.fixable),
             )
         )
 
@@ -222,7 +245,10 @@ def _check_selectors(values: Iterable[str], key: str, where: str) -> None:
 def parse_table(table: Mapping[str, Any], where: str) -> RawSettings:
     """Validate one ``[tool.sampler-lint]`` table (or a command-line equivalent)."""
     specs = _option_specs()
-    known = set(_LIST_KEYS) | set(_BOOL_KEYS) | {"per-file-ignores"} | set(specs)
+    known = (
+        set(_LIST_KEYS) | set(_BOOL_KEYS) | set(_STRING_KEYS)
+        | {"per-file-ignores", "extend-per-file-ignores"} | set(specs)
+    )
     values: dict[str, Any] = {}
     options: dict[str, Any] = {}
     for key, value in table.items():
@@ -232,21 +258,23 @@ def parse_table(table: Mapping[str, Any], where: str) -> RawSettings:
             raise ConfigError(f"{where}: unknown key '{key}'{hint}")
         if key in _LIST_KEYS:
             values[key] = _string_list(value, key, where)
-            if key in ("select", "ignore", "extend-select"):
+            if key in _SELECTOR_KEYS:
                 _check_selectors(values[key], key, where)
         elif key in _BOOL_KEYS:
             if not isinstance(value, bool):
                 raise ConfigError(f"{where}: '{key}' must be true or false, got {value!r}")
             values[key] = value
-        elif key == "per-file-ignores":
+        elif key in _STRING_KEYS:
+            if not isinstance(value, str):
+                raise ConfigError(f"{where}: '{key}' must be a string, got {value!r}")
+            values[key] = value
+        elif key in ("per-file-ignores", "extend-per-file-ignores"):
             if not isinstance(value, Mapping):
-                raise ConfigError(
-                    f"{where}: 'per-file-ignores' must be a table of pattern = [codes]"
-                )
+                raise ConfigError(f"{where}: '{key}' must be a table of pattern = [codes]")
             entries = []
             for pattern, codes in value.items():
-                listed = _string_list(codes, f"per-file-ignores.{pattern}", where)
-                _check_selectors(listed, f"per-file-ignores.{pattern}", where)
+                listed = _string_list(codes, f"{key}.{pattern}", where)
+                _check_selectors(listed, f"{key}.{pattern}", where)
                 entries.append((str(pattern), listed))
             values[key] = tuple(entries)
         else:
@@ -262,17 +290,70 @@ def parse_table(table: Mapping[str, Any], where: str) -> RawSettings:
                 raise ConfigError(f"{where}: '{key}' must be one of {allowed}, got {value!r}")
             else:
                 options[key] = value
+    output_format = values.get("output-format")
+    if output_format is not None and output_format not in OUTPUT_FORMATS:
+        allowed = ", ".join(repr(f) for f in OUTPUT_FORMATS)
+        raise ConfigError(f"{where}: 'output-format' must be one of {allowed}, got "
+                          f"{output_format!r}")
+    if "required-version" in values:
+        check_required_version(values["required-version"], where)
     return RawSettings(
         select=values.get("select"),
         extend_select=values.get("extend-select", ()),
         ignore=values.get("ignore", ()),
         exclude=values.get("exclude"),
         extend_exclude=values.get("extend-exclude", ()),
-        per_file_ignores=values.get("per-file-ignores", ()),
+        per_file_ignores=values.get("per-file-ignores", ())
+        + values.get("extend-per-file-ignores", ()),
         respect_gitignore=values.get("respect-gitignore"),
         unsafe_fixes=values.get("unsafe-fixes"),
         options=options,
+        fixable=values.get("fixable"),
+        extend_fixable=values.get("extend-fixable", ()),
+        unfixable=values.get("unfixable", ()),
+        force_exclude=values.get("force-exclude"),
+        output_format=output_format,
     )
+
+
+#: The names of the output formats (the reporters live in ``sampler_lint.output``, which the
+#: engine does not import; ``tests/test_cli_flags.py`` checks the two lists agree).
+OUTPUT_FORMATS = (
+    "concise", "full", "github", "gitlab", "json", "json-lines", "junit", "rdjson", "sarif",
+)
+
+_VERSION_CLAUSE = re.compile(r"^\s*(==|!=|>=|<=|~=|>|<)?\s*v?([0-9]+(?:\.[0-9]+)*)\s*$")
+
+
+def _version_tuple(text: str) -> tuple[int, ...]:
+    parts = [int(p) for p in re.findall(r"[0-9]+", text)[:3]]
+    return tuple(parts + [0] * (3 - len(parts)))
+
+
+def check_required_version(spec: str, where: str) -> None:
+    """``required-version = ">=0.4"`` (PEP 440 comparison clauses, comma-separated; a bare
+    version means ``==``): a configuration error when this sampler-lint does not satisfy it."""
+    from sampler_lint import __version__
+
+    current = _version_tuple(__version__)
+    for clause in spec.split(","):
+        match = _VERSION_CLAUSE.match(clause)
+        if match is None:
+            raise ConfigError(f"{where}: 'required-version' cannot be read: {spec!r}")
+        operator, version = match.group(1) or "==", match.group(2)
+        wanted = _version_tuple(version)
+        if operator == "~=":
+            depth = max(1, len(version.split(".")) - 1)
+            ok = current >= wanted and current[:depth] == wanted[:depth]
+        else:
+            ok = {
+                "==": current == wanted, "!=": current != wanted, ">=": current >= wanted,
+                "<=": current <= wanted, ">": current > wanted, "<": current < wanted,
+            }[operator]
+        if not ok:
+            raise ConfigError(
+                f"{where}: required-version {spec!r} is not met by sampler-lint {__version__}"
+            )
 
 
 def _closest(key: str, known: Iterable[str]) -> str | None:
@@ -282,8 +363,30 @@ def _closest(key: str, known: Iterable[str]) -> str | None:
     return matches[0] if matches else None
 
 
-def load_file(path: Path) -> RawSettings | None:
-    """Settings from one file; ``None`` for a ``pyproject.toml`` without our table."""
+def load_file(path: Path, _seen: tuple[Path, ...] = ()) -> RawSettings | None:
+    """Settings from one file; ``None`` for a ``pyproject.toml`` without our table. A table with
+    ``extend = "../base.toml"`` (relative to this file) is layered over the settings of that
+    file, which may extend another in turn."""
+    table_where = _read_table(path)
+    if table_where is None:
+        return None
+    table, where = table_where
+    settings = parse_table(table, where)
+    base_name = table.get("extend")
+    if base_name is None:
+        return settings
+    base = (path.parent / os.path.expanduser(base_name)).resolve()
+    if base in _seen or base == path.resolve():
+        raise ConfigError(f"{where}: 'extend' makes a circle through {base}")
+    if not base.is_file():
+        raise ConfigError(f"{where}: 'extend' names {base}, which does not exist")
+    loaded = load_file(base, (*_seen, path.resolve()))
+    if loaded is None:
+        raise ConfigError(f"{where}: 'extend' names {base}, which has no [tool.sampler-lint]")
+    return loaded.layered(settings)
+
+
+def _read_table(path: Path) -> tuple[dict[str, Any], str] | None:
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError) as error:
@@ -294,6 +397,12 @@ def load_file(path: Path) -> RawSettings | None:
         raise ConfigError(f"{path}: invalid TOML: nested too deeply") from None
     if path.name == "pyproject.toml":
         tool = data.get("tool", {})
+        if isinstance(tool, dict) and "sampler-lint" not in tool:
+            for near in ("sampler_lint", "samplerlint", "sampler-lint.", "sampler"):
+                if near in tool:
+                    raise ConfigError(
+                        f"{path}: [tool.{near}] is not read: did you mean [tool.sampler-lint]?"
+                    )
         if not isinstance(tool, dict) or "sampler-lint" not in tool:
             return None
         table = tool["sampler-lint"]
@@ -303,7 +412,7 @@ def load_file(path: Path) -> RawSettings | None:
         where = str(path)
     if not isinstance(table, dict):
         raise ConfigError(f"{where}: must be a table")
-    return parse_table(table, where)
+    return table, where
 
 
 def find_config(directory: Path) -> Path | None:
@@ -346,6 +455,10 @@ def resolve(raw: RawSettings, root: Path, source: Path | None) -> Settings:
     )
     options = {key: default for key, (_, _, default) in _option_specs().items()}
     options.update(raw.options)
+    all_codes = {rule.code for rule in registry.all_rules()}
+    fixable = all_codes if raw.fixable is None else registry.expand_selectors(raw.fixable)
+    fixable |= registry.expand_selectors(raw.extend_fixable)
+    fixable -= registry.expand_selectors(raw.unfixable)
     return Settings(
         root=root,
         source=source,
@@ -355,6 +468,9 @@ def resolve(raw: RawSettings, root: Path, source: Path | None) -> Settings:
         respect_gitignore=True if raw.respect_gitignore is None else raw.respect_gitignore,
         unsafe_fixes=bool(raw.unsafe_fixes),
         options=options,
+        fixable=frozenset(fixable),
+        force_exclude=bool(raw.force_exclude),
+        output_format=raw.output_format,
     )
 
 

@@ -45,6 +45,11 @@ class LintOptions:
     want_edits: bool = False  # json and sarif print each fix's edits
     want_diff: bool = False
     use_prefilter: bool = True
+    #: The codes whose fixes may be offered and applied (``None``: every code); a finding of
+    #: another code carries no fix (``--unfixable``, ``fixable``).
+    fixable: frozenset[str] | None = None
+    #: ``--ignore-noqa``: report what ``# noqa`` comments and file-level directives suppress.
+    ignore_noqa: bool = False
 
 
 @dataclass
@@ -305,8 +310,13 @@ def _lint_module(
     index: ProjectIndex, source: str | None = None,
 ) -> _Outcome:
     context = run_rules(path, module, rules, lint, index, source)
+    if lint.fixable is not None:
+        for report in context.reports:
+            if report.fix is not None and report.rule.code not in lint.fixable:
+                report.fix = None
     located = locate(context)
-    suppressions = noqa.parse(context.source) if located else noqa.Suppressions()
+    wanted = located and not lint.ignore_noqa
+    suppressions = noqa.parse(context.source) if wanted else noqa.Suppressions()
     return _Outcome(module, context, located, suppressions)
 
 
@@ -375,7 +385,8 @@ def lint_source(path: Path, data: bytes, lint: LintOptions, index: ProjectIndex 
     source left after the pre-filter stages (``sampler_lint.engine.survey``), so they are not run
     again."""
     result, fixed, used, current = _lint_with_rules(path, data, lint, index, display_name, only)
-    if current is not None and any(rule.code == UNUSED_NOQA for rule in lint.rules):
+    if (current is not None and not lint.ignore_noqa
+            and any(rule.code == UNUSED_NOQA for rule in lint.rules)):
         fixed = _unused_noqa(result, data if fixed is None else fixed, current, used, lint, fixed)
     return result, fixed
 
@@ -394,7 +405,7 @@ def _lint_with_rules(path: Path, data: bytes, lint: LintOptions, index: ProjectI
     except (SyntaxError, UnicodeDecodeError, LookupError) as error:
         result.findings.append(_parse_error(name, f"cannot decode file: {error}"))
         return result, None, set(), None
-    file_codes = noqa.file_level_codes(text)
+    file_codes = frozenset() if lint.ignore_noqa else noqa.file_level_codes(text)
     if only is not None:
         rules = [rule for rule in lint.rules if rule.code in only]
     else:
@@ -472,7 +483,8 @@ def _unused_noqa(
                 unused.setdefault(line, set()).add(code)
     if not unused:
         return fixed
-    if lint.fix:
+    fixable = lint.fixable is None or UNUSED_NOQA in lint.fixable
+    if lint.fix and fixable:
         candidate = noqa.remove_codes(current, unused, suppressions.comments)
         if candidate != current and _compiles(decode(candidate)):
             result.fixed += sum(len(codes) for codes in unused.values())
@@ -488,7 +500,7 @@ def _unused_noqa(
         comment_column, comment = suppressions.comments.get(line, (0, source))
         match = noqa.LINE_DIRECTIVE.search(comment)
         column = comment_column + (match.start() if match else 0) + 1
-        fix = FixInfo("safe", "Remove the unused noqa code", None)
+        fix = FixInfo("safe", "Remove the unused noqa code", None) if fixable else None
         for code in sorted(unused_codes):
             result.findings.append(Finding(
                 code=UNUSED_NOQA, name=rule, severity="warning",
@@ -579,7 +591,8 @@ def _fix_loop(
             applied_codes[code] = applied_codes.get(code, 0) + 1
         # A fix may make another rule's pattern appear (SL401's rename can leave a remainder of
         # a quotient for SL402): the pre-filters judge the fixed code afresh.
-        rules = _prefiltered_rules(new_code, noqa.file_level_codes(new_code), lint)
+        file_codes = frozenset() if lint.ignore_noqa else noqa.file_level_codes(new_code)
+        rules = _prefiltered_rules(new_code, file_codes, lint)
         current = _lint_module(path, reparsed, rules, lint, index, _same_as_parsed(new_code))
     else:
         if any(_applicable(item, lint) for item in current.active):

@@ -2,8 +2,8 @@
 
 ``# noqa`` suppresses every finding on a physical line of the flagged statement; ``# noqa: SL101,
 SL201`` only those codes. ``# sampler-lint: noqa`` anywhere in a file suppresses the whole file,
-``# sampler-lint: noqa: SL301`` only that code in the file. Only real comments count (a ``# noqa``
-inside a string does not).
+``# sampler-lint: noqa: SL301`` only that code in the file (``# flake8: noqa`` too). Only real
+comments count (a ``# noqa`` inside a string does not).
 """
 
 from __future__ import annotations
@@ -18,7 +18,12 @@ _CODES = r"[A-Za-z]+[0-9]+(?:[\s,]+[A-Za-z]+[0-9]+)*"
 _LINE = re.compile(rf"#\s*noqa(?::\s*(?P<codes>{_CODES}))?", re.IGNORECASE)
 #: A line directive, ``# noqa`` or ``# noqa: CODES`` (group ``codes``).
 LINE_DIRECTIVE = _LINE
-_FILE = re.compile(rf"#\s*sampler-lint\s*:\s*noqa(?::\s*(?P<codes>{_CODES}))?", re.IGNORECASE)
+#: The file-level directive: ours (sampler-lint, then colon, noqa, optional codes), and flake8's
+#: spelling of it (flake8 instead of sampler-lint) read the way Ruff reads it: flake8 itself
+#: treats the coded form as a whole-file exemption; Ruff and this tool, as those codes only.
+_FILE = re.compile(
+    rf"#\s*(?:sampler-lint|flake8)\s*:\s*noqa(?::\s*(?P<codes>{_CODES}))?", re.IGNORECASE
+)
 
 
 def _codes(text: str | None) -> frozenset[str]:
@@ -93,7 +98,8 @@ def parse(text: str) -> Suppressions:
 
 def file_level_codes(text: str) -> frozenset[str]:
     """The codes a file-level directive suppresses, from a cheap scan (before parsing)."""
-    if "sampler-lint" not in text:
+    lowered = text.lower()
+    if "sampler-lint" not in lowered and "flake8" not in lowered:
         return frozenset()
     return parse(text).file_codes
 

@@ -58,6 +58,7 @@ class RunOptions:
     use_prefilter: bool = True
     use_cache: bool = True
     cache_dir: Path | None = None
+    ignore_noqa: bool = False
 
 
 @dataclass
@@ -95,6 +96,8 @@ def lint_options_for(settings: Settings, path: Path, run: RunOptions) -> LintOpt
         want_edits=run.want_edits,
         want_diff=run.diff,
         use_prefilter=run.use_prefilter,
+        fixable=settings.fixable,
+        ignore_noqa=run.ignore_noqa,
     )
 
 
@@ -118,7 +121,7 @@ def _pool(jobs: int, work: int, initializer: Callable[..., None], *initargs: Any
     global _STOP
     _STOP = _context().Value("b", 0)
     return ProcessPoolExecutor(
-        max_workers=jobs, mp_context=_context(), initializer=_init_worker,
+        max_workers=min(jobs, work), mp_context=_context(), initializer=_init_worker,
         initargs=(initializer, initargs, writer.shared_counter(), _STOP),
     )
 
@@ -695,4 +698,6 @@ def _lint_key(lint: LintOptions) -> str:
         sorted((key, repr(value)) for key, value in lint.options.items()),
         lint.want_edits,
         lint.use_prefilter,
+        None if lint.fixable is None else sorted(lint.fixable),
+        lint.ignore_noqa,
     ))

@@ -80,7 +80,8 @@ def survey_source(
     rules: list[type[Rule]] | None = None
     has_noqa = False
     if lint is not None and text is not None:
-        rules = rules_to_run(text, noqa.file_level_codes(text), lint)
+        file_codes = frozenset() if lint.ignore_noqa else noqa.file_level_codes(text)
+        rules = rules_to_run(text, file_codes, lint)
         has_noqa = may_have_unused_noqa(text)
     wanted: list[FactCollector] = []
     questions: list[FactCollector] = []

@@ -23,8 +23,9 @@ from sampler_lint.engine.writer import WriteError, write_atomic
 _NOQA = noqa.LINE_DIRECTIVE
 
 
-def add_noqa(findings: Sequence[Finding]) -> tuple[int, list[str]]:
-    """Add the directives; return how many lines changed and the problems met."""
+def add_noqa(findings: Sequence[Finding], reason: str = "") -> tuple[int, list[str]]:
+    """Add the directives (``reason``, when given, after the codes of each new one: ``# noqa:
+    SL101 data is pre-sharded``); return how many lines changed and the problems met."""
     by_file: dict[str, dict[int, set[str]]] = defaultdict(lambda: defaultdict(set))
     by_cell: dict[str, dict[int, dict[int, set[str]]]] = defaultdict(
         lambda: defaultdict(lambda: defaultdict(set))
@@ -36,9 +37,10 @@ def add_noqa(findings: Sequence[Finding]) -> tuple[int, list[str]]:
             by_cell[f.path][f.notebook.cell][f.location.line].add(f.code)
         else:
             by_file[f.filename][f.location.line].add(f.code)
+    reason = " ".join(reason.split())  # one line, whatever was passed
     changed, problems = 0, []
     for filename, cells in sorted(by_cell.items()):
-        count, problem = _add_noqa_notebook(Path(filename), cells)
+        count, problem = _add_noqa_notebook(Path(filename), cells, reason)
         changed += count
         problems.extend([problem] if problem else [])
     for filename, lines in sorted(by_file.items()):
@@ -49,7 +51,7 @@ def add_noqa(findings: Sequence[Finding]) -> tuple[int, list[str]]:
         except (OSError, SyntaxError, UnicodeDecodeError, LookupError) as error:
             problems.append(f"{filename}: cannot add noqa: {error}")
             continue
-        new_text, count = _annotate(encoding_text, lines)
+        new_text, count = _annotate(encoding_text, lines, reason)
         if count == 0:
             continue
         if not _still_valid(new_text, lines):
@@ -77,7 +79,9 @@ def annotated(text: str, wanted: dict[int, set[str]]) -> str | None:
     return new_text
 
 
-def _add_noqa_notebook(path: Path, cells: dict[int, dict[int, set[str]]]) -> tuple[int, str]:
+def _add_noqa_notebook(
+    path: Path, cells: dict[int, dict[int, set[str]]], reason: str = ""
+) -> tuple[int, str]:
     """Annotate the cells of one notebook; lines changed, and a problem (or "")."""
     from sampler_lint.engine.json_spans import SpanError
     from sampler_lint.engine.notebook import rewrite_cells
@@ -89,7 +93,7 @@ def _add_noqa_notebook(path: Path, cells: dict[int, dict[int, set[str]]]) -> tup
         wanted = cells.get(number)
         if not wanted:
             return None
-        new_text, added = _annotate(text, wanted)
+        new_text, added = _annotate(text, wanted, reason)
         if added and not _still_valid(new_text, wanted):
             raise SpanError(f"adding noqa would break cell {number}")
         count += added
@@ -122,7 +126,7 @@ def placements(text: str, wanted: dict[int, set[str]]) -> dict[int, set[str]]:
     return dict(placed)
 
 
-def _annotate(text: str, wanted: dict[int, set[str]]) -> tuple[str, int]:
+def _annotate(text: str, wanted: dict[int, set[str]], reason: str = "") -> tuple[str, int]:
     lines = text.splitlines(keepends=True)
     comments = noqa.parse(text).comments  # real comments only: never a `# noqa` in a string
     count = 0
@@ -145,6 +149,8 @@ def _annotate(text: str, wanted: dict[int, set[str]]) -> tuple[str, int]:
             body = body[:start] + ", ".join([match.group("codes"), *missing]) + body[end:]
         else:
             body = body.rstrip() + "  # noqa: " + ", ".join(sorted(codes))
+            if reason:
+                body += " " + reason
         lines[number - 1] = body + ending
         count += 1
     return "".join(lines), count

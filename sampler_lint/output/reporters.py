@@ -27,6 +27,8 @@ class ReportContext:
     files_checked: int
     #: False when the run linted nothing or met an error: no "All checks passed!" then.
     complete: bool = True
+    #: ``-q``: the findings and nothing else (no totals, no notes about fixes).
+    quiet: bool = False
 
 
 def _fix_marker(finding: Finding, context: ReportContext) -> str:
@@ -38,6 +40,8 @@ def _fix_marker(finding: Finding, context: ReportContext) -> str:
 
 
 def _summary(findings: Sequence[Finding], context: ReportContext) -> list[str]:
+    if context.quiet:
+        return []
     lines = []
     remaining = len(findings)
     if context.fixing and context.fixed:
@@ -91,7 +95,8 @@ def concise(findings: Sequence[Finding], context: ReportContext, color: bool) ->
         f"{_fix_marker(f, context)}{f.message}"
         for f in findings
     ]
-    out += _risks(findings)
+    if not context.quiet:
+        out += _risks(findings)
     out += _summary(findings, context)
     return "\n".join(out) + "\n"
 
