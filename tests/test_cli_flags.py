@@ -209,7 +209,9 @@ def test_output_format_names_agree_with_the_reporters() -> None:
 
 
 def test_force_exclude_in_configuration(repo: Path) -> None:
-    (repo / "sampler-lint.toml").write_text('extend-exclude = ["train.py"]\nforce-exclude = true\n')
+    (repo / "sampler-lint.toml").write_text(
+        'extend-exclude = ["train.py"]\nforce-exclude = true\n'
+    )
     code, out, _ = run("--output-format", "json", "train.py")
     assert code == 0 and codes(out) == []
     _, out, _ = run("--no-force-exclude", "--output-format", "json", "train.py")
@@ -233,7 +235,7 @@ def test_show_files(repo: Path) -> None:
     (repo / "util.py").write_text("x = 1\n")
     code, out, _ = run("--show-files", ".")
     assert code == 0
-    assert out.splitlines() == [str((repo / "train.py").resolve()), str((repo / "util.py").resolve())]
+    assert out.splitlines() == [str((repo / name).resolve()) for name in ("train.py", "util.py")]
 
 
 def test_show_settings(repo: Path) -> None:
