@@ -27,8 +27,10 @@ What holds, rule by rule:
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from typing import Any
+from unittest import mock
 
 import pytest
 from hypothesis import given, settings
@@ -128,8 +130,10 @@ def _fixed(code: str, rule: str) -> str:
 
 def _function(code: str, name: str = "shard") -> Callable[..., Any]:
     namespace: dict[str, Any] = {}
-    exec(compile(code, "<fixed>", "exec"), namespace)  # the test's own snippets, never user code
-    namespace["torch"] = _Torch  # after the import statement ran: the stand-in takes its place
+    # The stand-in is what `import torch` finds, so this runs (and means the same) without torch.
+    with mock.patch.dict(sys.modules, {"torch": _Torch}):  # type: ignore[dict-item]
+        exec(compile(code, "<fixed>", "exec"), namespace)  # the test's own snippets only
+    namespace["torch"] = _Torch
     function: Callable[..., Any] = namespace[name]
     return function
 
