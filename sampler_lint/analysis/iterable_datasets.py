@@ -188,13 +188,14 @@ def _text(node: ast.Name | ast.Attribute) -> str:
     return node.id if isinstance(node, ast.Name) else node.attr
 
 
-def _imported_from(tree: ast.Module) -> dict[str, str]:
-    """Local name -> the module it is imported from (``from ..data import Stream``)."""
-    found: dict[str, str] = {}
+def _imported_from(tree: ast.Module) -> dict[str, tuple[str, str]]:
+    """Local name -> the module it is imported from and its name there (``from ..data import
+    Stream as Lines``: ``Lines`` -> ``("..data", "Stream")``)."""
+    found: dict[str, tuple[str, str]] = {}
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom):
             for alias in node.names:
-                found[alias.asname or alias.name] = imported_module(node)
+                found[alias.asname or alias.name] = (imported_module(node), alias.name)
     return found
 
 
@@ -208,7 +209,8 @@ def collect_dataset_loaders(tree: ast.Module, path: str) -> dict[str, list[Any]]
         return {}  # a worker_init_fn or a wrapper in this file may split the data per worker
     imported = _imported_from(tree)
     framework = any(
-        module.lstrip(".").split(".")[0] in _SHARDING_FRAMEWORKS for module in imported.values()
+        module.lstrip(".").split(".")[0] in _SHARDING_FRAMEWORKS
+        for module, _ in imported.values()
     ) or any(
         isinstance(node, ast.Import) and any(
             alias.name.split(".")[0] in _SHARDING_FRAMEWORKS for alias in node.names
@@ -242,21 +244,21 @@ def collect_dataset_loaders(tree: ast.Module, path: str) -> dict[str, list[Any]]
                 base = imported.get(head)
                 if base is None:
                     continue  # `pkg.data.Stream(...)` through `import pkg`: not followed
-                module = _submodule(base, head, dotted)
+                module = _submodule(*base, dotted)
             elif name in defined:
                 module = ""
             elif name in imported:
-                module = imported[name]
+                module, name = imported[name]
             else:
                 continue
             facts.add(DatasetLoader(key, call.lineno, name, module, workers, distributed))
     return {FACT: sorted(facts, key=lambda f: (f.path, f.line, f.name))}
 
 
-def _submodule(module: str, head: str, dotted: str) -> str:
+def _submodule(module: str, original: str, dotted: str) -> str:
     """``from pkg import data`` then ``data.Stream(...)``: the module ``pkg.data``."""
     parts = dotted.split(".")[1:-1]
-    joined = ".".join([head, *parts])
+    joined = ".".join([original, *parts])
     dot = "" if module.endswith(".") else "."
     return f"{module}{dot}{joined}"
 

@@ -1,0 +1,121 @@
+"""SL105 across files: the dataset class is defined in one file and built into a loader in
+another; the finding is on the class, only when an import resolves to it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from sampler_lint.cli import main
+
+LINES = '''\
+from torch.utils.data import IterableDataset
+
+
+class Lines(IterableDataset):
+    def __init__(self, path):
+        self.path = path
+
+    def __iter__(self):
+        with open(self.path) as handle:
+            for line in handle:
+                yield line
+'''
+
+
+def _findings(project: Path) -> list[tuple[str, int]]:
+    result = CliRunner().invoke(
+        main,
+        ["check", "--no-cache", "--isolated", "--output-format", "json", "--select", "SL105",
+         str(project)],
+    )
+    assert result.exit_code in (0, 1), result.output
+    return sorted(
+        (Path(f["filename"]).relative_to(project).as_posix(), f["location"]["row"])
+        for f in json.loads(result.stdout)
+    )
+
+
+def _project(tmp_path: Path, files: dict[str, str]) -> Path:
+    for name, text in files.items():
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return tmp_path
+
+
+@pytest.mark.parametrize(
+    ("train", "where"),
+    [
+        ("from pkg.data import Lines\n", "train.py"),
+        ("from pkg import Lines\n", "train.py"),  # re-exported by pkg/__init__.py
+        ("from .data import Lines\n", "pkg/train.py"),
+        ("from pkg.data import Lines as Text\n", "train.py"),
+    ],
+)
+def test_loader_in_another_file(tmp_path: Path, train: str, where: str) -> None:
+    built = "Text" if "as Text" in train else "Lines"
+    project = _project(tmp_path, {
+        "pkg/__init__.py": "from .data import Lines\n",
+        "pkg/data.py": LINES,
+        where: train + f"from torch.utils.data import DataLoader\n\n"
+        f"loader = DataLoader({built}('a.txt'), num_workers=4)\n",
+    })
+    assert _findings(project) == [("pkg/data.py", 8)]
+
+
+def test_module_attribute(tmp_path: Path) -> None:
+    project = _project(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/data.py": LINES,
+        "train.py": "from pkg import data\nfrom torch.utils.data import DataLoader\n\n"
+        "loader = DataLoader(data.Lines('a.txt'), num_workers=2)\n",
+    })
+    assert _findings(project) == [("pkg/data.py", 8)]
+
+
+def test_no_workers_in_the_other_file(tmp_path: Path) -> None:
+    project = _project(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/data.py": LINES,
+        "train.py": "from pkg.data import Lines\nfrom torch.utils.data import DataLoader\n\n"
+        "loader = DataLoader(Lines('a.txt'), num_workers=0)\n",
+    })
+    assert _findings(project) == []
+
+
+def test_same_name_elsewhere_is_not_the_class(tmp_path: Path) -> None:
+    project = _project(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/data.py": LINES,
+        "other/__init__.py": "",
+        "other/data.py": LINES,
+        "train.py": "from pkg.data import Lines\nfrom torch.utils.data import DataLoader\n\n"
+        "loader = DataLoader(Lines('a.txt'), num_workers=2)\n",
+    })
+    assert _findings(project) == [("pkg/data.py", 8)]
+
+
+def test_unknown_module_reaches_nothing(tmp_path: Path) -> None:
+    project = _project(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/data.py": LINES,
+        "train.py": "from textlib import Lines\nfrom torch.utils.data import DataLoader\n\n"
+        "loader = DataLoader(Lines('a.txt'), num_workers=2)\n",
+    })
+    assert _findings(project) == []
+
+
+def test_local_class_wins_over_import(tmp_path: Path) -> None:
+    # train.py builds its own (map-style) Lines: pkg/data.py's is never built into a loader.
+    project = _project(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/data.py": LINES,
+        "train.py": "from torch.utils.data import DataLoader, Dataset\n\n\n"
+        "class Lines(Dataset):\n    pass\n\n\n"
+        "loader = DataLoader(Lines(), num_workers=2)\n",
+    })
+    assert _findings(project) == []
