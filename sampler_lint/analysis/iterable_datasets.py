@@ -28,6 +28,7 @@ from sampler_lint.analysis.index import (
     dotted_expression,
     imported_module,
 )
+from sampler_lint.analysis.loader_calls import is_evaluation_name
 from sampler_lint.analysis.loader_facts import file_key, is_loader_constructor
 
 FACT = "sl105_dataset_loaders"
@@ -89,6 +90,7 @@ class _Scopes(ast.NodeVisitor):
 
     def __init__(self) -> None:
         self.loaders: list[tuple[ast.Call, ast.AST, ast.ClassDef | None]] = []
+        self.targets: dict[int, list[str]] = {}  # id(value) -> the names it is assigned to
         self.assigned: dict[int, dict[str, list[ast.expr]]] = {}
         self.functions: dict[str, list[ast.AST]] = {}
         self._scope: list[ast.AST] = []
@@ -126,6 +128,9 @@ class _Scopes(ast.NodeVisitor):
         self.generic_visit(node)
 
     def _record(self, target: ast.expr, value: ast.expr) -> None:
+        named = dotted_expression(target)
+        if named:
+            self.targets.setdefault(id(value), []).append(named)
         if isinstance(target, ast.Name):
             self._table(self._scope[-1]).setdefault(target.id, []).append(value)
         elif (
@@ -143,12 +148,13 @@ class _Scopes(ast.NodeVisitor):
 def _constructions(
     scopes: _Scopes, value: ast.expr, function: ast.AST, klass: ast.ClassDef | None,
     module: ast.Module,
-) -> Iterator[str]:
-    """The dotted names of the classes ``value`` may be a fresh instance of."""
+) -> Iterator[tuple[str, ast.Call]]:
+    """The dotted names of the classes ``value`` may be a fresh instance of, with the call
+    that builds it."""
     if isinstance(value, ast.Call):
         name = dotted_expression(value.func)
         if name:
-            yield name
+            yield name, value
         return
     dotted = dotted_expression(value)
     if dotted is None:
@@ -163,7 +169,42 @@ def _constructions(
         if isinstance(assigned, ast.Call):
             name = dotted_expression(assigned.func)
             if name:
-                yield name
+                yield name, assigned
+
+
+# Words of a value split by rank before the dataset is built (`Lines(files[rank::world])`).
+_SPLIT_WORDS = ("rank", "world", "replica", "shard", "node", "process_index", "num_processes")
+
+
+def _split_by_caller(
+    scopes: _Scopes, value: ast.expr, function: ast.AST, module: ast.Module, depth: int = 0
+) -> bool:
+    """Whether the construction's arguments (or the names they read, two assignments deep)
+    mention a rank, a world size or shards: the caller gave each process its own part."""
+    for node in ast.walk(value):
+        if isinstance(node, (ast.Name, ast.Attribute)):
+            word = _text(node).lower()
+            if any(part in word for part in _SPLIT_WORDS):
+                return True
+            if isinstance(node, ast.Name) and depth < 2 and node is not value:
+                assigned = scopes.assigned.get(id(function), {}).get(node.id, [])
+                if not assigned and function is not module:
+                    assigned = scopes.assigned.get(id(module), {}).get(node.id, [])
+                if any(
+                    _split_by_caller(scopes, item, function, module, depth + 1)
+                    for item in assigned
+                ):
+                    return True
+    return False
+
+
+def _evaluation(scopes: _Scopes, call: ast.Call, function: ast.AST) -> bool:
+    """A loader named (or built in a function named) for evaluation: every rank evaluating
+    the whole set wastes time but trains on nothing twice."""
+    names = list(scopes.targets.get(id(call), []))
+    if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        names.append(function.name)
+    return any(is_evaluation_name(name) for name in names)
 
 
 def _configures_workers(scopes: _Scopes, value: ast.expr) -> bool:
@@ -235,9 +276,12 @@ def collect_dataset_loaders(tree: ast.Module, path: str) -> dict[str, list[Any]]
         workers = workers_arg is not None and not (
             isinstance(workers_arg, ast.Constant) and workers_arg.value in (0, None)
         )
-        if not (workers or distributed):
+        on_ranks = distributed and not _evaluation(scopes, call, function)
+        if not (workers or on_ranks):
             continue
-        for dotted in _constructions(scopes, dataset, function, klass, tree):
+        for dotted, built in _constructions(scopes, dataset, function, klass, tree):
+            if not workers and _split_by_caller(scopes, built, function, tree):
+                continue
             head, _, _ = dotted.partition(".")
             name = dotted.rsplit(".", 1)[-1]
             if "." in dotted:
@@ -251,7 +295,7 @@ def collect_dataset_loaders(tree: ast.Module, path: str) -> dict[str, list[Any]]
                 module, name = imported[name]
             else:
                 continue
-            facts.add(DatasetLoader(key, call.lineno, name, module, workers, distributed))
+            facts.add(DatasetLoader(key, call.lineno, name, module, workers, on_ranks))
     return {FACT: sorted(facts, key=lambda f: (f.path, f.line, f.name))}
 
 
