@@ -15,6 +15,7 @@ from sampler_lint.analysis.index import ProjectIndex
 from sampler_lint.analysis.iterable_datasets import (
     DATASET_LOADERS,
     FACT,
+    FACT_PARAMETERS,
     DatasetLoader,
     loaders_of,
 )
@@ -89,7 +90,8 @@ class UnshardedIterableDataset(Rule):
 
     @classmethod
     def may_match_index(cls, index: ProjectIndex, path: str) -> bool:
-        return bool(index.get(FACT))
+        # Some loader runs a dataset in several processes (built on it, or on a parameter).
+        return bool(index.get(FACT) or index.get(FACT_PARAMETERS))
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         if not self._plain_iterable_dataset(node):

@@ -119,3 +119,52 @@ def test_local_class_wins_over_import(tmp_path: Path) -> None:
         "loader = DataLoader(Lines(), num_workers=2)\n",
     })
     assert _findings(project) == []
+
+
+MAKE_LOADER = '''\
+from torch.utils.data import DataLoader
+
+
+def make_loader(dataset, batch_size, workers={workers}):
+    return DataLoader(dataset, batch_size=batch_size, num_workers=workers)
+
+
+def other(dataset):
+    return dataset
+'''
+
+
+@pytest.mark.parametrize(
+    ("call", "workers", "expected"),
+    [
+        ("make_loader(Lines('a.txt'), 32)", "4", [("pkg/data.py", 8)]),
+        ("make_loader(dataset, 32)", "4", [("pkg/data.py", 8)]),  # dataset = Lines(...)
+        ("make_loader(batch_size=32, dataset=Lines('a.txt'))", "4", [("pkg/data.py", 8)]),
+        ("make_loader(Lines('a.txt'), 32)", "0", []),
+        ("make_loader([], Lines('a.txt'))", "4", []),  # not the dataset parameter
+        ("other(Lines('a.txt'))", "4", []),
+    ],
+)
+def test_loader_built_by_a_project_function(
+    tmp_path: Path, call: str, workers: str, expected: list[tuple[str, int]]
+) -> None:
+    project = _project(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/data.py": LINES,
+        "pkg/loaders.py": MAKE_LOADER.replace("{workers}", workers),
+        "train.py": "from pkg.data import Lines\nfrom pkg.loaders import make_loader, other\n\n\n"
+        f"def main():\n    dataset = Lines('a.txt')\n    train_loader = {call}\n"
+        "    return train_loader\n",
+    })
+    assert _findings(project) == expected
+
+
+def test_same_function_name_elsewhere(tmp_path: Path) -> None:
+    project = _project(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/data.py": LINES,
+        "pkg/loaders.py": MAKE_LOADER.replace("{workers}", "4"),
+        "train.py": "from pkg.data import Lines\nfrom helpers import make_loader\n\n"
+        "train_loader = make_loader(Lines('a.txt'), 32)\n",
+    })
+    assert _findings(project) == []

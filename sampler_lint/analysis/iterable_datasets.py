@@ -32,6 +32,8 @@ from sampler_lint.analysis.loader_calls import is_evaluation_name
 from sampler_lint.analysis.loader_facts import file_key, is_loader_constructor
 
 FACT = "sl105_dataset_loaders"
+FACT_PARAMETERS = "sl105_parameter_loaders"
+FACT_PASSED = "sl105_datasets_passed"
 
 # DataLoader(dataset, batch_size, shuffle, sampler, batch_sampler, num_workers, collate_fn,
 #            pin_memory, drop_last, timeout, worker_init_fn, ...)
@@ -58,6 +60,34 @@ class DatasetLoader:
     module: str  # where the loader's file imports ``name`` from ("" when it defines it)
     workers: bool  # num_workers given, not literally 0
     distributed: bool  # the file trains with torch DDP / FSDP
+
+
+@dataclass(frozen=True)
+class ParameterLoader:
+    """A loader built on a parameter of the module-level function ``function``."""
+
+    path: str
+    line: int
+    function: str
+    position: int  # -1: keyword-only
+    parameter: str
+    workers: bool
+    distributed: bool
+
+
+@dataclass(frozen=True)
+class DatasetPassed:
+    """A construction of the class ``name`` handed to the function ``callee``."""
+
+    path: str
+    line: int
+    callee: str
+    callee_module: str  # "" when the file defines it
+    position: int  # -1: by keyword
+    keyword: str
+    name: str
+    module: str
+    split: bool  # the construction's arguments are split by rank already
 
 
 def _names_used(tree: ast.Module) -> set[str]:
@@ -91,6 +121,7 @@ class _Scopes(ast.NodeVisitor):
     def __init__(self) -> None:
         self.loaders: list[tuple[ast.Call, ast.AST, ast.ClassDef | None]] = []
         self.targets: dict[int, list[str]] = {}  # id(value) -> the names it is assigned to
+        self.calls: list[tuple[ast.Call, ast.AST, ast.ClassDef | None]] = []
         self.assigned: dict[int, dict[str, list[ast.expr]]] = {}
         self.functions: dict[str, list[ast.AST]] = {}
         self._scope: list[ast.AST] = []
@@ -140,8 +171,11 @@ class _Scopes(ast.NodeVisitor):
             self._table(self._class[-1]).setdefault("self." + target.attr, []).append(value)
 
     def visit_Call(self, node: ast.Call) -> None:
+        where = (node, self._scope[-1], self._class[-1] if self._class else None)
         if is_loader_constructor(dotted_expression(node.func)):
-            self.loaders.append((node, self._scope[-1], self._class[-1] if self._class else None))
+            self.loaders.append(where)
+        elif node.args or node.keywords:
+            self.calls.append(where)
         self.generic_visit(node)
 
 
@@ -241,10 +275,10 @@ def _imported_from(tree: ast.Module) -> dict[str, tuple[str, str]]:
 
 
 def collect_dataset_loaders(tree: ast.Module, path: str) -> dict[str, list[Any]]:
+    """The loaders of this file built on a construction (or on a parameter of a module-level
+    function), and the constructions this file hands to functions."""
     scopes = _Scopes()
     scopes.visit(tree)
-    if not scopes.loaders:
-        return {}
     used = _names_used(tree)
     if "get_worker_info" in used:
         return {}  # a worker_init_fn or a wrapper in this file may split the data per worker
@@ -258,45 +292,155 @@ def collect_dataset_loaders(tree: ast.Module, path: str) -> dict[str, list[Any]]
         ) for node in ast.walk(tree)
     )
     distributed = not framework and bool(used & _DDP_NAMES)
-    defined = {
-        node.name for node in ast.walk(tree) if isinstance(node, ast.ClassDef)
-    }
+    defined = {node.name for node in ast.walk(tree) if isinstance(node, ast.ClassDef)}
+    functions = {node.name for node in tree.body if isinstance(node, ast.FunctionDef)}
     key = file_key(path)
     facts: set[DatasetLoader] = set()
+    parameters: set[ParameterLoader] = set()
     for call, function, klass in scopes.loaders:
-        if any(item.arg is None for item in call.keywords):
-            continue  # **kwargs: the workers and worker_init_fn are unknown
-        dataset = _argument(call, 0, "dataset")
-        if dataset is None:
+        use = _loader_use(scopes, call, function, distributed)
+        if use is None:
             continue
-        init = _argument(call, _WORKER_INIT, "worker_init_fn")
-        if init is not None and _configures_workers(scopes, init):
-            continue
-        workers_arg = _argument(call, _NUM_WORKERS, "num_workers")
-        workers = workers_arg is not None and not (
-            isinstance(workers_arg, ast.Constant) and workers_arg.value in (0, None)
-        )
-        on_ranks = distributed and not _evaluation(scopes, call, function)
-        if not (workers or on_ranks):
-            continue
+        workers, on_ranks, dataset = use
         for dotted, built in _constructions(scopes, dataset, function, klass, tree):
             if not workers and _split_by_caller(scopes, built, function, tree):
                 continue
-            head, _, _ = dotted.partition(".")
-            name = dotted.rsplit(".", 1)[-1]
-            if "." in dotted:
-                base = imported.get(head)
-                if base is None:
-                    continue  # `pkg.data.Stream(...)` through `import pkg`: not followed
-                module = _submodule(*base, dotted)
-            elif name in defined:
-                module = ""
-            elif name in imported:
-                module, name = imported[name]
-            else:
-                continue
-            facts.add(DatasetLoader(key, call.lineno, name, module, workers, on_ranks))
-    return {FACT: sorted(facts, key=lambda f: (f.path, f.line, f.name))}
+            reference = _reference(dotted, defined, imported)
+            if reference is not None:
+                facts.add(DatasetLoader(key, call.lineno, *reference, workers, on_ranks))
+        if isinstance(dataset, ast.Name) and isinstance(function, ast.FunctionDef):
+            position = _parameter(dataset, function, tree, scopes)
+            if position is not None:
+                parameters.add(ParameterLoader(
+                    key, call.lineno, function.name, position, dataset.id, workers, on_ranks
+                ))
+    passed = _passed(scopes, tree, key, defined, functions, imported)
+    return {
+        FACT: sorted(facts, key=lambda f: (f.path, f.line, f.name)),
+        FACT_PARAMETERS: sorted(parameters, key=lambda f: (f.path, f.line, f.function)),
+        FACT_PASSED: sorted(passed, key=lambda f: (f.path, f.line, f.callee, f.position)),
+    }
+
+
+def _loader_use(
+    scopes: _Scopes, call: ast.Call, function: ast.AST, distributed: bool
+) -> tuple[bool, bool, ast.expr] | None:
+    """Whether the loader runs its dataset in workers, on every DDP rank, and its dataset
+    argument; ``None`` when neither, or when the call hides them."""
+    if any(item.arg is None for item in call.keywords):
+        return None  # **kwargs: the workers and worker_init_fn are unknown
+    dataset = _argument(call, 0, "dataset")
+    if dataset is None:
+        return None
+    init = _argument(call, _WORKER_INIT, "worker_init_fn")
+    if init is not None and _configures_workers(scopes, init):
+        return None
+    workers_arg = _argument(call, _NUM_WORKERS, "num_workers")
+    workers = workers_arg is not None and not _zero(scopes, workers_arg, function)
+    on_ranks = distributed and not _evaluation(scopes, call, function)
+    if not (workers or on_ranks):
+        return None
+    return workers, on_ranks, dataset
+
+
+def _zero(scopes: _Scopes, value: ast.expr, function: ast.AST) -> bool:
+    """``0`` / ``None``, or a name only ever given those (assigned in the function, or a
+    parameter defaulting to it that the function never reassigns): no worker processes, as far
+    as this file shows."""
+    def literal(node: ast.expr | None) -> bool:
+        return isinstance(node, ast.Constant) and node.value in (0, None)
+
+    if literal(value):
+        return True
+    if not isinstance(value, ast.Name):
+        return False
+    assigned = scopes.assigned.get(id(function), {}).get(value.id, [])
+    if assigned:
+        return all(literal(item) for item in assigned)
+    if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        arguments = function.args
+        positional = [*arguments.posonlyargs, *arguments.args]
+        defaults: list[tuple[ast.arg, ast.expr | None]] = list(zip(
+            positional[len(positional) - len(arguments.defaults):], arguments.defaults,
+            strict=True,
+        ))
+        defaults += list(zip(arguments.kwonlyargs, arguments.kw_defaults, strict=True))
+        return any(arg.arg == value.id and literal(default) for arg, default in defaults)
+    return False
+
+
+def _reference(
+    dotted: str, defined: set[str], imported: dict[str, tuple[str, str]]
+) -> tuple[str, str] | None:
+    """A class or function named in this file as ``(its name, the module it is imported from)``
+    (module ``""``: defined here); ``None`` when the name comes from elsewhere."""
+    head, _, _ = dotted.partition(".")
+    name = dotted.rsplit(".", 1)[-1]
+    if "." in dotted:
+        base = imported.get(head)
+        if base is None:
+            return None  # `pkg.data.Stream(...)` through `import pkg`: not followed
+        return name, _submodule(*base, dotted)
+    if name in defined:
+        return name, ""
+    if name in imported:
+        module, original = imported[name]
+        return original, module
+    return None
+
+
+def _parameter(
+    dataset: ast.Name, function: ast.FunctionDef, module: ast.Module, scopes: _Scopes
+) -> int | None:
+    """The position of ``dataset`` among the parameters of the module-level function around
+    the loader, when it is one of them and never reassigned there."""
+    if function not in module.body:
+        return None
+    if scopes.assigned.get(id(function), {}).get(dataset.id):
+        return None
+    names = [a.arg for a in (*function.args.posonlyargs, *function.args.args)]
+    if dataset.id in names:
+        return names.index(dataset.id)
+    if dataset.id in [a.arg for a in function.args.kwonlyargs]:
+        return -1
+    return None
+
+
+# Modules whose functions never build a project's loader.
+_LIBRARIES = ("torch", "numpy", "transformers", "datasets", "lightning", "pytorch_lightning",
+              "accelerate", "tqdm", "itertools", "functools", "builtins", "os", "typing")
+
+
+def _passed(
+    scopes: _Scopes, tree: ast.Module, key: str, defined: set[str], functions: set[str],
+    imported: dict[str, tuple[str, str]],
+) -> set[DatasetPassed]:
+    """Constructions of project classes handed to project functions: ``make_loader(Lines(p),
+    4)`` or ``train(dataset=Lines(p))`` (inline or through a name of the same scope)."""
+    found: set[DatasetPassed] = set()
+    for call, function, klass in scopes.calls:
+        callee_dotted = dotted_expression(call.func)
+        if not callee_dotted or is_loader_constructor(callee_dotted):
+            continue
+        callee = _reference(callee_dotted, functions, imported)
+        if callee is None or callee[1].lstrip(".").split(".")[0] in _LIBRARIES:
+            continue
+        arguments: list[tuple[int, str, ast.expr]] = []
+        for position, arg in enumerate(call.args):
+            if isinstance(arg, ast.Starred):
+                break
+            arguments.append((position, "", arg))
+        arguments += [(-1, k.arg, k.value) for k in call.keywords if k.arg is not None]
+        for position, keyword, value in arguments:
+            for dotted, built in _constructions(scopes, value, function, klass, tree):
+                reference = _reference(dotted, defined, imported)
+                if reference is None or reference[1].lstrip(".").split(".")[0] in _LIBRARIES:
+                    continue
+                split = _split_by_caller(scopes, built, function, tree)
+                found.add(DatasetPassed(
+                    key, call.lineno, *callee, position, keyword, *reference, split
+                ))
+    return found
 
 
 def _submodule(module: str, original: str, dotted: str) -> str:
@@ -307,7 +451,11 @@ def _submodule(module: str, original: str, dotted: str) -> str:
     return f"{module}{dot}{joined}"
 
 
-DATASET_LOADERS = FactCollector("dataset loaders", (("DataLoader",),), collect_dataset_loaders)
+# A file that builds a loader names it; one that hands a dataset to a function building one
+# usually names the result (`train_loader = make_loader(...)`).
+DATASET_LOADERS = FactCollector(
+    "dataset loaders", (("DataLoader", "loader", "Loader"),), collect_dataset_loaders
+)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -315,25 +463,55 @@ DATASET_LOADERS = FactCollector("dataset loaders", (("DataLoader",),), collect_d
 
 
 def loaders_of(index: ProjectIndex, name: str, path: str) -> list[DatasetLoader]:
-    """The recorded loaders built on the class ``name`` defined in the file at ``path``."""
+    """The recorded loaders built on the class ``name`` defined in the file at ``path``:
+    directly, or through a parameter of the project function the construction is handed to."""
     key = file_key(path)
-    facts = [fact for fact in dict.fromkeys(index.get(FACT)) if fact.name == name]
-    if not facts:
+    direct = [fact for fact in dict.fromkeys(index.get(FACT)) if fact.name == name]
+    passed = [fact for fact in dict.fromkeys(index.get(FACT_PASSED)) if fact.name == name]
+    if not direct and not passed:
         return []
-    resolver: ModuleResolver | None = None
-    found = []
-    for fact in facts:
-        if fact.path == key:
-            if not fact.module:
-                found.append(fact)
+    resolver = _resolver(index, key)
+    found = [fact for fact in direct if _names(resolver, fact.path, fact.module, key)]
+    functions: list[ParameterLoader] = index.get(FACT_PARAMETERS)
+    for handed in passed:
+        if not _names(resolver, handed.path, handed.module, key):
             continue
-        if not fact.module:
-            continue
-        if resolver is None:
-            resolver = ModuleResolver({f.path for f in index.get(FACT)} | {key})
-        if _reaches(resolver, fact.path, fact.module, key):
-            found.append(fact)
+        for function in functions:
+            if function.function != handed.callee or not _takes(function, handed):
+                continue
+            if not _names(resolver, handed.path, handed.callee_module, function.path):
+                continue
+            distributed = function.distributed and not handed.split
+            if function.workers or distributed:
+                found.append(DatasetLoader(
+                    function.path, function.line, name, "", function.workers, distributed
+                ))
     return found
+
+
+def _takes(function: ParameterLoader, handed: DatasetPassed) -> bool:
+    if handed.keyword:
+        return handed.keyword == function.parameter
+    return handed.position == function.position
+
+
+def _resolver(index: ProjectIndex, key: str) -> ModuleResolver:
+    cached: dict[str, ModuleResolver] = index.__dict__.setdefault("_sl105_resolvers", {})
+    resolver = cached.get(key)
+    if resolver is None:
+        known = {key}
+        for fact_name in (FACT, FACT_PARAMETERS, FACT_PASSED):
+            known.update(fact.path for fact in index.get(fact_name))
+        resolver = cached[key] = ModuleResolver(known)
+    return resolver
+
+
+def _names(resolver: ModuleResolver, user: str, module: str, target: str) -> bool:
+    """Whether a name used in the file ``user`` (imported from ``module``, or defined there
+    when ``module`` is empty) is the one defined in the file ``target``."""
+    if not module:
+        return user == target
+    return user != target and _reaches(resolver, user, module, target)
 
 
 def _reaches(resolver: ModuleResolver, importer: str, module: str, target: str) -> bool:
