@@ -121,9 +121,10 @@ class UnshardedIterableDataset(Rule):
             return
         use = sorted(uses, key=lambda u: (not u.workers, u.path, u.line))[0]
         message = (
-            f"`{node.name.value}.__iter__` walks `{self.context.code_for(walked)}` whole in every "
-            f"process: {_how(use, self.context.path)}, each yields every sample (nothing reads "
-            "`get_worker_info()` or the rank, nor calls a sharding helper)"
+            f"`{node.name.value}.__iter__` walks `{self.context.code_for(walked)}` whole in "
+            f"every process that runs it, and {_how(use, self.context.path)}: each one yields "
+            "every sample (nothing here reads `get_worker_info()` or the rank, or calls a "
+            "sharding helper)"
         )
         self.report(iterate.name, message)
 
@@ -164,16 +165,25 @@ class UnshardedIterableDataset(Rule):
     `get_worker_info()`, no rank or world size (the configured vocabulary), no
     `split_dataset_by_node`, `.shard(...)`, `islice`, webdataset or `sharding_filter`, not
     even in a comment. Only when the project visibly runs it in several processes: a
-    `DataLoader` built on an instance of the class (in any file that imports it) with
-    `num_workers` given and not literally `0`, or in a file that trains with
-    `DistributedDataParallel` / FSDP / `init_process_group` (and no accelerate, which shards
-    iterable datasets itself).
+    `DataLoader` built on an instance of the class (inline, or through a name or
+    `self.<attr>` assigned one; in the class's file or in any file importing the class by
+    module path; or in a project function the instance is handed to, built on that
+    function's parameter) with `num_workers` given and not `0` (nor a name only ever `0`),
+    or in a file that trains with `DistributedDataParallel` / FSDP / `init_process_group`
+    (then not under accelerate or transformers, which shard iterable datasets between
+    processes themselves; not a loader named for evaluation; not a dataset whose
+    constructor arguments already mention the rank or shards).
 
     Not flagged: infinite streams (a `while` loop, `itertools.cycle` / `count` / `repeat`),
     random generators (`for _ in range(n): yield torch.randn(...)`), wrappers that delegate
     to an inner dataset, stream or reader (`for x in self.dataset`), classes with another base
-    than `IterableDataset` and typing mixins, files that mention `get_worker_info` or a
-    `worker_init...` function, and loaders whose `worker_init_fn` touches the dataset.
+    than `IterableDataset` and typing mixins, a class file or loader file that mentions
+    `get_worker_info` (a helper there may split the data per worker), loaders given
+    `**kwargs`, and loaders whose `worker_init_fn` may touch the dataset (anything but a
+    function of the same file mentioning neither `dataset` nor `get_worker_info`).
+    Known gaps (findings missed, never added): subclasses of a project `IterableDataset`
+    class, iterator-style datasets (`__iter__` returning `self` with a `__next__`), and
+    Hugging Face streaming datasets handed to a loader under DDP.
 
     ## Why is this bad
     A `DataLoader` with `num_workers=N` copies the dataset into N processes and calls
