@@ -336,19 +336,19 @@ def _loader_use(
     if init is not None and _configures_workers(scopes, init):
         return None
     workers_arg = _argument(call, _NUM_WORKERS, "num_workers")
-    workers = workers_arg is not None and not _zero(scopes, workers_arg, function)
+    workers = workers_arg is not None and not _at_most_one(scopes, workers_arg, function)
     on_ranks = distributed and not _evaluation(scopes, call, function)
     if not (workers or on_ranks):
         return None
     return workers, on_ranks, dataset
 
 
-def _zero(scopes: _Scopes, value: ast.expr, function: ast.AST) -> bool:
-    """``0`` / ``None``, or a name only ever given those (assigned in the function, or a
-    parameter defaulting to it that the function never reassigns): no worker processes, as far
-    as this file shows."""
+def _at_most_one(scopes: _Scopes, value: ast.expr, function: ast.AST) -> bool:
+    """``0``, ``1`` or ``None``, or a name only ever given those (assigned in the function, or
+    a parameter defaulting to one that the function never reassigns): no more than one worker
+    process walks the dataset, as far as this file shows."""
     def literal(node: ast.expr | None) -> bool:
-        return isinstance(node, ast.Constant) and node.value in (0, None)
+        return isinstance(node, ast.Constant) and node.value in (0, 1, None)
 
     if literal(value):
         return True
