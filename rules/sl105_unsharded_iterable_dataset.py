@@ -16,6 +16,7 @@ from sampler_lint.analysis.iterable_datasets import (
     DATASET_LOADERS,
     FACT,
     FACT_PARAMETERS,
+    SHARDING_WORDS,
     DatasetLoader,
     loaders_of,
 )
@@ -27,13 +28,6 @@ from sampler_lint.rule import Example, Rule, Severity
 _TORCH_ITERABLE = frozenset({
     "torch.utils.data.IterableDataset", "torch.utils.data.dataset.IterableDataset",
 })
-# Any of these in the class (a name, a call, a comment) is a sign it splits its source per
-# worker or per rank, or knows it runs in several processes: never flagged.
-_SHARDING_WORDS = (
-    "worker", "rank", "world", "replica", "shard", "split_by_node", "split_dataset_by_node",
-    "process_index", "num_processes", "distributed", "wds", "webdataset", "islice", "hvd",
-    "horovod", "nodesplitter", "split_by",
-)
 # In the file: a worker_init_fn or helper that may hand each worker its part (a loader's own
 # worker_init_fn is judged where the loader is built).
 _FILE_WORDS = ("get_worker_info",)
@@ -147,7 +141,7 @@ class UnshardedIterableDataset(Rule):
     def _mentions_sharding(self, node: cst.ClassDef) -> bool:
         text = self.context.code_for(node)
         lowered = text.lower()
-        if any(word in lowered for word in _SHARDING_WORDS):
+        if any(word in lowered for word in SHARDING_WORDS):
             return True
         vocabulary = self.context.vocabulary
         names = vocabulary.rank_names | vocabulary.world_size_names
@@ -168,7 +162,8 @@ class UnshardedIterableDataset(Rule):
     `DataLoader` built on an instance of the class (inline, or through a name or
     `self.<attr>` assigned one; in the class's file or in any file importing the class by
     module path; or in a project function the instance is handed to, built on that
-    function's parameter) with `num_workers` given and not `0` (nor a name only ever `0`),
+    function's parameter; or on a project subclass that keeps its `__iter__` and reads
+    nothing of the processes either) with `num_workers` given and more than one (not `0` or `1`, nor a name only ever those),
     or in a file that trains with `DistributedDataParallel` / FSDP / `init_process_group`
     (then not under accelerate or transformers, which shard iterable datasets between
     processes themselves; not a loader named for evaluation; not a dataset whose
@@ -181,8 +176,8 @@ class UnshardedIterableDataset(Rule):
     `get_worker_info` (a helper there may split the data per worker), loaders given
     `**kwargs`, and loaders whose `worker_init_fn` may touch the dataset (anything but a
     function of the same file mentioning neither `dataset` nor `get_worker_info`).
-    Known gaps (findings missed, never added): subclasses of a project `IterableDataset`
-    class, iterator-style datasets (`__iter__` returning `self` with a `__next__`), and
+    Known gaps (findings missed, never added): a class whose base is a project class
+    (its own `__iter__` is not judged), iterator-style datasets (`__iter__` returning `self` with a `__next__`), and
     Hugging Face streaming datasets handed to a loader under DDP.
 
     ## Why is this bad

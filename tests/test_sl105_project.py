@@ -168,3 +168,28 @@ def test_same_function_name_elsewhere(tmp_path: Path) -> None:
         "train_loader = make_loader(Lines('a.txt'), 32)\n",
     })
     assert _findings(project) == []
+
+
+@pytest.mark.parametrize(
+    ("subclass", "expected"),
+    [
+        ("class TrainDataset(Lines):\n    suffix = '.txt'\n", [("pkg/data.py", 8)]),
+        ("class Middle(Lines):\n    pass\n\n\nclass TrainDataset(Middle):\n    pass\n",
+         [("pkg/data.py", 8)]),
+        # Each rank reads its own file: the subclass splits what the base walks.
+        ("class TrainDataset(Lines):\n    def __init__(self, path, rank):\n"
+         "        super().__init__(f'{path}.{rank}')\n", []),
+        ("class TrainDataset(Lines):\n    def __iter__(self):\n        yield 1\n", []),
+    ],
+)
+def test_loader_built_on_a_subclass(
+    tmp_path: Path, subclass: str, expected: list[tuple[str, int]]
+) -> None:
+    project = _project(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/data.py": LINES,
+        "pkg/train_data.py": "from pkg.data import Lines\n\n\n" + subclass,
+        "train.py": "from pkg.train_data import TrainDataset\nfrom torch.utils.data import "
+        "DataLoader\n\nloader = DataLoader(TrainDataset('a', 0), num_workers=2)\n",
+    })
+    assert _findings(project) == expected

@@ -34,6 +34,15 @@ from sampler_lint.analysis.loader_facts import file_key, is_loader_constructor
 FACT = "sl105_dataset_loaders"
 FACT_PARAMETERS = "sl105_parameter_loaders"
 FACT_PASSED = "sl105_datasets_passed"
+FACT_SUBCLASSES = "sl105_subclasses"
+
+# Any of these in a class (a name, an attribute, a string; in the rule also a comment) is a sign
+# it splits its source per worker or per rank, or knows it runs in several processes.
+SHARDING_WORDS = (
+    "worker", "rank", "world", "replica", "shard", "split_by_node", "split_dataset_by_node",
+    "process_index", "num_processes", "distributed", "wds", "webdataset", "islice", "hvd",
+    "horovod", "nodesplitter", "split_by",
+)
 
 # DataLoader(dataset, batch_size, shuffle, sampler, batch_sampler, num_workers, collate_fn,
 #            pin_memory, drop_last, timeout, worker_init_fn, ...)
@@ -60,6 +69,17 @@ class DatasetLoader:
     module: str  # where the loader's file imports ``name`` from ("" when it defines it)
     workers: bool  # num_workers given, not literally 0
     distributed: bool  # the file trains with torch DDP / FSDP
+
+
+@dataclass(frozen=True)
+class Subclass:
+    """A class of the project with its bases, as :func:`loaders_of` follows them down from a
+    dataset class to the subclasses a loader may be built on."""
+
+    path: str
+    name: str
+    bases: tuple[tuple[str, str], ...]  # (name, module) as for DatasetLoader
+    overrides: bool  # defines __iter__ itself, or reads something of the processes
 
 
 @dataclass(frozen=True)
@@ -315,11 +335,53 @@ def collect_dataset_loaders(tree: ast.Module, path: str) -> dict[str, list[Any]]
                     key, call.lineno, function.name, position, dataset.id, workers, on_ranks
                 ))
     passed = _passed(scopes, tree, key, defined, functions, imported)
+    subclasses = _subclasses(tree, key, defined, imported)
     return {
+        FACT_SUBCLASSES: subclasses,
         FACT: sorted(facts, key=lambda f: (f.path, f.line, f.name)),
         FACT_PARAMETERS: sorted(parameters, key=lambda f: (f.path, f.line, f.function)),
         FACT_PASSED: sorted(passed, key=lambda f: (f.path, f.line, f.callee, f.position)),
     }
+
+
+def _subclasses(
+    tree: ast.Module, key: str, defined: set[str], imported: dict[str, tuple[str, str]]
+) -> list[Subclass]:
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.ClassDef):
+            continue
+        bases = []
+        for base in node.bases:
+            dotted = dotted_expression(base)
+            reference = _reference(dotted, defined, imported) if dotted else None
+            if reference is not None:
+                bases.append(reference)
+        if not bases:
+            continue
+        overrides = any(
+            isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name in (
+                "__iter__", "__next__"
+            ) for item in node.body
+        ) or _mentions_sharding(node)
+        found.append(Subclass(key, node.name, tuple(bases), overrides))
+    return sorted(found, key=lambda c: (c.path, c.name))
+
+
+def _mentions_sharding(node: ast.AST) -> bool:
+    for child in ast.walk(node):
+        if isinstance(child, (ast.Name, ast.Attribute)):
+            word = _text(child)
+        elif isinstance(child, ast.Constant) and isinstance(child.value, str):
+            word = child.value
+        elif isinstance(child, ast.arg):
+            word = child.arg
+        else:
+            continue
+        lowered = word.lower()
+        if any(part in lowered for part in SHARDING_WORDS):
+            return True
+    return False
 
 
 def _loader_use(
@@ -452,9 +514,11 @@ def _submodule(module: str, original: str, dotted: str) -> str:
 
 
 # A file that builds a loader names it; one that hands a dataset to a function building one
-# usually names the result (`train_loader = make_loader(...)`).
+# usually names the result (`train_loader = make_loader(...)`); a subclass of a dataset class
+# is usually called a dataset. (A file missed here only hides findings.)
 DATASET_LOADERS = FactCollector(
-    "dataset loaders", (("DataLoader", "loader", "Loader"),), collect_dataset_loaders
+    "dataset loaders", (("DataLoader", "loader", "Loader", "Dataset"),),
+    collect_dataset_loaders,
 )
 
 
@@ -463,9 +527,36 @@ DATASET_LOADERS = FactCollector(
 
 
 def loaders_of(index: ProjectIndex, name: str, path: str) -> list[DatasetLoader]:
-    """The recorded loaders built on the class ``name`` defined in the file at ``path``:
+    """The recorded loaders built on the class ``name`` defined in the file at ``path``, or on
+    a project subclass that inherits its ``__iter__`` and reads nothing of the processes:
     directly, or through a parameter of the project function the construction is handed to."""
     key = file_key(path)
+    found = _loaders_of(index, name, key)
+    for subclass in _inheriting(index, name, key):
+        found += _loaders_of(index, subclass.name, subclass.path)
+    return found
+
+
+def _inheriting(index: ProjectIndex, name: str, key: str, depth: int = 0) -> list[Subclass]:
+    """The project subclasses of the class ``name`` at ``key`` (a few levels down) that use
+    its ``__iter__`` as it is."""
+    if depth > 3:
+        return []
+    resolver = _resolver(index, key)
+    found = []
+    for subclass in dict.fromkeys(index.get(FACT_SUBCLASSES)):
+        if subclass.overrides or (subclass.name, subclass.path) == (name, key):
+            continue
+        if any(
+            base == name and _names(resolver, subclass.path, module, key)
+            for base, module in subclass.bases
+        ):
+            found.append(subclass)
+            found += _inheriting(index, subclass.name, subclass.path, depth + 1)
+    return found
+
+
+def _loaders_of(index: ProjectIndex, name: str, key: str) -> list[DatasetLoader]:
     direct = [fact for fact in dict.fromkeys(index.get(FACT)) if fact.name == name]
     passed = [fact for fact in dict.fromkeys(index.get(FACT_PASSED)) if fact.name == name]
     if not direct and not passed:
@@ -500,7 +591,7 @@ def _resolver(index: ProjectIndex, key: str) -> ModuleResolver:
     resolver = cached.get(key)
     if resolver is None:
         known = {key}
-        for fact_name in (FACT, FACT_PARAMETERS, FACT_PASSED):
+        for fact_name in (FACT, FACT_PARAMETERS, FACT_PASSED, FACT_SUBCLASSES):
             known.update(fact.path for fact in index.get(fact_name))
         resolver = cached[key] = ModuleResolver(known)
     return resolver
