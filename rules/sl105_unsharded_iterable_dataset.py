@@ -163,8 +163,8 @@ class UnshardedIterableDataset(Rule):
     `self.<attr>` assigned one; in the class's file or in any file importing the class by
     module path; or in a project function the instance is handed to, built on that
     function's parameter; or on a project subclass that keeps its `__iter__` and reads
-    nothing of the processes either) with `num_workers` given and more than one (not `0` or `1`, nor a name only ever those),
-    or in a file that trains with `DistributedDataParallel` / FSDP / `init_process_group`
+    nothing of the processes either) with `num_workers` given and above one (not `0` or
+    `1`, nor a name only ever those), or in a file that trains with `DistributedDataParallel` / FSDP / `init_process_group`
     (then not under accelerate or transformers, which shard iterable datasets between
     processes themselves; not a loader named for evaluation; not a dataset whose
     constructor arguments already mention the rank or shards).
@@ -177,8 +177,9 @@ class UnshardedIterableDataset(Rule):
     `**kwargs`, and loaders whose `worker_init_fn` may touch the dataset (anything but a
     function of the same file mentioning neither `dataset` nor `get_worker_info`).
     Known gaps (findings missed, never added): a class whose base is a project class
-    (its own `__iter__` is not judged), iterator-style datasets (`__iter__` returning `self` with a `__next__`), and
-    Hugging Face streaming datasets handed to a loader under DDP.
+    (its own `__iter__` is not judged), iterator-style datasets (`__iter__` returning
+    `self` with a `__next__`), and Hugging Face streaming datasets handed to a loader under
+    DDP.
 
     ## Why is this bad
     A `DataLoader` with `num_workers=N` copies the dataset into N processes and calls
