@@ -164,7 +164,8 @@ class UnshardedIterableDataset(Rule):
     module path; or in a project function the instance is handed to, built on that
     function's parameter; or on a project subclass that keeps its `__iter__` and reads
     nothing of the processes either) with `num_workers` given and above one (not `0` or
-    `1`, nor a name only ever those), or in a file that trains with `DistributedDataParallel` / FSDP / `init_process_group`
+    `1`, nor a name only ever those), or in a file that trains with
+    `DistributedDataParallel` / FSDP / `init_process_group`
     (then not under accelerate or transformers, which shard iterable datasets between
     processes themselves; not a loader named for evaluation; not a dataset whose
     constructor arguments already mention the rank or shards).
