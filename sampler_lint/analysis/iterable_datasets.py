@@ -30,6 +30,7 @@ from sampler_lint.analysis.index import (
 )
 from sampler_lint.analysis.loader_calls import is_evaluation_name
 from sampler_lint.analysis.loader_facts import file_key, is_loader_constructor
+from sampler_lint.analysis.syntax_summary import SyntaxSummary
 
 FACT = "sl105_dataset_loaders"
 FACT_PARAMETERS = "sl105_parameter_loaders"
@@ -110,17 +111,13 @@ class DatasetPassed:
     split: bool  # the construction's arguments are split by rank already
 
 
-def _names_used(tree: ast.Module) -> set[str]:
-    found: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Name):
-            found.add(node.id)
-        elif isinstance(node, ast.Attribute):
-            found.add(node.attr)
-        elif isinstance(node, ast.alias):
-            found.add(node.name.rsplit(".", 1)[-1])
-            if node.asname:
-                found.add(node.asname)
+def _names_used(summary: SyntaxSummary) -> set[str]:
+    found = {node.id for node in summary.nodes(ast.Name)}
+    found.update(node.attr for node in summary.nodes(ast.Attribute))
+    for alias in summary.nodes(ast.alias):
+        found.add(alias.name.rsplit(".", 1)[-1])
+        if alias.asname:
+            found.add(alias.asname)
     return found
 
 
@@ -134,69 +131,59 @@ def _argument(call: ast.Call, position: int, keyword: str) -> ast.expr | None:
     return None
 
 
-class _Scopes(ast.NodeVisitor):
-    """Every loader call with its enclosing function and class, and the simple assignments of
-    each scope (a function, a class's ``self.<attr>``, the module)."""
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
-    def __init__(self) -> None:
+
+class _Scopes:
+    """Every loader call and every other call with arguments, with its enclosing function (or
+    the module) and class, and the simple assignments of each scope (a function, a class's
+    ``self.<attr>``, the module); read from the file's syntax summary (no walk of its own)."""
+
+    def __init__(self, tree: ast.Module, summary: SyntaxSummary) -> None:
+        self.summary = summary
         self.loaders: list[tuple[ast.Call, ast.AST, ast.ClassDef | None]] = []
         self.targets: dict[int, list[str]] = {}  # id(value) -> the names it is assigned to
         self.calls: list[tuple[ast.Call, ast.AST, ast.ClassDef | None]] = []
         self.assigned: dict[int, dict[str, list[ast.expr]]] = {}
         self.functions: dict[str, list[ast.AST]] = {}
-        self._scope: list[ast.AST] = []
-        self._class: list[ast.ClassDef] = []
+        self.module = tree
+        functions: list[ast.FunctionDef | ast.AsyncFunctionDef] = [
+            *summary.nodes(ast.FunctionDef), *summary.nodes(ast.AsyncFunctionDef)
+        ]
+        for function in functions:
+            self.functions.setdefault(function.name, []).append(function)
+        for target, value in summary.assignments():
+            if value is not None:
+                self._record(target, value)
+        for call in summary.nodes(ast.Call):
+            if is_loader_constructor(dotted_expression(call.func)):
+                self.loaders.append(self._where(call))
+            elif call.args or call.keywords:
+                self.calls.append(self._where(call))
 
-    def _table(self, scope: ast.AST) -> dict[str, list[ast.expr]]:
-        return self.assigned.setdefault(id(scope), {})
-
-    def visit_Module(self, node: ast.Module) -> None:
-        self._scope.append(node)
-        self.generic_visit(node)
-
-    def visit_ClassDef(self, node: ast.ClassDef) -> None:
-        self._class.append(node)
-        self.generic_visit(node)
-        self._class.pop()
-
-    def _function(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
-        self.functions.setdefault(node.name, []).append(node)
-        self._scope.append(node)
-        self.generic_visit(node)
-        self._scope.pop()
-
-    visit_FunctionDef = _function
-    visit_AsyncFunctionDef = _function
-
-    def visit_Assign(self, node: ast.Assign) -> None:
-        for target in node.targets:
-            self._record(target, node.value)
-        self.generic_visit(node)
-
-    def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
-        if node.value is not None:
-            self._record(node.target, node.value)
-        self.generic_visit(node)
+    def _where(self, node: ast.AST) -> tuple[Any, ast.AST, ast.ClassDef | None]:
+        function: ast.AST | None = None
+        klass: ast.ClassDef | None = None
+        for ancestor in self.summary.ancestors(node):
+            if function is None and isinstance(ancestor, _FUNCTIONS):
+                function = ancestor
+            elif klass is None and isinstance(ancestor, ast.ClassDef):
+                klass = ancestor
+        return node, function if function is not None else self.module, klass
 
     def _record(self, target: ast.expr, value: ast.expr) -> None:
         named = dotted_expression(target)
         if named:
             self.targets.setdefault(id(value), []).append(named)
+        _, scope, klass = self._where(target)
         if isinstance(target, ast.Name):
-            self._table(self._scope[-1]).setdefault(target.id, []).append(value)
+            self.assigned.setdefault(id(scope), {}).setdefault(target.id, []).append(value)
         elif (
             isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name)
-            and target.value.id == "self" and self._class
+            and target.value.id == "self" and klass is not None
         ):
-            self._table(self._class[-1]).setdefault("self." + target.attr, []).append(value)
-
-    def visit_Call(self, node: ast.Call) -> None:
-        where = (node, self._scope[-1], self._class[-1] if self._class else None)
-        if is_loader_constructor(dotted_expression(node.func)):
-            self.loaders.append(where)
-        elif node.args or node.keywords:
-            self.calls.append(where)
-        self.generic_visit(node)
+            table = self.assigned.setdefault(id(klass), {})
+            table.setdefault("self." + target.attr, []).append(value)
 
 
 def _constructions(
@@ -283,36 +270,34 @@ def _text(node: ast.Name | ast.Attribute) -> str:
     return node.id if isinstance(node, ast.Name) else node.attr
 
 
-def _imported_from(tree: ast.Module) -> dict[str, tuple[str, str]]:
+def _imported_from(summary: SyntaxSummary) -> dict[str, tuple[str, str]]:
     """Local name -> the module it is imported from and its name there (``from ..data import
     Stream as Lines``: ``Lines`` -> ``("..data", "Stream")``)."""
     found: dict[str, tuple[str, str]] = {}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom):
-            for alias in node.names:
-                found[alias.asname or alias.name] = (imported_module(node), alias.name)
+    for node in summary.nodes(ast.ImportFrom):
+        for alias in node.names:
+            found[alias.asname or alias.name] = (imported_module(node), alias.name)
     return found
 
 
 def collect_dataset_loaders(tree: ast.Module, path: str) -> dict[str, list[Any]]:
     """The loaders of this file built on a construction (or on a parameter of a module-level
     function), and the constructions this file hands to functions."""
-    scopes = _Scopes()
-    scopes.visit(tree)
-    used = _names_used(tree)
+    summary = SyntaxSummary.of(tree)
+    used = _names_used(summary)
     if "get_worker_info" in used:
         return {}  # a worker_init_fn or a wrapper in this file may split the data per worker
-    imported = _imported_from(tree)
+    scopes = _Scopes(tree, summary)
+    imported = _imported_from(summary)
     framework = any(
         module.lstrip(".").split(".")[0] in _SHARDING_FRAMEWORKS
         for module, _ in imported.values()
     ) or any(
-        isinstance(node, ast.Import) and any(
-            alias.name.split(".")[0] in _SHARDING_FRAMEWORKS for alias in node.names
-        ) for node in ast.walk(tree)
+        alias.name.split(".")[0] in _SHARDING_FRAMEWORKS
+        for node in summary.nodes(ast.Import) for alias in node.names
     )
     distributed = not framework and bool(used & _DDP_NAMES)
-    defined = {node.name for node in ast.walk(tree) if isinstance(node, ast.ClassDef)}
+    defined = {node.name for node in summary.nodes(ast.ClassDef)}
     functions = {node.name for node in tree.body if isinstance(node, ast.FunctionDef)}
     key = file_key(path)
     facts: set[DatasetLoader] = set()
@@ -335,7 +320,7 @@ def collect_dataset_loaders(tree: ast.Module, path: str) -> dict[str, list[Any]]
                     key, call.lineno, function.name, position, dataset.id, workers, on_ranks
                 ))
     passed = _passed(scopes, tree, key, defined, functions, imported)
-    subclasses = _subclasses(tree, key, defined, imported)
+    subclasses = _subclasses(summary, key, defined, imported)
     return {
         FACT_SUBCLASSES: subclasses,
         FACT: sorted(facts, key=lambda f: (f.path, f.line, f.name)),
@@ -345,12 +330,10 @@ def collect_dataset_loaders(tree: ast.Module, path: str) -> dict[str, list[Any]]
 
 
 def _subclasses(
-    tree: ast.Module, key: str, defined: set[str], imported: dict[str, tuple[str, str]]
+    summary: SyntaxSummary, key: str, defined: set[str], imported: dict[str, tuple[str, str]]
 ) -> list[Subclass]:
     found = []
-    for node in ast.walk(tree):
-        if not isinstance(node, ast.ClassDef):
-            continue
+    for node in summary.nodes(ast.ClassDef):
         bases = []
         for base in node.bases:
             dotted = dotted_expression(base)
