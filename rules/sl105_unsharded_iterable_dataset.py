@@ -1,0 +1,503 @@
+"""SL105 unsharded-iterable-dataset: an ``IterableDataset`` whose ``__iter__`` walks a finite
+source without splitting it between workers or ranks, built into a loader with workers or under
+DDP: every worker (and every rank) yields the whole source."""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import libcst as cst
+
+from sampler_lint.analysis.imports import dotted_name
+from sampler_lint.analysis.index import ProjectIndex
+from sampler_lint.analysis.iterable_datasets import (
+    DATASET_LOADERS,
+    FACT,
+    FACT_PARAMETERS,
+    SHARDING_WORDS,
+    DatasetLoader,
+    loaders_of,
+)
+from sampler_lint.analysis.sampler_family import TRANSPARENT_BASES
+from sampler_lint.analysis.syntax_summary import SyntaxSummary
+from sampler_lint.analysis.tree import descendants
+from sampler_lint.rule import Example, Rule, Severity
+
+_TORCH_ITERABLE = frozenset({
+    "torch.utils.data.IterableDataset", "torch.utils.data.dataset.IterableDataset",
+})
+# In the file: a worker_init_fn or helper that may hand each worker its part (a loader's own
+# worker_init_fn is judged where the loader is built).
+_FILE_WORDS = ("get_worker_info",)
+# Attribute and parameter names of an inner dataset, stream or reader that a wrapper delegates
+# to (it may shard itself), rather than data the class walks.
+_DELEGATE_PARTS = (
+    "dataset", "datapipe", "pipe", "loader", "stream", "iterable", "iterator", "reader", "source",
+    "generator", "sampler", "queue", "buffer", "env", "ds", "dp", "gen", "inner", "wrapped",
+    "base", "iter",
+)
+# Calls that make a finite collection out of files or text.
+_FINITE_CALLS = frozenset({
+    "open", "glob", "iglob", "listdir", "scandir", "walk", "rglob", "iterdir", "readlines",
+    "reader", "DictReader", "read_csv", "read_json", "read_parquet", "read_table", "load",
+    "loadtxt", "genfromtxt", "splitlines", "read_text", "jsonl", "load_jsonl", "read_lines",
+})
+# Wrappers a walk passes through: the walked thing is their (first) argument.
+_PASS_THROUGH = frozenset({
+    "enumerate", "sorted", "list", "tuple", "reversed", "tqdm", "iter", "zip", "set",
+})
+_PASS_THROUGH_SECOND = frozenset({"map", "filter", "starmap"})
+# Methods of a finite collection that walk it.
+_WALKING_METHODS = frozenset({
+    "items", "values", "keys", "iterrows", "itertuples", "readlines", "splitlines", "split",
+    "strip", "read", "copy", "tolist", "to_list", "to_dict", "rglob", "glob", "iterdir",
+})
+_INFINITE = ("cycle", "count", "repeat")
+_WORKER_METHODS = ("__iter__",)
+
+
+class UnshardedIterableDataset(Rule):
+    code = "SL105"
+    name = "unsharded-iterable-dataset"
+    severity = Severity.WARNING
+    requires = (("IterableDataset",), ("__iter__",))
+    has_syntax_filter = True
+    collectors = (DATASET_LOADERS,)
+    uses_index = True
+
+    @classmethod
+    def may_match(cls, summary: SyntaxSummary) -> bool:
+        # A class with a base named IterableDataset that defines __iter__.
+        for klass in summary.nodes(ast.ClassDef):
+            for base in klass.bases:
+                if isinstance(base, ast.Subscript):
+                    base = base.value
+                name = base.attr if isinstance(base, ast.Attribute) else getattr(base, "id", "")
+                if name == "IterableDataset" and any(
+                    isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))
+                    and item.name == "__iter__" for item in klass.body
+                ):
+                    return True
+        return False
+
+    @classmethod
+    def may_match_index(cls, index: ProjectIndex, path: str) -> bool:
+        # Some loader runs a dataset in several processes (built on it, or on a parameter).
+        return bool(index.get(FACT) or index.get(FACT_PARAMETERS))
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        if not self._plain_iterable_dataset(node):
+            return
+        if any(word in self.context.source for word in _FILE_WORDS):
+            return
+        if self._mentions_sharding(node):
+            return
+        methods = {
+            item.name.value: item for item in node.body.body if isinstance(item, cst.FunctionDef)
+        }
+        iterate = methods.get("__iter__")
+        if iterate is None:
+            return
+        running = _called_methods(methods, _WORKER_METHODS)
+        if any(_infinite(methods[name]) for name in running):
+            return
+        walked = None
+        for name in running:
+            walked = _finite_walk(methods[name], node, methods)
+            if walked is not None:
+                break
+        if walked is None:
+            return
+        uses = loaders_of(self.context.index, node.name.value, str(self.context.path))
+        if not uses:
+            return
+        use = sorted(uses, key=lambda u: (not u.workers, u.path, u.line))[0]
+        message = (
+            f"`{node.name.value}.__iter__` walks `{self.context.code_for(walked)}` whole in "
+            f"every process that runs it, and {_how(use, self.context.path)}: each one yields "
+            "every sample (nothing here reads `get_worker_info()` or the rank, or calls a "
+            "sharding helper)"
+        )
+        self.report(iterate.name, message)
+
+    # -- the class -----------------------------------------------------------------------------
+    def _plain_iterable_dataset(self, node: cst.ClassDef) -> bool:
+        """Derives from torch's ``IterableDataset`` directly, with nothing but typing mixins
+        beside it (another base may do the splitting)."""
+        found = False
+        for base in node.bases:
+            value = base.value
+            if isinstance(value, cst.Subscript):
+                value = value.value
+            qualified = self.context.qualified_name(value) or ""
+            if qualified in _TORCH_ITERABLE:
+                found = True
+            elif qualified not in TRANSPARENT_BASES:
+                return False
+        return found
+
+    def _mentions_sharding(self, node: cst.ClassDef) -> bool:
+        text = self.context.code_for(node)
+        lowered = text.lower()
+        if any(word in lowered for word in SHARDING_WORDS):
+            return True
+        vocabulary = self.context.vocabulary
+        names = vocabulary.rank_names | vocabulary.world_size_names
+        return any(re.search(rf"\b{re.escape(name)}\b", text) for name in names)
+
+    documentation = """
+    An `IterableDataset` that walks a finite source whole in every worker and every rank.
+
+    ## What it does
+    Flags the `__iter__` of a class derived directly from torch's `IterableDataset` when it
+    (or a method of the class it calls) walks a finite source: a `for` loop that yields,
+    `yield from`, or `return iter(...)` over a collection the class keeps (`self.files`,
+    `self.samples.items()`, `range(len(self.data))` used as an index), an open file, or a
+    file listing, and the class reads nothing of the processes it runs in: no
+    `get_worker_info()`, no rank or world size (the configured vocabulary), no
+    `split_dataset_by_node`, `.shard(...)`, `islice`, webdataset or `sharding_filter`, not
+    even in a comment. Only when the project visibly runs it in several processes: a
+    `DataLoader` built on an instance of the class (inline, or through a name or
+    `self.<attr>` assigned one; in the class's file or in any file importing the class by
+    module path; or in a project function the instance is handed to, built on that
+    function's parameter; or on a project subclass that keeps its `__iter__` and reads
+    nothing of the processes either) with `num_workers` given and above one (not `0` or
+    `1`, nor a name only ever those), or in a file that trains with
+    `DistributedDataParallel` / FSDP / `init_process_group`
+    (then not under accelerate or transformers, which shard iterable datasets between
+    processes themselves; not a loader named for evaluation; not a dataset whose
+    constructor arguments already mention the rank or shards).
+
+    Not flagged: infinite streams (a `while` loop, `itertools.cycle` / `count` / `repeat`),
+    random generators (`for _ in range(n): yield torch.randn(...)`), wrappers that delegate
+    to an inner dataset, stream or reader (`for x in self.dataset`), classes with another base
+    than `IterableDataset` and typing mixins, a class file or loader file that mentions
+    `get_worker_info` (a helper there may split the data per worker), loaders given
+    `**kwargs`, and loaders whose `worker_init_fn` may touch the dataset (anything but a
+    function of the same file mentioning neither `dataset` nor `get_worker_info`).
+    Known gaps (findings missed, never added): a class whose base is a project class
+    (its own `__iter__` is not judged), iterator-style datasets (`__iter__` returning
+    `self` with a `__next__`), and Hugging Face streaming datasets handed to a loader under
+    DDP.
+
+    ## Why is this bad
+    A `DataLoader` with `num_workers=N` copies the dataset into N processes and calls
+    `__iter__` in each. For a map-style dataset the sampler hands each worker different
+    indices; an iterable dataset has no sampler, so every worker walks the whole source and
+    every sample arrives N times per epoch (torch's `IterableDataset` documentation says so
+    and shows the fix). Under DDP the same happens across ranks: nothing shards an iterable
+    dataset, so every GPU trains on the same stream. Nothing fails; the epoch is just N times
+    (or W times) longer and the gradient averages over copies (huggingface/datasets #3423,
+    #5360; transformers #11254).
+
+    ## Example
+    ```python
+    class Lines(IterableDataset):
+        def __init__(self, path):
+            self.path = path
+
+        def __iter__(self):
+            with open(self.path) as f:
+                for line in f:
+                    yield line.strip()
+
+    loader = DataLoader(Lines("train.txt"), batch_size=32, num_workers=4)
+    ```
+
+    ## Use instead
+    ```python
+    class Lines(IterableDataset):
+        def __init__(self, path):
+            self.path = path
+
+        def __iter__(self):
+            info = get_worker_info()
+            workers, worker = (info.num_workers, info.id) if info else (1, 0)
+            world = dist.get_world_size() if dist.is_initialized() else 1
+            rank = dist.get_rank() if dist.is_initialized() else 0
+            part, parts = rank * workers + worker, world * workers
+            with open(self.path) as f:
+                for number, line in enumerate(f):
+                    if number % parts == part:
+                        yield line.strip()
+    ```
+    (or split a list of shards with `itertools.islice(files, part, None, parts)`, or use
+    `datasets.distributed.split_dataset_by_node` and webdataset's `split_by_node` /
+    `split_by_worker`).
+
+    ## Fix safety
+    No fix: how to split a stream (by line, by file, by shard) is a design choice.
+
+    ## References
+    - torch `torch.utils.data.IterableDataset` and `get_worker_info`
+    - huggingface/datasets issues #3423, #5360; huggingface/transformers issue #11254
+    """
+
+    examples = (
+        Example(
+            "from torch.utils.data import DataLoader, IterableDataset\n"
+            "\n"
+            "\n"
+            "class Lines(IterableDataset):\n"
+            "    def __init__(self, path):\n"
+            "        self.path = path\n"
+            "\n"
+            "    def __iter__(self):\n"
+            "        with open(self.path) as f:\n"
+            "            for line in f:\n"
+            "                yield line.strip()\n"
+            "\n"
+            "\n"
+            "loader = DataLoader(Lines('train.txt'), batch_size=32, num_workers=4)\n",
+            lines=(8,),
+        ),
+        Example(
+            "from torch.utils.data import DataLoader, IterableDataset, get_worker_info\n"
+            "\n"
+            "\n"
+            "class Lines(IterableDataset):\n"
+            "    def __init__(self, path):\n"
+            "        self.path = path\n"
+            "\n"
+            "    def __iter__(self):\n"
+            "        info = get_worker_info()\n"
+            "        workers, worker = (info.num_workers, info.id) if info else (1, 0)\n"
+            "        with open(self.path) as f:\n"
+            "            for number, line in enumerate(f):\n"
+            "                if number % workers == worker:\n"
+            "                    yield line.strip()\n"
+            "\n"
+            "\n"
+            "loader = DataLoader(Lines('train.txt'), batch_size=32, num_workers=4)\n"
+        ),
+    )
+
+
+def _how(use: DatasetLoader, here: Path) -> str:
+    where = f"line {use.line}"
+    if Path(use.path) != Path(here).resolve():
+        where = f"{Path(use.path).name}:{use.line}"
+    if use.workers:
+        return f"the DataLoader at {where} runs it in several worker processes"
+    return f"the DataLoader at {where} runs it on every DDP rank"
+
+
+def _called_methods(methods: dict[str, cst.FunctionDef], roots: tuple[str, ...]) -> list[str]:
+    """``roots`` and the methods of the class they call (``self.m(...)``), transitively."""
+    found = [name for name in roots if name in methods]
+    for name in found:  # grows while it is walked
+        for child in descendants(methods[name].body):
+            if isinstance(child, cst.Call):
+                called = dotted_name(child.func) or ""
+                head, _, rest = called.partition(".")
+                if head == "self" and rest in methods and rest not in found and rest != "__init__":
+                    found.append(rest)
+    return found
+
+
+def _infinite(method: cst.FunctionDef) -> bool:
+    """A ``while`` loop or an endless ``itertools`` iterator: a stream, not a walk."""
+    for child in descendants(method.body):
+        if isinstance(child, cst.While):
+            return True
+        if isinstance(child, cst.Call):
+            called = dotted_name(child.func) or ""
+            if called.rsplit(".", 1)[-1] in _INFINITE:
+                return True
+    return False
+
+
+def _finite_walk(
+    method: cst.FunctionDef, klass: cst.ClassDef, methods: dict[str, cst.FunctionDef]
+) -> cst.BaseExpression | None:
+    """The finite source ``method`` walks while it yields, if any."""
+    walker = _Walk(method, klass, methods)
+    for child in descendants(method.body):
+        if isinstance(child, cst.For) and _yields(child.body):
+            if walker.finite(child.iter, child):
+                return child.iter
+        elif isinstance(child, cst.Yield) and isinstance(child.value, cst.From):
+            if walker.finite(child.value.item, None):
+                return child.value.item
+        elif isinstance(child, cst.Return) and child.value is not None and method.name.value in (
+            _WORKER_METHODS
+        ):
+            source = _returned_source(child.value)
+            if source is not None and walker.finite(source, None):
+                return source
+    return None
+
+
+def _yields(body: cst.CSTNode) -> bool:
+    return any(isinstance(child, cst.Yield) for child in descendants(body))
+
+
+def _returned_source(value: cst.BaseExpression) -> cst.BaseExpression | None:
+    """What ``return iter(X)`` / ``return map(f, X)`` / ``return (f(x) for x in X)`` walks."""
+    if isinstance(value, cst.GeneratorExp):
+        return value.for_in.iter
+    if isinstance(value, cst.Call):
+        name = (dotted_name(value.func) or "").rsplit(".", 1)[-1]
+        if name == "iter" and value.args:
+            return value.args[0].value
+        if name in _PASS_THROUGH_SECOND and len(value.args) > 1:
+            return value.args[1].value
+    return None
+
+
+class _Walk:
+    """Whether an iterated expression is a finite collection of data the class holds or reads
+    (never an inner dataset or stream it delegates to)."""
+
+    def __init__(
+        self, method: cst.FunctionDef, klass: cst.ClassDef, methods: dict[str, cst.FunctionDef]
+    ) -> None:
+        self.method = method
+        self.klass = klass
+        self.methods = methods
+        self._seen: set[str] = set()
+
+    def finite(self, node: cst.BaseExpression, loop: cst.For | None, depth: int = 0) -> bool:
+        if depth > 6:
+            return False
+        if isinstance(node, cst.Call):
+            name = (dotted_name(node.func) or "").rsplit(".", 1)[-1]
+            args = [arg.value for arg in node.args if not arg.star]
+            if name == "range":
+                # Returned or yielded whole, a range is the data (torch's own example); in a
+                # loop, the counter must pick or be the items (else: a random generator).
+                return bool(args) and (loop is None or self._indexes_with(loop, depth))
+            if name in _PASS_THROUGH and args:
+                return any(self.finite(arg, None, depth + 1) for arg in args)
+            if name in _PASS_THROUGH_SECOND and len(args) > 1:
+                return self.finite(args[1], None, depth + 1)
+            if name in _FINITE_CALLS:
+                return True
+            func = node.func
+            if isinstance(func, cst.Attribute) and func.attr.value in _WALKING_METHODS:
+                return self.finite(func.value, None, depth + 1)
+            return False
+        if isinstance(node, cst.Subscript):
+            return self.finite(node.value, None, depth + 1)
+        if isinstance(node, cst.Attribute):
+            if isinstance(node.value, cst.Name) and node.value.value == "self":
+                return self._data_attribute(node.attr.value)
+            return False
+        if isinstance(node, cst.Name):
+            return self._local(node.value, depth)
+        return False
+
+    def _indexes_with(self, loop: cst.For, depth: int) -> bool:
+        """``for i in range(...)`` whose ``i`` picks items of data the class holds: an index of
+        ``self.<attr>`` (only a map-style collection has one) or of a finite value, or an
+        argument of a method of the class (``self.load(i)``); a counter alone, or an index into
+        a random draw, is a generator."""
+        if not isinstance(loop.target, cst.Name):
+            return False
+        name = loop.target.value
+        for child in descendants(loop.body):
+            if isinstance(child, cst.Yield) and isinstance(child.value, cst.BaseExpression):
+                value = child.value
+                items = value.elements if isinstance(value, cst.Tuple) else [value]
+                if any(isinstance(item, cst.BaseElement) and isinstance(item.value, cst.Name)
+                       and item.value.value == name for item in items) or (
+                    isinstance(value, cst.Name) and value.value == name
+                ):
+                    return True  # the counter is the item
+            if isinstance(child, cst.Subscript) and any(
+                _binds_name(element, name) for element in child.slice
+            ):
+                value = child.value
+                if _is_self_attribute(value) or self.finite(value, None, depth + 1):
+                    return True
+            elif isinstance(child, cst.Call):
+                called = dotted_name(child.func) or ""
+                head, _, method = called.partition(".")
+                if head == "self" and method in self.methods and any(
+                    _binds_name(arg, name) for arg in child.args
+                ):
+                    return True
+        return False
+
+    def _local(self, name: str, depth: int) -> bool:
+        """A name of the method: bound by ``with open(...) as f`` or assigned once a finite
+        value."""
+        if name in self._seen:
+            return False
+        self._seen.add(name)
+        values: list[cst.BaseExpression] = []
+        for child in descendants(self.method.body):
+            if isinstance(child, cst.WithItem) and child.asname is not None:
+                if dotted_name(child.asname.name) == name:
+                    values.append(child.item)
+            elif isinstance(child, cst.Assign):
+                for target in child.targets:
+                    if dotted_name(target.target) == name:
+                        values.append(child.value)
+            elif isinstance(child, (cst.AugAssign, cst.AnnAssign)):
+                if dotted_name(child.target) == name:
+                    return False
+            elif isinstance(child, cst.For) and _binds(child.target, name):
+                return False
+        return len(values) == 1 and self.finite(values[0], None, depth + 1)
+
+    def _data_attribute(self, attribute: str) -> bool:
+        """``self.<attribute>`` holds data: its name is not an inner dataset's, and the class
+        assigns it a collection, a file listing, a parameter not named like a dataset, or the
+        result of a function (not of a class: an object that may shard itself)."""
+        if _delegate_like(attribute):
+            return False
+        values = []
+        parameters: dict[str, str] = {}
+        for method in self.methods.values():
+            for param in method.params.params:
+                parameters[param.name.value] = method.name.value
+            for child in descendants(method.body):
+                if isinstance(child, cst.Assign):
+                    for target in child.targets:
+                        if dotted_name(target.target) == f"self.{attribute}":
+                            values.append(child.value)
+                elif isinstance(child, cst.AnnAssign) and child.value is not None:
+                    if dotted_name(child.target) == f"self.{attribute}":
+                        values.append(child.value)
+        if not values:
+            return False  # set by a base or from outside: unknown
+        return all(self._data_value(value, parameters) for value in values)
+
+    def _data_value(self, value: cst.BaseExpression, parameters: dict[str, str]) -> bool:
+        if isinstance(value, (cst.List, cst.Tuple, cst.Dict, cst.Set, cst.ListComp, cst.DictComp,
+                              cst.SetComp)):
+            return True
+        if isinstance(value, cst.Name):
+            return value.value in parameters and not _delegate_like(value.value)
+        if isinstance(value, cst.Call):
+            name = (dotted_name(value.func) or "").rsplit(".", 1)[-1]
+            # A class builds an object that may split itself; a function returns data.
+            return bool(name) and not name[0].isupper() and not _delegate_like(name)
+        if isinstance(value, cst.Subscript):
+            return self._data_value(value.value, parameters)
+        return False
+
+
+def _delegate_like(name: str) -> bool:
+    parts = [part for part in re.split(r"_|(?<=[a-z])(?=[A-Z])", name.lower()) if part]
+    return any(part in _DELEGATE_PARTS or part.startswith(_DELEGATE_PARTS[:8]) for part in parts)
+
+
+def _binds(target: cst.BaseExpression, name: str) -> bool:
+    return any(
+        isinstance(child, cst.Name) and child.value == name for child in descendants(target)
+    )
+
+
+def _is_self_attribute(node: cst.BaseExpression) -> bool:
+    return (
+        isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name)
+        and node.value.value == "self"
+    )
+
+
+def _binds_name(node: cst.CSTNode, name: str) -> bool:
+    return any(isinstance(child, cst.Name) and child.value == name for child in descendants(node))

@@ -1,0 +1,614 @@
+"""Where a dataset class is handed to a DataLoader that runs it in several processes (SL105).
+
+The project side, read with Python's ``ast`` from every file that builds a loader: for each
+``DataLoader(<dataset>, ...)`` whose dataset is visibly a construction ``Name(...)`` (inline,
+through a name assigned in the same function or module, or ``self.<attr>`` assigned in the same
+class), whether the loader has worker processes (``num_workers`` given and not literally 0) and
+whether its file trains with DDP (``init_process_group``, ``DistributedDataParallel``, FSDP)
+without a framework that shards iterable datasets itself (accelerate). Loaders whose
+``worker_init_fn`` may configure the dataset per worker are not recorded.
+
+The rule side (:func:`loaders_of`) matches a class defined in one file to those uses by module
+path: the loader's file defines the class, or imports its name from a module that resolves to the
+class's file (or to a package folder holding it, for a re-export).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import PurePath
+from typing import Any
+
+from sampler_lint.analysis.index import (
+    FactCollector,
+    ModuleResolver,
+    ProjectIndex,
+    dotted_expression,
+    imported_module,
+)
+from sampler_lint.analysis.loader_calls import is_evaluation_name
+from sampler_lint.analysis.loader_facts import file_key, is_loader_constructor
+from sampler_lint.analysis.syntax_summary import SyntaxSummary
+
+FACT = "sl105_dataset_loaders"
+FACT_PARAMETERS = "sl105_parameter_loaders"
+FACT_PASSED = "sl105_datasets_passed"
+FACT_SUBCLASSES = "sl105_subclasses"
+
+# Any of these in a class (a name, an attribute, a string; in the rule also a comment) is a sign
+# it splits its source per worker or per rank, or knows it runs in several processes.
+SHARDING_WORDS = (
+    "worker", "rank", "world", "replica", "shard", "split_by_node", "split_dataset_by_node",
+    "process_index", "num_processes", "distributed", "wds", "webdataset", "islice", "hvd",
+    "horovod", "nodesplitter", "split_by",
+)
+
+# DataLoader(dataset, batch_size, shuffle, sampler, batch_sampler, num_workers, collate_fn,
+#            pin_memory, drop_last, timeout, worker_init_fn, ...)
+_NUM_WORKERS, _WORKER_INIT = 5, 10
+# What trains one process per device in the loader's own file (torch's names only: a framework's
+# launcher may shard iterable datasets for the user).
+_DDP_NAMES = frozenset({
+    "init_process_group", "DistributedDataParallel", "FullyShardedDataParallel", "fully_shard",
+})
+# Libraries that shard an iterable dataset between processes when they prepare a loader
+# (accelerate's `prepare` wraps it in `IterableDatasetShard` or dispatches batches from rank 0).
+_SHARDING_FRAMEWORKS = ("accelerate", "transformers")
+# A worker_init_fn that mentions one of these may give each worker its part of the dataset.
+_CONFIGURES = ("dataset", "get_worker_info")
+
+
+@dataclass(frozen=True)
+class DatasetLoader:
+    """A loader built on an instance of the class ``name``."""
+
+    path: str  # the loader's file (``file_key``)
+    line: int
+    name: str  # the class's simple name
+    module: str  # where the loader's file imports ``name`` from ("" when it defines it)
+    workers: bool  # num_workers given, not literally 0
+    distributed: bool  # the file trains with torch DDP / FSDP
+
+
+@dataclass(frozen=True)
+class Subclass:
+    """A class of the project with its bases, as :func:`loaders_of` follows them down from a
+    dataset class to the subclasses a loader may be built on."""
+
+    path: str
+    name: str
+    bases: tuple[tuple[str, str], ...]  # (name, module) as for DatasetLoader
+    overrides: bool  # defines __iter__ itself, or reads something of the processes
+
+
+@dataclass(frozen=True)
+class ParameterLoader:
+    """A loader built on a parameter of the module-level function ``function``."""
+
+    path: str
+    line: int
+    function: str
+    position: int  # -1: keyword-only
+    parameter: str
+    workers: bool
+    distributed: bool
+
+
+@dataclass(frozen=True)
+class DatasetPassed:
+    """A construction of the class ``name`` handed to the function ``callee``."""
+
+    path: str
+    line: int
+    callee: str
+    callee_module: str  # "" when the file defines it
+    position: int  # -1: by keyword
+    keyword: str
+    name: str
+    module: str
+    split: bool  # the construction's arguments are split by rank already
+
+
+def _names_used(summary: SyntaxSummary) -> set[str]:
+    found = {node.id for node in summary.nodes(ast.Name)}
+    found.update(node.attr for node in summary.nodes(ast.Attribute))
+    for alias in summary.nodes(ast.alias):
+        found.add(alias.name.rsplit(".", 1)[-1])
+        if alias.asname:
+            found.add(alias.asname)
+    return found
+
+
+def _argument(call: ast.Call, position: int, keyword: str) -> ast.expr | None:
+    for item in call.keywords:
+        if item.arg == keyword:
+            return item.value
+    positional = [a for a in call.args if not isinstance(a, ast.Starred)]
+    if len(positional) == len(call.args) and position < len(positional):
+        return positional[position]
+    return None
+
+
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+
+
+class _Scopes:
+    """Every loader call and every other call with arguments, with its enclosing function (or
+    the module) and class, and the simple assignments of each scope (a function, a class's
+    ``self.<attr>``, the module); read from the file's syntax summary (no walk of its own)."""
+
+    def __init__(self, tree: ast.Module, summary: SyntaxSummary) -> None:
+        self.summary = summary
+        self.loaders: list[tuple[ast.Call, ast.AST, ast.ClassDef | None]] = []
+        self.targets: dict[int, list[str]] = {}  # id(value) -> the names it is assigned to
+        self.calls: list[tuple[ast.Call, ast.AST, ast.ClassDef | None]] = []
+        self.assigned: dict[int, dict[str, list[ast.expr]]] = {}
+        self.functions: dict[str, list[ast.AST]] = {}
+        self.module = tree
+        functions: list[ast.FunctionDef | ast.AsyncFunctionDef] = [
+            *summary.nodes(ast.FunctionDef), *summary.nodes(ast.AsyncFunctionDef)
+        ]
+        for function in functions:
+            self.functions.setdefault(function.name, []).append(function)
+        for target, value in summary.assignments():
+            if value is not None:
+                self._record(target, value)
+        for call in summary.nodes(ast.Call):
+            if is_loader_constructor(dotted_expression(call.func)):
+                self.loaders.append(self._where(call))
+            elif call.args or call.keywords:
+                self.calls.append(self._where(call))
+
+    def _where(self, node: ast.AST) -> tuple[Any, ast.AST, ast.ClassDef | None]:
+        function: ast.AST | None = None
+        klass: ast.ClassDef | None = None
+        for ancestor in self.summary.ancestors(node):
+            if function is None and isinstance(ancestor, _FUNCTIONS):
+                function = ancestor
+            elif klass is None and isinstance(ancestor, ast.ClassDef):
+                klass = ancestor
+        return node, function if function is not None else self.module, klass
+
+    def _record(self, target: ast.expr, value: ast.expr) -> None:
+        named = dotted_expression(target)
+        if named:
+            self.targets.setdefault(id(value), []).append(named)
+        _, scope, klass = self._where(target)
+        if isinstance(target, ast.Name):
+            self.assigned.setdefault(id(scope), {}).setdefault(target.id, []).append(value)
+        elif (
+            isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name)
+            and target.value.id == "self" and klass is not None
+        ):
+            table = self.assigned.setdefault(id(klass), {})
+            table.setdefault("self." + target.attr, []).append(value)
+
+
+def _constructions(
+    scopes: _Scopes, value: ast.expr, function: ast.AST, klass: ast.ClassDef | None,
+    module: ast.Module,
+) -> Iterator[tuple[str, ast.Call]]:
+    """The dotted names of the classes ``value`` may be a fresh instance of, with the call
+    that builds it."""
+    if isinstance(value, ast.Call):
+        name = dotted_expression(value.func)
+        if name:
+            yield name, value
+        return
+    dotted = dotted_expression(value)
+    if dotted is None:
+        return
+    if dotted.startswith("self.") and klass is not None:
+        values = scopes.assigned.get(id(klass), {}).get(dotted, [])
+    else:
+        values = scopes.assigned.get(id(function), {}).get(dotted, [])
+        if not values and function is not module:
+            values = scopes.assigned.get(id(module), {}).get(dotted, [])
+    for assigned in values:
+        if isinstance(assigned, ast.Call):
+            name = dotted_expression(assigned.func)
+            if name:
+                yield name, assigned
+
+
+# Words of a value split by rank before the dataset is built (`Lines(files[rank::world])`).
+_SPLIT_WORDS = ("rank", "world", "replica", "shard", "node", "process_index", "num_processes")
+
+
+def _split_by_caller(
+    scopes: _Scopes, value: ast.expr, function: ast.AST, module: ast.Module, depth: int = 0
+) -> bool:
+    """Whether the construction's arguments (or the names they read, two assignments deep)
+    mention a rank, a world size or shards: the caller gave each process its own part."""
+    for node in ast.walk(value):
+        if isinstance(node, (ast.Name, ast.Attribute)):
+            word = _text(node).lower()
+            if any(part in word for part in _SPLIT_WORDS):
+                return True
+            if isinstance(node, ast.Name) and depth < 2 and node is not value:
+                assigned = scopes.assigned.get(id(function), {}).get(node.id, [])
+                if not assigned and function is not module:
+                    assigned = scopes.assigned.get(id(module), {}).get(node.id, [])
+                if any(
+                    _split_by_caller(scopes, item, function, module, depth + 1)
+                    for item in assigned
+                ):
+                    return True
+    return False
+
+
+def _evaluation(scopes: _Scopes, call: ast.Call, function: ast.AST) -> bool:
+    """A loader named (or built in a function named) for evaluation: every rank evaluating
+    the whole set wastes time but trains on nothing twice."""
+    names = list(scopes.targets.get(id(call), []))
+    if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        names.append(function.name)
+    return any(is_evaluation_name(name) for name in names)
+
+
+def _configures_workers(scopes: _Scopes, value: ast.expr) -> bool:
+    """Whether a ``worker_init_fn`` may give each worker its part of the dataset: anything but a
+    function of this file (or lambda) that mentions neither the dataset nor the worker info."""
+    if isinstance(value, ast.Constant) and value.value is None:
+        return False
+    if isinstance(value, ast.Lambda):
+        bodies: list[ast.AST] = [value]
+    elif isinstance(value, ast.Name) and value.id in scopes.functions:
+        bodies = list(scopes.functions[value.id])
+    else:
+        return True
+    return any(
+        any(word in _text(node) for word in _CONFIGURES)
+        for body in bodies for node in ast.walk(body)
+        if isinstance(node, (ast.Name, ast.Attribute))
+    )
+
+
+def _text(node: ast.Name | ast.Attribute) -> str:
+    return node.id if isinstance(node, ast.Name) else node.attr
+
+
+def _imported_from(summary: SyntaxSummary) -> dict[str, tuple[str, str]]:
+    """Local name -> the module it is imported from and its name there (``from ..data import
+    Stream as Lines``: ``Lines`` -> ``("..data", "Stream")``)."""
+    found: dict[str, tuple[str, str]] = {}
+    for node in summary.nodes(ast.ImportFrom):
+        for alias in node.names:
+            found[alias.asname or alias.name] = (imported_module(node), alias.name)
+    return found
+
+
+def collect_dataset_loaders(tree: ast.Module, path: str) -> dict[str, list[Any]]:
+    """The loaders of this file built on a construction (or on a parameter of a module-level
+    function), and the constructions this file hands to functions."""
+    summary = SyntaxSummary.of(tree)
+    used = _names_used(summary)
+    if "get_worker_info" in used:
+        return {}  # a worker_init_fn or a wrapper in this file may split the data per worker
+    scopes = _Scopes(tree, summary)
+    imported = _imported_from(summary)
+    framework = any(
+        module.lstrip(".").split(".")[0] in _SHARDING_FRAMEWORKS
+        for module, _ in imported.values()
+    ) or any(
+        alias.name.split(".")[0] in _SHARDING_FRAMEWORKS
+        for node in summary.nodes(ast.Import) for alias in node.names
+    )
+    distributed = not framework and bool(used & _DDP_NAMES)
+    defined = {node.name for node in summary.nodes(ast.ClassDef)}
+    functions = {node.name for node in tree.body if isinstance(node, ast.FunctionDef)}
+    key = file_key(path)
+    facts: set[DatasetLoader] = set()
+    parameters: set[ParameterLoader] = set()
+    for call, function, klass in scopes.loaders:
+        use = _loader_use(scopes, call, function, distributed)
+        if use is None:
+            continue
+        workers, on_ranks, dataset = use
+        for dotted, built in _constructions(scopes, dataset, function, klass, tree):
+            if not workers and _split_by_caller(scopes, built, function, tree):
+                continue
+            reference = _reference(dotted, defined, imported)
+            if reference is not None:
+                facts.add(DatasetLoader(key, call.lineno, *reference, workers, on_ranks))
+        if isinstance(dataset, ast.Name) and isinstance(function, ast.FunctionDef):
+            position = _parameter(dataset, function, tree, scopes)
+            if position is not None:
+                parameters.add(ParameterLoader(
+                    key, call.lineno, function.name, position, dataset.id, workers, on_ranks
+                ))
+    passed = _passed(scopes, tree, key, defined, functions, imported)
+    subclasses = _subclasses(summary, key, defined, imported)
+    return {
+        FACT_SUBCLASSES: subclasses,
+        FACT: sorted(facts, key=lambda f: (f.path, f.line, f.name)),
+        FACT_PARAMETERS: sorted(parameters, key=lambda f: (f.path, f.line, f.function)),
+        FACT_PASSED: sorted(passed, key=lambda f: (f.path, f.line, f.callee, f.position)),
+    }
+
+
+def _subclasses(
+    summary: SyntaxSummary, key: str, defined: set[str], imported: dict[str, tuple[str, str]]
+) -> list[Subclass]:
+    found = []
+    for node in summary.nodes(ast.ClassDef):
+        bases = []
+        for base in node.bases:
+            dotted = dotted_expression(base)
+            reference = _reference(dotted, defined, imported) if dotted else None
+            if reference is not None:
+                bases.append(reference)
+        if not bases:
+            continue
+        overrides = any(
+            isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name in (
+                "__iter__", "__next__"
+            ) for item in node.body
+        ) or _mentions_sharding(node)
+        found.append(Subclass(key, node.name, tuple(bases), overrides))
+    return sorted(found, key=lambda c: (c.path, c.name))
+
+
+def _mentions_sharding(node: ast.AST) -> bool:
+    for child in ast.walk(node):
+        if isinstance(child, (ast.Name, ast.Attribute)):
+            word = _text(child)
+        elif isinstance(child, ast.Constant) and isinstance(child.value, str):
+            word = child.value
+        elif isinstance(child, ast.arg):
+            word = child.arg
+        else:
+            continue
+        lowered = word.lower()
+        if any(part in lowered for part in SHARDING_WORDS):
+            return True
+    return False
+
+
+def _loader_use(
+    scopes: _Scopes, call: ast.Call, function: ast.AST, distributed: bool
+) -> tuple[bool, bool, ast.expr] | None:
+    """Whether the loader runs its dataset in workers, on every DDP rank, and its dataset
+    argument; ``None`` when neither, or when the call hides them."""
+    if any(item.arg is None for item in call.keywords):
+        return None  # **kwargs: the workers and worker_init_fn are unknown
+    dataset = _argument(call, 0, "dataset")
+    if dataset is None:
+        return None
+    init = _argument(call, _WORKER_INIT, "worker_init_fn")
+    if init is not None and _configures_workers(scopes, init):
+        return None
+    workers_arg = _argument(call, _NUM_WORKERS, "num_workers")
+    workers = workers_arg is not None and not _at_most_one(scopes, workers_arg, function)
+    on_ranks = distributed and not _evaluation(scopes, call, function)
+    if not (workers or on_ranks):
+        return None
+    return workers, on_ranks, dataset
+
+
+def _at_most_one(scopes: _Scopes, value: ast.expr, function: ast.AST) -> bool:
+    """``0``, ``1`` or ``None``, or a name only ever given those (assigned in the function, or
+    a parameter defaulting to one that the function never reassigns): no more than one worker
+    process walks the dataset, as far as this file shows."""
+    def literal(node: ast.expr | None) -> bool:
+        return isinstance(node, ast.Constant) and node.value in (0, 1, None)
+
+    if literal(value):
+        return True
+    if not isinstance(value, ast.Name):
+        return False
+    assigned = scopes.assigned.get(id(function), {}).get(value.id, [])
+    if assigned:
+        return all(literal(item) for item in assigned)
+    if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        arguments = function.args
+        positional = [*arguments.posonlyargs, *arguments.args]
+        defaults: list[tuple[ast.arg, ast.expr | None]] = list(zip(
+            positional[len(positional) - len(arguments.defaults):], arguments.defaults,
+            strict=True,
+        ))
+        defaults += list(zip(arguments.kwonlyargs, arguments.kw_defaults, strict=True))
+        return any(arg.arg == value.id and literal(default) for arg, default in defaults)
+    return False
+
+
+def _reference(
+    dotted: str, defined: set[str], imported: dict[str, tuple[str, str]]
+) -> tuple[str, str] | None:
+    """A class or function named in this file as ``(its name, the module it is imported from)``
+    (module ``""``: defined here); ``None`` when the name comes from elsewhere."""
+    head, _, _ = dotted.partition(".")
+    name = dotted.rsplit(".", 1)[-1]
+    if "." in dotted:
+        base = imported.get(head)
+        if base is None:
+            return None  # `pkg.data.Stream(...)` through `import pkg`: not followed
+        return name, _submodule(*base, dotted)
+    if name in defined:
+        return name, ""
+    if name in imported:
+        module, original = imported[name]
+        return original, module
+    return None
+
+
+def _parameter(
+    dataset: ast.Name, function: ast.FunctionDef, module: ast.Module, scopes: _Scopes
+) -> int | None:
+    """The position of ``dataset`` among the parameters of the module-level function around
+    the loader, when it is one of them and never reassigned there."""
+    if function not in module.body:
+        return None
+    if scopes.assigned.get(id(function), {}).get(dataset.id):
+        return None
+    names = [a.arg for a in (*function.args.posonlyargs, *function.args.args)]
+    if dataset.id in names:
+        return names.index(dataset.id)
+    if dataset.id in [a.arg for a in function.args.kwonlyargs]:
+        return -1
+    return None
+
+
+# Modules whose functions never build a project's loader.
+_LIBRARIES = ("torch", "numpy", "transformers", "datasets", "lightning", "pytorch_lightning",
+              "accelerate", "tqdm", "itertools", "functools", "builtins", "os", "typing")
+
+
+def _passed(
+    scopes: _Scopes, tree: ast.Module, key: str, defined: set[str], functions: set[str],
+    imported: dict[str, tuple[str, str]],
+) -> set[DatasetPassed]:
+    """Constructions of project classes handed to project functions: ``make_loader(Lines(p),
+    4)`` or ``train(dataset=Lines(p))`` (inline or through a name of the same scope)."""
+    found: set[DatasetPassed] = set()
+    for call, function, klass in scopes.calls:
+        callee_dotted = dotted_expression(call.func)
+        if not callee_dotted or is_loader_constructor(callee_dotted):
+            continue
+        callee = _reference(callee_dotted, functions, imported)
+        if callee is None or callee[1].lstrip(".").split(".")[0] in _LIBRARIES:
+            continue
+        arguments: list[tuple[int, str, ast.expr]] = []
+        for position, arg in enumerate(call.args):
+            if isinstance(arg, ast.Starred):
+                break
+            arguments.append((position, "", arg))
+        arguments += [(-1, k.arg, k.value) for k in call.keywords if k.arg is not None]
+        for position, keyword, value in arguments:
+            for dotted, built in _constructions(scopes, value, function, klass, tree):
+                reference = _reference(dotted, defined, imported)
+                if reference is None or reference[1].lstrip(".").split(".")[0] in _LIBRARIES:
+                    continue
+                split = _split_by_caller(scopes, built, function, tree)
+                found.add(DatasetPassed(
+                    key, call.lineno, *callee, position, keyword, *reference, split
+                ))
+    return found
+
+
+def _submodule(module: str, original: str, dotted: str) -> str:
+    """``from pkg import data`` then ``data.Stream(...)``: the module ``pkg.data``."""
+    parts = dotted.split(".")[1:-1]
+    joined = ".".join([original, *parts])
+    dot = "" if module.endswith(".") else "."
+    return f"{module}{dot}{joined}"
+
+
+# A file that builds a loader names it; one that hands a dataset to a function building one
+# usually names the result (`train_loader = make_loader(...)`); a subclass of a dataset class
+# is usually called a dataset. (A file missed here only hides findings.)
+DATASET_LOADERS = FactCollector(
+    "dataset loaders", (("DataLoader", "loader", "Loader", "Dataset"),),
+    collect_dataset_loaders,
+)
+
+
+# ------------------------------------------------------------------------------------------------
+# The rule side
+
+
+def loaders_of(index: ProjectIndex, name: str, path: str) -> list[DatasetLoader]:
+    """The recorded loaders built on the class ``name`` defined in the file at ``path``, or on
+    a project subclass that inherits its ``__iter__`` and reads nothing of the processes:
+    directly, or through a parameter of the project function the construction is handed to."""
+    key = file_key(path)
+    found = _loaders_of(index, name, key)
+    for subclass in _inheriting(index, name, key):
+        found += _loaders_of(index, subclass.name, subclass.path)
+    return found
+
+
+def _inheriting(index: ProjectIndex, name: str, key: str, depth: int = 0) -> list[Subclass]:
+    """The project subclasses of the class ``name`` at ``key`` (a few levels down) that use
+    its ``__iter__`` as it is."""
+    if depth > 3:
+        return []
+    resolver = _resolver(index, key)
+    found = []
+    for subclass in dict.fromkeys(index.get(FACT_SUBCLASSES)):
+        if subclass.overrides or (subclass.name, subclass.path) == (name, key):
+            continue
+        if any(
+            base == name and _names(resolver, subclass.path, module, key)
+            for base, module in subclass.bases
+        ):
+            found.append(subclass)
+            found += _inheriting(index, subclass.name, subclass.path, depth + 1)
+    return found
+
+
+def _loaders_of(index: ProjectIndex, name: str, key: str) -> list[DatasetLoader]:
+    direct = [fact for fact in dict.fromkeys(index.get(FACT)) if fact.name == name]
+    passed = [fact for fact in dict.fromkeys(index.get(FACT_PASSED)) if fact.name == name]
+    if not direct and not passed:
+        return []
+    resolver = _resolver(index, key)
+    found = [fact for fact in direct if _names(resolver, fact.path, fact.module, key)]
+    functions: list[ParameterLoader] = index.get(FACT_PARAMETERS)
+    for handed in passed:
+        if not _names(resolver, handed.path, handed.module, key):
+            continue
+        for function in functions:
+            if function.function != handed.callee or not _takes(function, handed):
+                continue
+            if not _names(resolver, handed.path, handed.callee_module, function.path):
+                continue
+            distributed = function.distributed and not handed.split
+            if function.workers or distributed:
+                found.append(DatasetLoader(
+                    function.path, function.line, name, "", function.workers, distributed
+                ))
+    return found
+
+
+def _takes(function: ParameterLoader, handed: DatasetPassed) -> bool:
+    if handed.keyword:
+        return handed.keyword == function.parameter
+    return handed.position == function.position
+
+
+def _resolver(index: ProjectIndex, key: str) -> ModuleResolver:
+    cached: dict[str, ModuleResolver] = index.__dict__.setdefault("_sl105_resolvers", {})
+    resolver = cached.get(key)
+    if resolver is None:
+        known = {key}
+        for fact_name in (FACT, FACT_PARAMETERS, FACT_PASSED, FACT_SUBCLASSES):
+            known.update(fact.path for fact in index.get(fact_name))
+        resolver = cached[key] = ModuleResolver(known)
+    return resolver
+
+
+def _names(resolver: ModuleResolver, user: str, module: str, target: str) -> bool:
+    """Whether a name used in the file ``user`` (imported from ``module``, or defined there
+    when ``module`` is empty) is the one defined in the file ``target``."""
+    if not module:
+        return user == target
+    return user != target and _reaches(resolver, user, module, target)
+
+
+def _reaches(resolver: ModuleResolver, importer: str, module: str, target: str) -> bool:
+    """``from <module> import Name`` in ``importer`` may be the class of the file ``target``:
+    the module is that file, or a package folder holding it (a re-export from
+    ``__init__.py``)."""
+    if target in resolver.resolve(importer, module):
+        return True
+    dotted = module.lstrip(".")
+    level = len(module) - len(dotted)
+    parts = [p for p in dotted.split(".") if p]
+    if level:
+        base = PurePath(importer).parent
+        for _ in range(level - 1):
+            base = base.parent
+        starts = [base]
+    elif parts:
+        starts = resolver.roots(importer)
+    else:
+        return False
+    target_path = PurePath(target)
+    for start in starts:
+        folder = start.joinpath(*parts)
+        if folder in target_path.parents:
+            return True
+    return False
