@@ -10,15 +10,17 @@ import re
 import libcst as cst
 
 from sampler_lint.analysis.imports import dotted_name
-from sampler_lint.analysis.loader_calls import is_evaluation_name
-from sampler_lint.analysis.matching import get_arg
+from sampler_lint.analysis.loader_calls import is_epoch_loop, is_evaluation_name
+from sampler_lint.analysis.matching import get_arg, is_pure_reference
 from sampler_lint.analysis.rank_split import (
     DATASET_CLASSES,
     SPLIT_IDENTIFIER,
     class_is_split,
 )
-from sampler_lint.analysis.tree import descendants
-from sampler_lint.rule import Example, Rule, Severity
+from sampler_lint.analysis.seeds import may_be_none, visible_shared_seed
+from sampler_lint.analysis.set_epoch_fix import at_epoch_start
+from sampler_lint.analysis.tree import descendants, scope_body_statements
+from sampler_lint.rule import Applicability, Example, Fix, Replacement, Rule, Severity
 
 # DataLoader(dataset, batch_size, shuffle, sampler, batch_sampler, ...)
 _SAMPLER, _BATCH_SAMPLER = 3, 4
@@ -64,6 +66,11 @@ class DdpLoaderWithoutDistributedSampler(Rule):
     code = "SL104"
     name = "ddp-loader-without-distributed-sampler"
     severity = Severity.ERROR
+    fix_applicability = Applicability.UNSAFE
+    fix_risk = (
+        "each process then trains on 1/W of the data per epoch (W times fewer steps: the "
+        "schedule and epoch count were tuned for the old length), padded to a multiple of W"
+    )
     requires = (
         ("DataLoader",),
         ("init_process_group", "DistributedDataParallel", "FullyShardedDataParallel",
@@ -105,58 +112,44 @@ class DdpLoaderWithoutDistributedSampler(Rule):
     # -- the loader -------------------------------------------------------------------------------
     def visit_Call(self, node: cst.Call) -> None:
         if self._skip_file or not self._is_torch_loader(node):
-            _dbg(self, node, 1)  # DEBUG
             return
         if any(arg.star for arg in node.args) or len(
             [a for a in node.args if a.keyword is None]
         ) > _SAMPLER:
-            _dbg(self, node, 2)  # DEBUG
             return  # positional samplers and **kwargs: not read
         if get_arg(node, None, "batch_sampler") is not None:
-            _dbg(self, node, 3)  # DEBUG
             return
         sampler = get_arg(node, None, "sampler")
         kind = "none" if sampler is None else self._sampler_kind(node, sampler.value, 0)
         if kind is None:
-            _dbg(self, node, 4)  # DEBUG
             return
         dataset = get_arg(node, 0, "dataset")
         if dataset is None:
-            _dbg(self, node, 5)  # DEBUG
             return
         function = self.context.enclosing_function(node)
         scope: cst.CSTNode = function if function is not None else self.context.module
         if self._dataset_is_split(scope, dataset.value, 0):
-            _dbg(self, node, 6)  # DEBUG
             return
         target = self._bound_to(node)
         if target is None:
-            _dbg(self, node, 7)  # DEBUG
             return
         if is_evaluation_name(target) or self._names_evaluation(dataset.value):
-            _dbg(self, node, 8)  # DEBUG
             return
         if self._under_distributed_test(node):
-            _dbg(self, node, 9)  # DEBUG
             return
         klass = self.context.enclosing_class(node)
         if "." in target and not (target.startswith("self.") and klass is not None):
-            _dbg(self, node, 10)  # DEBUG
             return
         owner: cst.CSTNode = klass if target.startswith("self.") and klass else scope
         if target != "<inline>" and target != "<returned>" and not self._assigned_once(
             owner, target
         ):
-            _dbg(self, node, 11)  # DEBUG
             return
         if not self._near_evidence(node, owner):
-            _dbg(self, node, 12)  # DEBUG
             return
         if not target.startswith("<") and self._handed_to_sharder(owner, target):
-            _dbg(self, node, 14)  # DEBUG
             return
         if not self._trained_on(node, owner, target):
-            _dbg(self, node, 13)  # DEBUG
             return
         what = "no sampler" if kind == "none" else f"a `{kind}`"
         shown = "this loader" if target.startswith("<") else f"`{target}`"
@@ -166,7 +159,8 @@ class DdpLoaderWithoutDistributedSampler(Rule):
             "samples and an epoch is W times longer than it should be; pass "
             "`sampler=DistributedSampler(dataset)` (and call `set_epoch` each epoch)"
         )
-        self.report(node, message, None)
+        fix = self._fix(node, target, kind, dataset) if kind == "none" else None
+        self.report(node, message, fix)
 
     def _is_torch_loader(self, call: cst.Call) -> bool:
         func = call.func
@@ -205,13 +199,14 @@ class DdpLoaderWithoutDistributedSampler(Rule):
         alternatives of conditional expressions opened."""
         function = self.context.enclosing_function(at)
         scope: cst.CSTNode = function if function is not None else self.context.module
-        values = self.context.assignments(scope).get(name, [])
+        values = self.context.assignments(scope).get(name, []) + _paired(scope, name)
         if not values and function is not None:
             params = function.params
             every = [*params.posonly_params, *params.params, *params.kwonly_params]
             if any(p.name.value == name for p in every):
                 return []
-            values = self.context.assignments(self.context.module).get(name, [])
+            module = self.context.module
+            values = self.context.assignments(module).get(name, []) + _paired(module, name)
         opened: list[cst.BaseExpression] = []
         stack = list(values)
         while stack:
@@ -228,7 +223,7 @@ class DdpLoaderWithoutDistributedSampler(Rule):
         the rank, the world size, a shard or a worker, is a streaming or synthetic source, or
         constructs a project class that splits or is iterable; also when the rule cannot see
         where it comes from (a function parameter is read as it is)."""
-        for node in descendants(value):
+        for node in _data_nodes(value):
             if isinstance(node, cst.Name):
                 word = node.value
             elif isinstance(node, cst.Attribute):
@@ -243,7 +238,7 @@ class DdpLoaderWithoutDistributedSampler(Rule):
                 self.context.vocabulary.world_size_names
             ):
                 return True
-        for node in descendants(value):
+        for node in _data_nodes(value):
             if isinstance(node, cst.Call):
                 called = dotted_name(node.func)
                 if called is None:
@@ -272,10 +267,8 @@ class DdpLoaderWithoutDistributedSampler(Rule):
         ``train_nid`` in ``train_nid.numpy()``, ``self.train_set``; not ``args`` in
         ``args.data_dir`` (configuration) nor the functions called."""
         found: list[cst.BaseExpression] = []
-        callees = {
-            id(n.func) for n in descendants(value) if isinstance(n, cst.Call)
-        }
-        for node in descendants(value):
+        callees = {id(n.func) for n in _data_nodes(value) if isinstance(n, cst.Call)}
+        for node in _data_nodes(value):
             if id(node) in callees:
                 if isinstance(node, cst.Attribute):
                     # `train_idx.numpy()`: the receiver is data (unless it is a module).
@@ -442,6 +435,185 @@ class DdpLoaderWithoutDistributedSampler(Rule):
                 if last.startswith("prepare") or last in _SHARDING_CALLS:
                     return True
         return False
+
+    # -- the fix ----------------------------------------------------------------------------------
+    def _fix(self, loader: cst.Call, target: str, kind: str, dataset: cst.Arg) -> Fix | None:
+        """``sampler=DistributedSampler(<dataset>, shuffle=<the loader's>[, seed=<seed>])``
+        in place of the loader's ``shuffle``, and, for a shuffling one, ``<loader>.sampler.
+        set_epoch(<epoch>)`` first in the epoch loop of the same function. Offered only where
+        the process group surely exists when the loader is built (see ``_group_ready``)."""
+        if kind != "none" or not is_pure_reference(dataset.value):
+            return None
+        function = self.context.enclosing_function(loader)
+        if function is None or not self._group_ready(function, loader):
+            return None
+        bound = self.context.imports.aliases.get("DistributedSampler")
+        if bound is not None and not bound.startswith("torch."):
+            return None  # the name means something else here
+        if self._defined_in_module("DistributedSampler"):
+            return None
+        shuffle_arg = get_arg(loader, 2, "shuffle")
+        if shuffle_arg is not None and shuffle_arg.keyword is None:
+            return None
+        shuffle = "False"
+        if shuffle_arg is not None:
+            shuffle = dotted_name(shuffle_arg.value) or ""
+            if shuffle not in ("True", "False"):
+                return None  # a shuffle from configuration: which one is meant is not clear
+        replacements: list[Replacement] = []
+        arguments = f"{self.context.code_for(dataset.value)}, shuffle={shuffle}"
+        if shuffle == "True":
+            if "." in target or target.startswith("<"):
+                return None
+            loop = self._epoch_loop(function, loader, target)
+            if loop is None:
+                return None
+            insertion = at_epoch_start(self.context, loop, f"{target}.sampler", guarded=False)
+            if insertion is None:
+                return None
+            replacements.append(insertion)
+            seed = visible_shared_seed(self.context, loader)
+            if seed is not None and not may_be_none(self.context, loader, seed):
+                arguments += f", seed={seed}"
+        sampler = cst.parse_expression(f"DistributedSampler({arguments})")
+        replacements.insert(0, (loader, self._with_sampler(loader, sampler, shuffle_arg)))
+        return Fix(
+            replacements=replacements,
+            applicability=Applicability.UNSAFE,
+            message=f"Give each process its share: `sampler=DistributedSampler(..., "
+                    f"shuffle={shuffle})`" + (" and `set_epoch` each epoch"
+                                             if shuffle == "True" else ""),
+            imports=[("torch.utils.data", "DistributedSampler")],
+        )
+
+    def _with_sampler(
+        self, loader: cst.Call, sampler: cst.BaseExpression, shuffle_arg: cst.Arg | None
+    ) -> cst.Call:
+        """The loader with ``sampler=<sampler>`` where ``shuffle=`` (or ``sampler=None``) was,
+        else after its last argument."""
+        equal = cst.AssignEqual(
+            whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")
+        )
+        args = list(loader.args)
+        old_sampler = get_arg(loader, None, "sampler")
+        if shuffle_arg is not None and old_sampler is not None:
+            args.remove(shuffle_arg)
+            if args and args[-1].comma is not cst.MaybeSentinel.DEFAULT and (
+                shuffle_arg is loader.args[-1]
+            ):
+                args[-1] = args[-1].with_changes(comma=shuffle_arg.comma)
+        place = old_sampler if old_sampler is not None else shuffle_arg
+        if place is not None:
+            position = args.index(place)
+            args[position] = place.with_changes(
+                keyword=cst.Name("sampler"), value=sampler, equal=place.equal
+            )
+        else:
+            last = args[-1]
+            new = cst.Arg(value=sampler, keyword=cst.Name("sampler"), equal=equal)
+            if last.comma is cst.MaybeSentinel.DEFAULT:
+                args[-1] = last.with_changes(comma=cst.Comma(
+                    whitespace_after=cst.SimpleWhitespace(" ")
+                ))
+                args.append(new)
+            else:
+                # A trailing comma (often one argument a line): keep the layout.
+                args.append(new.with_changes(comma=last.comma))
+                args[-2] = last.with_changes(comma=cst.Comma(
+                    whitespace_after=last.comma.whitespace_after
+                    if isinstance(last.comma, cst.Comma) else cst.SimpleWhitespace(" ")
+                ))
+        return loader.with_changes(args=args)
+
+    def _defined_in_module(self, name: str) -> bool:
+        return name in self.context.assignments(self.context.module) or any(
+            isinstance(s, (cst.FunctionDef, cst.ClassDef)) and s.name.value == name
+            for s in self.context.module.body
+        )
+
+    def _group_ready(self, function: cst.FunctionDef, loader: cst.Call) -> bool:
+        """The process group exists, on every path, when the loader is built: the function
+        starts it (``init_process_group`` or a helper of this file that does) unconditionally
+        in a statement before the loader's, or wraps a model in DDP / FSDP unconditionally
+        and never starts the group itself (the caller did)."""
+        body = function.body
+        if not isinstance(body, cst.IndentedBlock):
+            return False
+        statements = list(body.body)
+        loader_at = self._top_statement(function, loader)
+        if loader_at is None:
+            return False
+        homes = {id(self._home(e)) for e in self._evidence if self._home(e) is not None}
+        starts: list[int] = []
+        wraps = False
+        for position, statement in enumerate(statements):
+            for node in descendants(statement):
+                if not isinstance(node, cst.Call):
+                    continue
+                callee = self._function_of_file(dotted_name(node.func) or "")
+                starting = (
+                    callee is not None and id(callee) in homes and self._starts_group(callee)
+                ) or (self._runs_distributed(node) and _last(self, node) in _INIT)
+                wrapping = self._runs_distributed(node) and _last(self, node) in _WRAPS
+                if not (starting or wrapping):
+                    continue
+                if starting and not self._unconditional(node, function):
+                    return False  # a group started on some paths only: not surely ready
+                if starting:
+                    starts.append(position)
+                elif self._unconditional(node, function):
+                    wraps = True
+        if starts:
+            return all(position < loader_at for position in starts)
+        return wraps
+
+    def _starts_group(self, function: cst.FunctionDef) -> bool:
+        return any(
+            isinstance(n, cst.Call) and self._runs_distributed(n) and _last(self, n) in _INIT
+            for n in descendants(function)
+        )
+
+    def _top_statement(self, function: cst.FunctionDef, node: cst.CSTNode) -> int | None:
+        body = function.body
+        assert isinstance(body, cst.IndentedBlock)
+        statements: list[cst.CSTNode] = list(body.body)
+        for ancestor in [node, *self.context.ancestors(node)]:
+            if ancestor in statements:
+                return statements.index(ancestor)
+        return None
+
+    def _unconditional(self, node: cst.CSTNode, function: cst.FunctionDef) -> bool:
+        for ancestor in self.context.ancestors(node):
+            if ancestor is function:
+                return True
+            if isinstance(ancestor, (
+                cst.If, cst.IfExp, cst.Try, cst.While, cst.For, cst.Match, cst.BooleanOperation,
+                cst.Lambda, cst.FunctionDef, cst.ClassDef,
+            )):
+                return False
+        return False
+
+    def _epoch_loop(self, function: cst.FunctionDef, loader: cst.Call, name: str) -> cst.For | None:
+        """The one epoch loop of ``function`` after the loader's statement that uses the
+        loader (iterates it or hands it on) and calls no ``set_epoch`` yet."""
+        loader_at = self._top_statement(function, loader)
+        body = function.body
+        assert isinstance(body, cst.IndentedBlock)
+        found = []
+        for position, statement in enumerate(body.body):
+            if not isinstance(statement, cst.For) or loader_at is None or position <= loader_at:
+                continue
+            if not is_epoch_loop(statement):
+                continue
+            names = {n.value for n in descendants(statement.body) if isinstance(n, cst.Name)}
+            if name in names:
+                found.append(statement)
+        if len(found) != 1:
+            return None
+        loop = found[0]
+        if "set_epoch" in self.context.code_for(loop.body):
+            return None
+        return loop
 
     # -- training ---------------------------------------------------------------------------------
     def _trained_on(self, node: cst.Call, owner: cst.CSTNode, target: str) -> bool:
@@ -740,7 +912,49 @@ def _parameter_for(call: cst.Call, callee: cst.FunctionDef, name: str) -> str | 
     return None
 
 
-def _dbg(rule: Rule, node: cst.CSTNode, n: int) -> None:  # DEBUG
-    if os.environ.get("SL104_DEBUG") and n > 1:  # DEBUG
-        pos = rule.context.code_for(node)[:60].replace("\n", " ")  # DEBUG
-        print(f"SL104DBG {n} {rule.context.path} {pos}")  # DEBUG
+
+
+# Calls whose arguments say where the data goes, not what it is (`x.to(device)`, with `device`
+# from the rank).
+_PLACING = ("to", "cuda", "pin_memory", "type", "float", "half", "long", "int", "bfloat16")
+
+
+def _data_nodes(value: cst.BaseExpression) -> list[cst.CSTNode]:
+    """The nodes of ``value`` without the arguments of calls that place or cast data."""
+    skipped: set[int] = set()
+    for node in descendants(value):
+        if (
+            isinstance(node, cst.Call)
+            and isinstance(node.func, cst.Attribute)
+            and node.func.attr.value in _PLACING
+        ):
+            skipped.update(id(arg) for arg in node.args)
+    return [n for n in descendants(value, prune=lambda n: id(n) in skipped)
+            if id(n) not in skipped]
+
+
+def _paired(scope: cst.CSTNode, name: str) -> list[cst.BaseExpression]:
+    """``x_train`` in ``x_train, y_train = a[idx], b[idx]``: the element assigned to it."""
+    found: list[cst.BaseExpression] = []
+    for statement in scope_body_statements(scope):
+        if not isinstance(statement, cst.SimpleStatementLine):
+            continue
+        for small in statement.body:
+            if not isinstance(small, cst.Assign) or not isinstance(small.value, cst.Tuple):
+                continue
+            for target in small.targets:
+                inner = target.target
+                if not isinstance(inner, (cst.Tuple, cst.List)):
+                    continue
+                if len(inner.elements) != len(small.value.elements):
+                    continue
+                for element, value in zip(inner.elements, small.value.elements, strict=True):
+                    if dotted_name(element.value) == name and not isinstance(
+                        value, cst.StarredElement
+                    ):
+                        found.append(value.value)
+    return found
+
+
+def _last(rule: DdpLoaderWithoutDistributedSampler, call: cst.Call) -> str:
+    return (rule.context.qualified_name(call.func) or "").rsplit(".", 1)[-1]
