@@ -797,9 +797,22 @@ class DdpLoaderWithoutDistributedSampler(Rule):
     ```
 
     ## Fix safety
-    No fix is offered. The change needs a person: the per-process batch size and learning rate
-    were tuned for the whole dataset per process, `drop_last` and the seed of the sampler must
-    match the job, and `set_epoch` must reach the sampler once per epoch.
+    Unsafe: each process then trains on 1/W of the data per epoch, so an epoch has W times
+    fewer steps (learning-rate schedules, epoch counts and logging intervals were tuned for the
+    old length), and `DistributedSampler` pads the data with repeated samples to a multiple
+    of W. The fix replaces the loader's `shuffle=` (absent, `True` or `False`; `sampler=None`
+    too) with `sampler=DistributedSampler(<dataset>, shuffle=<the same>)`, adding
+    `seed=<seed>` when a seed shared by every process is visible (a parameter or local named
+    like a seed that cannot be `None`), and imports `DistributedSampler` from
+    `torch.utils.data`. For a shuffling loader it also inserts `<loader>.sampler.set_epoch(
+    <epoch>)` as the first statement of the one epoch loop of the same function that uses the
+    loader (else: no fix). It is offered only where the process group surely exists when the
+    loader is built, since `DistributedSampler()` raises otherwise: the function starts it
+    unconditionally (`init_process_group`, or a helper of the file that calls it) before the
+    loader's statement, or wraps the model unconditionally and never starts the group itself.
+    A loader built under `if args.ddp:`-style conditions, before the group starts, from a
+    dataset expression that is not a plain name, kept on `self`, returned, or with a
+    `RandomSampler`, is reported without a fix.
 
     ## References
     - torch `DistributedSampler` and the DDP tutorial ("use DistributedSampler to ... load a
@@ -825,6 +838,25 @@ class DdpLoaderWithoutDistributedSampler(Rule):
             "            model(x).sum().backward()\n"
             "            optimizer.step()\n",
             lines=(11,),
+            fixed=(
+                "import torch.distributed as dist\n"
+                "from torch.nn.parallel import DistributedDataParallel as DDP\n"
+                "from torch.utils.data import DistributedSampler, DataLoader\n"
+                "from torchvision.datasets import MNIST\n"
+                "\n"
+                "\n"
+                "def main(model, optimizer, epochs):\n"
+                "    dist.init_process_group('nccl')\n"
+                "    model = DDP(model)\n"
+                "    dataset = MNIST('data', train=True)\n"
+                "    loader = DataLoader(dataset, batch_size=32, "
+                "sampler=DistributedSampler(dataset, shuffle=True))\n"
+                "    for epoch in range(epochs):\n"
+                "        loader.sampler.set_epoch(epoch)\n"
+                "        for x, y in loader:\n"
+                "            model(x).sum().backward()\n"
+                "            optimizer.step()\n"
+            ),
         ),
         Example(
             "import torch.distributed as dist\n"
