@@ -17,6 +17,12 @@ from sampler_lint.analysis.rank_split import (
     SPLIT_IDENTIFIER,
     class_is_split,
 )
+from sampler_lint.analysis.sampler_family import (
+    CLASS_FACTS,
+    RANK_ATTRIBUTES,
+    chain_of,
+    constructed_class,
+)
 from sampler_lint.analysis.seeds import may_be_none, visible_shared_seed
 from sampler_lint.analysis.set_epoch_fix import at_epoch_start
 from sampler_lint.analysis.tree import descendants, scope_body_statements
@@ -76,7 +82,7 @@ class DdpLoaderWithoutDistributedSampler(Rule):
         ("init_process_group", "DistributedDataParallel", "FullyShardedDataParallel",
          "fully_shard"),
     )
-    collectors = (DATASET_CLASSES,)
+    collectors = (DATASET_CLASSES, CLASS_FACTS)
     uses_index = True
 
     def visit_Module(self, node: cst.Module) -> None:
@@ -151,7 +157,10 @@ class DdpLoaderWithoutDistributedSampler(Rule):
             return
         if not self._trained_on(node, owner, target):
             return
-        what = "no sampler" if kind == "none" else f"a `{kind}`"
+        what = "no sampler" if kind == "none" else (
+            f"a `{kind}`" if kind in _WHOLE_DATA_SAMPLERS
+            else f"a `{kind}` (a sampler that never reads the rank)"
+        )
         shown = "this loader" if target.startswith("<") else f"`{target}`"
         message = (
             f"{shown} has {what} in a script that trains under DistributedDataParallel / FSDP: "
@@ -184,7 +193,7 @@ class DdpLoaderWithoutDistributedSampler(Rule):
             last = qualified.rsplit(".", 1)[-1]
             if last in _WHOLE_DATA_SAMPLERS and qualified.startswith("torch."):
                 return last
-            return None
+            return self._project_sampler(value)
         if isinstance(value, cst.Name) and depth < 2:
             values = self._values(loader, value.value)
             kinds = [self._sampler_kind(loader, v, depth + 1) for v in values]
@@ -193,6 +202,43 @@ class DdpLoaderWithoutDistributedSampler(Rule):
             named = [k for k in kinds if k != "none"]
             return named[0] if named else "none"
         return None
+
+    def _project_sampler(self, call: cst.Call) -> str | None:
+        """The name of a project sampler class that never reads the rank: its chain of bases
+        ends in torch's samplers other than ``DistributedSampler`` and is wholly visible, no
+        class of it reads or sets ``self.rank`` / ``self.num_replicas`` (and the like) or
+        mentions a rank, world size, shard or worker anywhere, and the construction is handed
+        none of those either."""
+        name = dotted_name(call.func)
+        if name is None:
+            return None
+        index = self.context.index
+        found = constructed_class(index, name, str(self.context.path))
+        if found is None:
+            return None
+        chain = chain_of(index, found)
+        if not chain.torch_bases or chain.opaque or chain.torch_bases & {
+            "DistributedSampler", "BatchSampler"
+        }:
+            return None
+        if (chain.read | chain.assigned) & RANK_ATTRIBUTES or class_is_split(index, name):
+            return None
+        if any(self._mentions_split(arg.value) for arg in call.args):
+            return None
+        return found.name
+
+    def _mentions_split(self, value: cst.BaseExpression) -> bool:
+        vocabulary = self.context.vocabulary
+        for node in descendants(value):
+            word = node.value if isinstance(node, cst.Name) else (
+                node.attr.value if isinstance(node, cst.Attribute) else None
+            )
+            if word is not None and (
+                SPLIT_IDENTIFIER.search(word) or word in vocabulary.rank_names
+                or word in vocabulary.world_size_names
+            ):
+                return True
+        return False
 
     def _values(self, at: cst.CSTNode, name: str) -> list[cst.BaseExpression]:
         """What ``name`` is assigned in the function around ``at`` (else the module), with the
