@@ -563,12 +563,14 @@ class DdpLoaderWithoutDistributedSampler(Rule):
                 ))
                 args.append(new)
             else:
-                # A trailing comma (often one argument a line): keep the layout.
+                # A trailing comma (often one argument a line): keep the layout, with the
+                # separator the arguments already use between them.
+                between = args[-2].comma if len(args) > 1 else None
+                separator = between if isinstance(between, cst.Comma) else cst.Comma(
+                    whitespace_after=cst.SimpleWhitespace(" ")
+                )
+                args[-1] = last.with_changes(comma=separator)
                 args.append(new.with_changes(comma=last.comma))
-                args[-2] = last.with_changes(comma=cst.Comma(
-                    whitespace_after=last.comma.whitespace_after
-                    if isinstance(last.comma, cst.Comma) else cst.SimpleWhitespace(" ")
-                ))
         return loader.with_changes(args=args)
 
     def _defined_in_module(self, name: str) -> bool:
