@@ -1,0 +1,110 @@
+"""Datasets that are already split between processes (SL104): a class that reads the rank, the
+world size, the DataLoader worker or a sharding helper, or that is iterable (an
+``IterableDataset`` cannot take a sampler; splitting it is its own job), and expressions that
+build or slice a dataset with such words.
+
+The words are read from identifiers, never from strings or comments: ``self.rank``,
+``dist.get_world_size()``, ``get_worker_info()``, ``ds.shard(...)``, ``split_dataset_by_node``,
+``wds.split_by_node``."""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from sampler_lint.analysis.index import FactCollector, ProjectIndex, dotted_expression, statements
+from sampler_lint.analysis.loader_facts import file_key
+
+FACT = "sl1_dataset_classes"
+
+# An identifier that says "this process's part": the rank or the number of processes, the
+# DataLoader worker, a shard, a split by node. `(^|_)` / `($|_)` keep `ranking`, `crank` and
+# `worldwide` out.
+SPLIT_IDENTIFIER = re.compile(
+    r"(?:^|_)(?:rank|world_size|num_replicas|replicas|process_index|num_processes|worker_info|"
+    r"num_workers_total)(?:$|_)|shard|split_by_node|split_by_worker|nodesplitter|"
+    r"split_dataset_by_node",
+    re.IGNORECASE,
+)
+# The collector's pre-filter: a file whose classes may split or stream, or derive from a project
+# class that does (a dataset class almost always names some `...Dataset`).
+WORDS: tuple[str, ...] = (
+    "rank", "world_size", "replicas", "process_index", "num_processes", "worker_info", "shard",
+    "split_by_node", "split_by_worker", "nodesplitter", "Dataset",
+)
+_ITERABLE_BASES = ("IterableDataset", "IterDataPipe")
+_MAX_DEPTH = 6
+
+
+@dataclass(frozen=True)
+class DatasetClass:
+    name: str
+    path: str
+    bases: tuple[str, ...]  # the last name of each base
+    splits: bool  # reads a SPLIT_IDENTIFIER anywhere in its body
+    iterable: bool  # derives from an IterableDataset directly
+
+
+def identifiers(node: ast.AST) -> set[str]:
+    """Every name and attribute name read or written under ``node``."""
+    found: set[str] = set()
+    for child in ast.walk(node):
+        if isinstance(child, ast.Name):
+            found.add(child.id)
+        elif isinstance(child, ast.Attribute):
+            found.add(child.attr)
+        elif isinstance(child, (ast.keyword, ast.arg)) and child.arg:
+            found.add(child.arg)
+    return found
+
+
+def splits_by_words(names: set[str]) -> bool:
+    return any(SPLIT_IDENTIFIER.search(name) for name in names)
+
+
+def collect_dataset_classes(tree: ast.Module, path: str) -> dict[str, list[Any]]:
+    found = []
+    for node in statements(tree):
+        if not isinstance(node, ast.ClassDef) or not node.bases:
+            continue
+        bases = tuple(
+            (dotted_expression(b) or "<unknown>").rsplit(".", 1)[-1] for b in node.bases
+        )
+        found.append(DatasetClass(
+            node.name, file_key(path), bases,
+            splits_by_words(identifiers(node)),
+            any(b in _ITERABLE_BASES for b in bases),
+        ))
+    return {FACT: sorted(found, key=lambda c: (c.path, c.name))}
+
+
+DATASET_CLASSES = FactCollector("dataset classes", (WORDS,), collect_dataset_classes)
+
+
+def _by_name(index: ProjectIndex) -> dict[str, list[DatasetClass]]:
+    cached = index.__dict__.get("_sl_dataset_classes")
+    if cached is None:
+        cached = {}
+        for fact in index.get(FACT):
+            cached.setdefault(fact.name, []).append(fact)
+        index.__dict__["_sl_dataset_classes"] = cached
+    return cached
+
+
+def class_is_split(index: ProjectIndex, name: str, depth: int = 0) -> bool:
+    """Whether some project class called ``name`` (its last name), or one of its project bases
+    at any depth, splits its data by process or worker, or is an iterable dataset. Several
+    classes of that name: any of them counts (a wrong "split" only silences the rule)."""
+    last = name.rsplit(".", 1)[-1]
+    if last in _ITERABLE_BASES:
+        return True
+    if depth > _MAX_DEPTH:
+        return False
+    for fact in _by_name(index).get(last, []):
+        if fact.splits or fact.iterable:
+            return True
+        if any(class_is_split(index, base, depth + 1) for base in fact.bases if base != last):
+            return True
+    return False
