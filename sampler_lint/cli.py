@@ -1,7 +1,7 @@
 """The ``sampler-lint`` command line (click).
 
-Exit codes: 0 nothing left to report, 1 findings remain (after fixing, when fixing) or ``--diff``
-found changes, 2 usage, configuration or internal error.
+Exit codes: 0 nothing left to report, 1 findings remain (after fixing, when fixing; warnings too
+unless ``--fail-on error``) or ``--diff`` found changes, 2 usage, configuration or internal error.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from sampler_lint.engine.runner import (
     stdin_index,
 )
 from sampler_lint.output.docs import render_rule, rule_table
-from sampler_lint.output.reporters import NEEDS_EDITS, REPORTERS, ReportContext
+from sampler_lint.output.reporters import NEEDS_EDITS, REPORTERS, ReportContext, diff_summary
 
 if TYPE_CHECKING:
     from sampler_lint.output.baseline import Revision
@@ -165,6 +165,11 @@ def main() -> None:
 @click.option("--statistics", is_flag=True, help="Show counts per rule instead of findings.")
 @click.option("--show-fixes", is_flag=True, help="List the fixes applied, per rule.")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when findings remain.")
+@click.option(
+    "--fail-on", type=click.Choice(["warning", "error"]), default="warning", show_default=True,
+    help="Lowest severity of a remaining finding that makes the run exit 1: `warning` (any "
+    "finding fails the run) or `error` (warnings are reported but exit 0).",
+)
 @click.option("--exit-non-zero-on-fix", is_flag=True, help="Exit 1 when any fix was applied.")
 @click.option("--config", "config_file", type=click.Path(path_type=Path), help="Use this file.")
 @click.option("--isolated", is_flag=True, help="Ignore all configuration files.")
@@ -244,6 +249,7 @@ def check(paths: tuple[Path, ...], **params: Any) -> None:
     for r in result.results:
         for code, count in r.fixed_codes.items():
             fixed_by_code[code] = fixed_by_code.get(code, 0) + count
+    fixed_by_file = {r.filename: dict(r.fixed_codes) for r in result.results if r.fixed_codes}
     unsafe = options.unsafe_fixes
     if unsafe is None:
         try:
@@ -259,21 +265,29 @@ def check(paths: tuple[Path, ...], **params: Any) -> None:
         fixed_by_code=fixed_by_code if options.fix and not options.diff else {},
         files_checked=result.files_checked,
         complete=bool(result.files_checked) and not failed,
+        fixed_by_file=fixed_by_file if options.fix and not options.diff else {},
     )
     if options.diff:
         diffs = [r.diff for r in result.results if r.diff]
         click.echo("".join(diffs), nl=False)
-        if diffs:
-            click.echo(f"Would fix {sum(r.fixed for r in result.results)} error(s).", err=True)
+        click.echo(diff_summary(fixed_by_code, findings, bool(unsafe)), err=True)
         sys.exit(EXIT_ERROR if failed else (EXIT_FINDINGS if diffs else EXIT_OK))
     for fmt, output in outputs:
         _emit(findings, context, fmt, output)
     if failed:
         sys.exit(EXIT_ERROR)
-    status = EXIT_FINDINGS if findings and not params["exit_zero"] else EXIT_OK
+    status = EXIT_FINDINGS if _fails(findings, params) and not params["exit_zero"] else EXIT_OK
     if params["exit_non_zero_on_fix"] and fixed:
         status = EXIT_FINDINGS
     sys.exit(status)
+
+
+def _fails(findings: Sequence[Finding], params: dict[str, Any]) -> bool:
+    """Do the findings left fail the run? Any finding does; with ``--fail-on error``, only
+    findings of rules whose severity is ``error``."""
+    if params.get("fail_on") == "error":
+        return any(f.severity == "error" for f in findings)
+    return bool(findings)
 
 
 def _path_errors(result: Any, targets: list[Path]) -> list[str]:
@@ -423,6 +437,7 @@ def _check_stdin(resolver: ConfigResolver, options: RunOptions, params: dict[str
         click.echo(f"sampler-lint: warning: {message}", err=True)
     if options.diff:
         click.echo(result.diff or "", nl=False)
+        click.echo(diff_summary(result.fixed_codes, result.findings, bool(unsafe)), err=True)
         sys.exit(EXIT_FINDINGS if result.diff else EXIT_OK)
     if options.fix:
         # Only the fixed source goes to standard output; findings go to standard error.
@@ -434,7 +449,8 @@ def _check_stdin(resolver: ConfigResolver, options: RunOptions, params: dict[str
     else:
         for fmt, output in _output_plan(params["output_format"], params["output_file"]):
             _emit(result.findings, context, fmt, output)
-    code = EXIT_FINDINGS if result.findings and not params["exit_zero"] else EXIT_OK
+    code = EXIT_FINDINGS if _fails(result.findings, params) and not params["exit_zero"] \
+        else EXIT_OK
     if params["exit_non_zero_on_fix"] and result.fixed:  # as for paths
         code = EXIT_FINDINGS
     sys.exit(code)
