@@ -6,6 +6,7 @@ unless ``--fail-on error``) or ``--diff`` found changes, 2 usage, configuration 
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -25,7 +26,7 @@ from sampler_lint.engine.runner import (
     run,
     stdin_index,
 )
-from sampler_lint.output.docs import render_rule, rule_table
+from sampler_lint.output.docs import render_rule, rule_json, rule_table, rules_matching
 from sampler_lint.output.reporters import NEEDS_EDITS, REPORTERS, ReportContext, diff_summary
 
 if TYPE_CHECKING:
@@ -459,15 +460,31 @@ def _check_stdin(resolver: ConfigResolver, options: RunOptions, params: dict[str
 @main.command()
 @click.argument("selector", required=False)
 @click.option("--all", "show_all", is_flag=True, help="List every rule.")
-def rule(selector: str | None, show_all: bool) -> None:
-    """Show the documentation of a rule (by code or name), or list all rules."""
+@click.option(
+    "--output-format", type=click.Choice(["text", "json"]), default="text", show_default=True,
+    help="`json`: each rule's code, name, severity, fix, options and documentation.",
+)
+def rule(selector: str | None, show_all: bool, output_format: str) -> None:
+    """Show the documentation of a rule (by code or name), of every rule a prefix names
+    (`SL2`), or list all rules."""
     if show_all or selector is None:
+        rules = list(registry.all_rules())
+    else:
+        rules = rules_matching(selector)
+        if not rules:
+            _fail(f"unknown rule '{selector}' (see `sampler-lint rule --all`)")
+    if output_format == "json":
+        data = [rule_json(r) for r in rules]
+        single = selector is not None and not show_all and registry.find_rule(selector)
+        click.echo(json.dumps(data[0] if single else data, indent=2))
+    elif show_all or selector is None:
         click.echo(rule_table())
-        return
-    found = registry.find_rule(selector)
-    if found is None:
-        _fail(f"unknown rule '{selector}' (see `sampler-lint rule --all`)")
-    click.echo(render_rule(found))
+    elif len(rules) == 1:
+        click.echo(render_rule(rules[0]))
+    else:
+        click.echo(rule_table(rules))
+        click.echo("")
+        click.echo("\n".join(render_rule(r) for r in rules), nl=False)
 
 
 @main.command()

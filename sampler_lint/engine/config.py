@@ -295,6 +295,7 @@ def load_file(path: Path) -> RawSettings | None:
     if path.name == "pyproject.toml":
         tool = data.get("tool", {})
         if not isinstance(tool, dict) or "sampler-lint" not in tool:
+            _misspelled_table(path, tool)
             return None
         table = tool["sampler-lint"]
         where = f"{path} [tool.sampler-lint]"
@@ -304,6 +305,22 @@ def load_file(path: Path) -> RawSettings | None:
     if not isinstance(table, dict):
         raise ConfigError(f"{where}: must be a table")
     return parse_table(table, where)
+
+
+def _normalised(name: str) -> str:
+    return "".join(char for char in name.lower() if char.isalnum())
+
+
+def _misspelled_table(path: Path, tool: object) -> None:
+    """``[tool.sampler_lint]`` (or ``samplerlint``, ``Sampler-Lint``) is never read: say so, or
+    the user believes a configuration applies that does not."""
+    if not isinstance(tool, dict):
+        return
+    for key in tool:
+        if isinstance(key, str) and _normalised(key) == "samplerlint":
+            raise ConfigError(
+                f"{path}: [tool.{key}] is not read: did you mean [tool.sampler-lint]?"
+            )
 
 
 def find_config(directory: Path) -> Path | None:
@@ -325,7 +342,7 @@ def _has_our_table(path: Path) -> bool:
         text = path.read_text(encoding="utf-8", errors="replace")
     except OSError:
         return False
-    if "sampler-lint" not in text:
+    if "sampler-lint" not in text and "samplerlint" not in _normalised(text):
         return False
     try:
         return load_file(path) is not None
