@@ -1,6 +1,6 @@
-"""A small multi-GPU training script with the data-loading bugs sampler-lint finds.
+"""A small multi-GPU GNN training script that shards its training nodes by floor division.
 
-Run `sampler-lint check examples/` to see them, `--diff --unsafe-fixes` to see the fixes.
+sampler-lint finds: SL101 (unsafe fix: `tensor_split` gives every node to exactly one rank).
 """
 
 import torch

@@ -16,6 +16,7 @@ from sampler_lint.analysis.sharding import (
     gathered_in_scope,
     indexed_shards,
     is_length_of,
+    one_line,
     tensor_split_fix,
 )
 from sampler_lint.analysis.syntax_summary import SyntaxSummary
@@ -44,10 +45,11 @@ def ceil_split_fix(
     new_args = [
         arg.with_changes(value=ceil) if arg.value is shard.size else arg for arg in shard.call.args
     ]
+    new_call = shard.call.with_changes(args=new_args)
     return Fix(
-        replacements=[(shard.call, shard.call.with_changes(args=new_args))],
+        replacements=[(shard.call, new_call)],
         applicability=Applicability.UNSAFE,
-        message="Use a ceil-sized split: `X.split(math.ceil(A / W))`",
+        message=f"Use a ceil-sized split: `{one_line(cst.Module([]).code_for_node(new_call))}`",
         imports=[("math", None)],
     )
 

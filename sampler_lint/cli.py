@@ -1,11 +1,12 @@
 """The ``sampler-lint`` command line (click).
 
-Exit codes: 0 nothing left to report, 1 findings remain (after fixing, when fixing) or ``--diff``
-found changes, 2 usage, configuration or internal error.
+Exit codes: 0 nothing left to report, 1 findings remain (after fixing, when fixing; warnings too
+unless ``--fail-on error``) or ``--diff`` found changes, 2 usage, configuration or internal error.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import time
@@ -27,8 +28,8 @@ from sampler_lint.engine.runner import (
     run,
     stdin_index,
 )
-from sampler_lint.output.docs import render_rule, rule_table
-from sampler_lint.output.reporters import NEEDS_EDITS, REPORTERS, ReportContext
+from sampler_lint.output.docs import render_rule, rule_json, rule_table, rules_matching
+from sampler_lint.output.reporters import NEEDS_EDITS, REPORTERS, ReportContext, diff_summary
 
 if TYPE_CHECKING:
     from sampler_lint.output.baseline import Revision
@@ -264,6 +265,11 @@ class _Check(click.Command):
 @click.option("--statistics", is_flag=True, help="Show counts per rule instead of findings.")
 @click.option("--show-fixes", is_flag=True, help="List the fixes applied, per rule.")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when findings remain.")
+@click.option(
+    "--fail-on", type=click.Choice(["warning", "error"]), default="warning", show_default=True,
+    help="Lowest severity of a remaining finding that makes the run exit 1: `warning` (any "
+    "finding fails the run) or `error` (warnings are reported but exit 0).",
+)
 @click.option("--exit-non-zero-on-fix", is_flag=True, help="Exit 1 when any fix was applied.")
 @click.option("--config", "config_values", multiple=True, metavar="FILE|KEY=VALUE",
               help="Use this configuration file; or set one key as TOML (`select = [\"SL1\"]`) "
@@ -381,6 +387,7 @@ def check(paths: tuple[Path, ...], **params: Any) -> None:
     for r in result.results:
         for code, count in r.fixed_codes.items():
             fixed_by_code[code] = fixed_by_code.get(code, 0) + count
+    fixed_by_file = {r.filename: dict(r.fixed_codes) for r in result.results if r.fixed_codes}
     unsafe = options.unsafe_fixes
     if unsafe is None:
         try:
@@ -396,6 +403,7 @@ def check(paths: tuple[Path, ...], **params: Any) -> None:
         fixed_by_code=fixed_by_code if options.fix and not options.diff else {},
         files_checked=result.files_checked,
         complete=bool(result.files_checked) and not failed,
+        fixed_by_file=fixed_by_file if options.fix and not options.diff else {},
         quiet=_QUIET,
     )
     if params["fix_only"] and not options.diff:
@@ -409,14 +417,14 @@ def check(paths: tuple[Path, ...], **params: Any) -> None:
         diffs = [r.diff for r in result.results if r.diff]
         if not _SILENT:
             click.echo("".join(diffs), nl=False)
-        if diffs:
-            _info(f"Would fix {sum(r.fixed for r in result.results)} error(s).")
+        if not _QUIET:
+            click.echo(diff_summary(fixed_by_code, findings, bool(unsafe)), err=True)
         sys.exit(EXIT_ERROR if failed else (EXIT_FINDINGS if diffs else EXIT_OK))
     for fmt, output in outputs:
         _emit(findings, context, fmt, output)
     if failed:
         sys.exit(EXIT_ERROR)
-    status = EXIT_FINDINGS if findings and not params["exit_zero"] else EXIT_OK
+    status = EXIT_FINDINGS if _fails(findings, params) and not params["exit_zero"] else EXIT_OK
     if params["exit_non_zero_on_fix"] and fixed:
         status = EXIT_FINDINGS
     sys.exit(status)
@@ -508,6 +516,14 @@ def _verbose_report(resolver: ConfigResolver, result: RunResult, setup: float,
         f"({len(result.linted)} linted after the pre-filters)",
         err=True,
     )
+
+
+def _fails(findings: Sequence[Finding], params: dict[str, Any]) -> bool:
+    """Do the findings left fail the run? Any finding does; with ``--fail-on error``, only
+    findings of rules whose severity is ``error``."""
+    if params.get("fail_on") == "error":
+        return any(f.severity == "error" for f in findings)
+    return bool(findings)
 
 
 def _path_errors(result: Any, targets: list[Path]) -> list[str]:
@@ -658,6 +674,7 @@ def _check_stdin(resolver: ConfigResolver, options: RunOptions, params: dict[str
         click.echo(f"sampler-lint: warning: {message}", err=True)
     if options.diff:
         click.echo(result.diff or "", nl=False)
+        click.echo(diff_summary(result.fixed_codes, result.findings, bool(unsafe)), err=True)
         sys.exit(EXIT_FINDINGS if result.diff else EXIT_OK)
     if options.fix:
         # Only the fixed source goes to standard output; findings go to standard error.
@@ -669,7 +686,8 @@ def _check_stdin(resolver: ConfigResolver, options: RunOptions, params: dict[str
     else:
         for fmt, output in _output_plan(params["output_format"], params["output_file"]):
             _emit(result.findings, context, fmt, output)
-    code = EXIT_FINDINGS if result.findings and not params["exit_zero"] else EXIT_OK
+    code = EXIT_FINDINGS if _fails(result.findings, params) and not params["exit_zero"] \
+        else EXIT_OK
     if params["exit_non_zero_on_fix"] and result.fixed:  # as for paths
         code = EXIT_FINDINGS
     sys.exit(code)
@@ -678,15 +696,31 @@ def _check_stdin(resolver: ConfigResolver, options: RunOptions, params: dict[str
 @main.command()
 @click.argument("selector", required=False)
 @click.option("--all", "show_all", is_flag=True, help="List every rule.")
-def rule(selector: str | None, show_all: bool) -> None:
-    """Show the documentation of a rule (by code or name), or list all rules."""
+@click.option(
+    "--output-format", type=click.Choice(["text", "json"]), default="text", show_default=True,
+    help="`json`: each rule's code, name, severity, fix, options and documentation.",
+)
+def rule(selector: str | None, show_all: bool, output_format: str) -> None:
+    """Show the documentation of a rule (by code or name), of every rule a prefix names
+    (`SL2`), or list all rules."""
     if show_all or selector is None:
+        rules = list(registry.all_rules())
+    else:
+        rules = rules_matching(selector)
+        if not rules:
+            _fail(f"unknown rule '{selector}' (see `sampler-lint rule --all`)")
+    if output_format == "json":
+        data = [rule_json(r) for r in rules]
+        single = selector is not None and not show_all and registry.find_rule(selector)
+        click.echo(json.dumps(data[0] if single else data, indent=2))
+    elif show_all or selector is None:
         click.echo(rule_table())
-        return
-    found = registry.find_rule(selector)
-    if found is None:
-        _fail(f"unknown rule '{selector}' (see `sampler-lint rule --all`)")
-    click.echo(render_rule(found))
+    elif len(rules) == 1:
+        click.echo(render_rule(rules[0]))
+    else:
+        click.echo(rule_table(rules))
+        click.echo("")
+        click.echo("\n".join(render_rule(r) for r in rules), nl=False)
 
 
 @main.command()

@@ -44,6 +44,7 @@ def repo(project: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def test_github_annotations_are_escaped(repo: Path) -> None:
+    _git(repo, "init", "-q")  # paths are relative to the repository's root
     (repo / "we,ird:name%.py").write_text(BUGGY)
     code, out, _ = run("--output-format", "github", "we,ird:name%.py")
     assert code == 1
@@ -222,6 +223,7 @@ def test_since_handles_unusual_file_names(repo: Path) -> None:
 
 
 def test_reports_stay_well_formed_for_unusual_paths(repo: Path) -> None:
+    _git(repo, "init", "-q")
     (repo / "a&b <c>.py").write_text(BUGGY)
     _, out, _ = run("--output-format", "junit", "a&b <c>.py")
     (case,) = ET.fromstring(out).findall(".//testcase")
@@ -229,7 +231,8 @@ def test_reports_stay_well_formed_for_unusual_paths(repo: Path) -> None:
     _, out, _ = run("--output-format", "sarif", "a&b <c>.py", str(repo / "train.py"))
     uris = [r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
             for r in json.loads(out)["runs"][0]["results"]]
-    assert sorted(uris) == sorted(["a%26b%20%3Cc%3E.py", (repo / "train.py").as_uri()])
+    # Both relative to the repository's root, however they were named.
+    assert sorted(uris) == sorted(["a%26b%20%3Cc%3E.py", "train.py"])
 
 
 def test_add_noqa_after_a_backslash_continuation(repo: Path) -> None:

@@ -131,7 +131,12 @@ def test_full_output_has_a_code_frame_and_the_fix_hint(repo: Path) -> None:
 
 def test_statistics(repo: Path) -> None:
     (repo / "more.py").write_text(BUGGY + CHUNKED)
+    # Both rules' fixes are unsafe: `[*]` (fixable by --fix) only with --unsafe-fixes.
     _, out, _ = run(repo, "--statistics", "--extend-select", "SL102", ".")
+    rows = [line.split() for line in out.splitlines() if line.strip()]
+    assert ["2", "SL101", "[", "]", "floor-division-split"] in rows
+    assert ["1", "SL102", "[", "]", "uneven-chunk-shard"] in rows
+    _, out, _ = run(repo, "--statistics", "--extend-select", "SL102", "--unsafe-fixes", ".")
     rows = [line.split() for line in out.splitlines() if line.strip()]
     assert ["2", "SL101", "[*]", "floor-division-split"] in rows
     assert ["1", "SL102", "[*]", "uneven-chunk-shard"] in rows

@@ -112,6 +112,9 @@ def test_ipython_lines_are_masked_only_where_a_statement_starts(nb: Path) -> Non
 
 
 def test_machine_formats_point_into_the_notebook_file(nb: Path) -> None:
+    import subprocess
+
+    subprocess.run(["git", "init", "-q"], cwd=nb.parent, check=True)  # paths from its root
     lines = nb.read_text().splitlines()
     json_line = next(i for i, line in enumerate(lines, start=1) if "idx.chunk" in line)
     column = lines[json_line - 1].index("idx.chunk") + 1

@@ -60,7 +60,7 @@ def test_fix_writes_the_fixed_source_and_nothing_else(repo: Path) -> None:
     code, out, err = run("train.py", source, "--fix", "--output-format", "json")
     assert (code, out) == (1, source.replace("  # noqa: SL101", ""))
     assert err.startswith("train.py:2:12: SL102 ")
-    assert "Found 2 errors (1 fixed, 1 remaining)." in err
+    assert "Found 2 warnings (1 fixed, 1 remaining)." in err  # SL002 fixed, SL102 left
     assert not (repo / "train.py").exists()  # nothing was written to disk
 
 

@@ -291,12 +291,20 @@ def tensor_split_fix(context: FileContext, shard: Shard, world_size: cst.BaseExp
     new_call = realign_call(context, call, call.with_changes(
         func=call.func.with_changes(attr=cst.Name("tensor_split")), args=_positional_first(args)
     ))
-    receiver = "torch.tensor_split(X, W)" if shard.function_style else "X.tensor_split(W)"
+    world = one_line(context.code_for(world_size))
     return Fix(
         replacements=[(call, new_call)],
         applicability=Applicability.UNSAFE,
-        message=f"Use `{receiver}`: exactly W parts, none dropped",
+        message=f"Use `{one_line(context.code_for(new_call))}`: exactly `{world}` parts, "
+        "none dropped",
     )
+
+
+def one_line(code: str, limit: int = 80) -> str:
+    """``code`` on one line for a help message (whitespace runs collapsed, trailing commas inside
+    brackets kept as written), shortened with ``…`` past ``limit`` characters."""
+    text = " ".join(code.split()).replace("( ", "(").replace(" )", ")")
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _positional_first(args: list[cst.Arg]) -> list[cst.Arg]:

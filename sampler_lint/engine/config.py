@@ -397,13 +397,8 @@ def _read_table(path: Path) -> tuple[dict[str, Any], str] | None:
         raise ConfigError(f"{path}: invalid TOML: nested too deeply") from None
     if path.name == "pyproject.toml":
         tool = data.get("tool", {})
-        if isinstance(tool, dict) and "sampler-lint" not in tool:
-            for near in ("sampler_lint", "samplerlint", "sampler-lint.", "sampler"):
-                if near in tool:
-                    raise ConfigError(
-                        f"{path}: [tool.{near}] is not read: did you mean [tool.sampler-lint]?"
-                    )
         if not isinstance(tool, dict) or "sampler-lint" not in tool:
+            _misspelled_table(path, tool)
             return None
         table = tool["sampler-lint"]
         where = f"{path} [tool.sampler-lint]"
@@ -413,6 +408,22 @@ def _read_table(path: Path) -> tuple[dict[str, Any], str] | None:
     if not isinstance(table, dict):
         raise ConfigError(f"{where}: must be a table")
     return table, where
+
+
+def _normalised(name: str) -> str:
+    return "".join(char for char in name.lower() if char.isalnum())
+
+
+def _misspelled_table(path: Path, tool: object) -> None:
+    """``[tool.sampler_lint]`` (or ``samplerlint``, ``Sampler-Lint``) is never read: say so, or
+    the user believes a configuration applies that does not."""
+    if not isinstance(tool, dict):
+        return
+    for key in tool:
+        if isinstance(key, str) and _normalised(key) == "samplerlint":
+            raise ConfigError(
+                f"{path}: [tool.{key}] is not read: did you mean [tool.sampler-lint]?"
+            )
 
 
 def find_config(directory: Path) -> Path | None:
@@ -434,7 +445,7 @@ def _has_our_table(path: Path) -> bool:
         text = path.read_text(encoding="utf-8", errors="replace")
     except OSError:
         return False
-    if "sampler-lint" not in text:
+    if "sampler-lint" not in text and "samplerlint" not in _normalised(text):
         return False
     try:
         return load_file(path) is not None

@@ -54,6 +54,10 @@ class Finding:
     fix: FixInfo | None = None
     source_line: str = ""
     notebook: NotebookPlace | None = None
+    #: The code frame: the line before the finding (when there is one) through its last line,
+    #: the first of them numbered ``frame_start``; empty when only ``source_line`` is known.
+    frame: tuple[str, ...] = ()
+    frame_start: int = 0
 
     @property
     def path(self) -> str:

@@ -243,7 +243,20 @@ def _to_finding(
         end_location=Location(end.line, end.column + 1),
         fix=FixInfo(fix.applicability.value, fix.message, edits, _risk(rule, fix)) if fix else None,
         source_line=lines[start.line - 1] if 0 < start.line <= len(lines) else "",
+        **_frame(lines, start.line, end.line),
     )
+
+
+FRAME_LINES = 40  # a flagged class or loop is cut here; the reporter elides the middle anyway
+
+
+def _frame(lines: list[str], first: int, last: int) -> dict[str, Any]:
+    """The lines a code frame shows: one line of context before the finding, then all of it."""
+    if not 0 < first <= last <= len(lines):
+        return {}
+    start = max(1, first - 1)
+    end = min(last, start + FRAME_LINES - 1)
+    return {"frame": tuple(lines[start - 1 : end]), "frame_start": start}
 
 
 def _is_package_init(path: Path | str) -> bool:
@@ -447,16 +460,27 @@ def _lint_with_rules(path: Path, data: bytes, lint: LintOptions, index: ProjectI
     result.findings.sort(key=Finding.sort_key)
 
     if lint.want_diff and fixed_bytes is not None:
-        result.diff = "".join(
-            difflib.unified_diff(
-                parsed.code.splitlines(keepends=True),
-                outcome.code.splitlines(keepends=True),
-                fromfile=name,
-                tofile=name,
-            )
-        )
+        result.diff = unified_diff(parsed.code, outcome.code, name)
     current = text if fixed_bytes is None else outcome.code
     return result, fixed_bytes, outcome.suppressions.used, current
+
+
+def _patch_lines(text: str) -> list[str]:
+    """Lines as ``patch`` and ``git apply`` see them: split at ``\\n`` only (a form feed or a
+    ``\\u2028`` inside a line is no line break to them), the last one marked when the file does not
+    end with a newline."""
+    lines = text.split("\n")
+    out = [line + "\n" for line in lines[:-1]]
+    if lines[-1]:
+        out.append(lines[-1] + "\n\\ No newline at end of file\n")
+    return out
+
+
+def unified_diff(before: str, after: str, name: str) -> str:
+    """A diff ``git apply`` and ``patch -p0`` accept, also for a file without a final newline."""
+    return "".join(difflib.unified_diff(
+        _patch_lines(before), _patch_lines(after), fromfile=name, tofile=name
+    ))
 
 
 def _unused_noqa(

@@ -19,6 +19,7 @@ from xml.sax.saxutils import quoteattr
 
 from sampler_lint import __version__
 from sampler_lint.engine.findings import DOCS_URL, Finding
+from sampler_lint.output.paths import ci_path, repository_path
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 
@@ -68,7 +69,7 @@ def github(findings: Sequence[Finding], context: Any, color: bool) -> str:
         level = "error" if f.severity == "error" else "warning"
         start, end = f.file_location, f.file_end_location
         properties = ",".join([
-            f"file={_escape_property(Path(f.path).as_posix())}",
+            f"file={_escape_property(ci_path(f.path))}",
             f"line={start.line}",
             f"col={start.column}",
             f"endLine={end.line}",
@@ -107,24 +108,40 @@ def _plain(documentation: str) -> str:
     return textwrap.dedent(documentation).strip()
 
 
-def _uri(filename: str) -> str:
-    """A URI for a path: relative paths (as linted from the repository root) stay relative, with
-    ``/`` separators and other reserved characters percent-encoded (a ``:`` in the first segment
-    would read as a scheme); absolute paths become ``file://`` URIs."""
-    path = Path(filename)
-    if path.is_absolute():
-        return path.as_uri()
-    return quote(path.as_posix(), safe="/")
+SOURCE_ROOT = "%SRCROOT%"
+
+
+class _Uris:
+    """SARIF locations: a file in a git repository is relative to the repository's root, named
+    by ``uriBaseId`` (``%SRCROOT%``; ``%SRCROOT2%``... when one run spans several repositories)
+    and defined in ``originalUriBaseIds``; any other file is an absolute ``file://`` URI.
+    Reserved characters are percent-encoded (a ``:`` in a first segment would read as a
+    scheme)."""
+
+    def __init__(self) -> None:
+        self.bases: dict[Path, str] = {}
+
+    def location(self, filename: str) -> dict[str, str]:
+        root, path = repository_path(filename)
+        if root is None:
+            return {"uri": Path(path).as_uri() if Path(path).is_absolute() else quote(path)}
+        if root not in self.bases:
+            self.bases[root] = SOURCE_ROOT if not self.bases else f"%SRCROOT{len(self.bases) + 1}%"
+        return {"uri": quote(path, safe="/"), "uriBaseId": self.bases[root]}
+
+    def original_bases(self) -> dict[str, dict[str, str]]:
+        return {base: {"uri": root.as_uri() + "/"} for root, base in self.bases.items()}
 
 
 def sarif(findings: Sequence[Finding], context: Any, color: bool) -> str:
     rules, index = _rules_metadata()
+    uris = _Uris()
     results = []
     for f, print_ in zip(findings, fingerprints(findings), strict=True):
         start, end = f.file_location, f.file_end_location
         location = {
             "physicalLocation": {
-                "artifactLocation": {"uri": _uri(f.path)},
+                "artifactLocation": uris.location(f.path),
                 "region": {
                     "startLine": start.line,
                     "startColumn": start.column,
@@ -150,7 +167,7 @@ def sarif(findings: Sequence[Finding], context: Any, color: bool) -> str:
             result["fixes"] = [{
                 "description": {"text": f"{f.fix.message} ({f.fix.applicability})"},
                 "artifactChanges": [{
-                    "artifactLocation": {"uri": _uri(f.filename)},
+                    "artifactLocation": uris.location(f.path),
                     "replacements": [{
                         "deletedRegion": {
                             "startLine": e.location.line,
@@ -163,7 +180,7 @@ def sarif(findings: Sequence[Finding], context: Any, color: bool) -> str:
                 }],
             }]
         results.append(result)
-    document = {
+    document: dict[str, Any] = {
         "$schema": SARIF_SCHEMA,
         "version": "2.1.0",
         "runs": [{
@@ -176,6 +193,8 @@ def sarif(findings: Sequence[Finding], context: Any, color: bool) -> str:
             "results": results,
         }],
     }
+    if uris.bases:
+        document["runs"][0]["originalUriBaseIds"] = uris.original_bases()
     return json.dumps(document, indent=2) + "\n"
 
 
@@ -193,7 +212,9 @@ def _xml_text(text: str) -> str:
 def junit(findings: Sequence[Finding], context: Any, color: bool) -> str:
     by_file: dict[str, list[Finding]] = {}
     for f in findings:
-        by_file.setdefault(f.filename, []).append(f)
+        # A notebook's cell stays in the name people read; the path is the file's.
+        name = ci_path(f.path) + f.filename[len(f.path):]
+        by_file.setdefault(name, []).append(f)
     out = ['<?xml version="1.0" encoding="UTF-8"?>']
     out.append(
         f'<testsuites name="sampler-lint" tests="{len(findings)}" failures="{len(findings)}">'
@@ -234,10 +255,57 @@ def gitlab(findings: Sequence[Finding], context: Any, color: bool) -> str:
             "fingerprint": print_,
             "severity": "major" if f.severity == "error" else "minor",
             "location": {
-                "path": Path(f.path).as_posix(),
+                "path": ci_path(f.path),
                 "lines": {"begin": f.file_location.line, "end": f.file_end_location.line},
             },
         }
         for f, print_ in zip(findings, fingerprints(findings), strict=True)
     ]
     return json.dumps(report, indent=2) + "\n"
+
+
+# -- reviewdog -------------------------------------------------------------------------------------
+
+def _rd_position(line: int, column: int) -> dict[str, int]:
+    return {"line": line, "column": column}
+
+
+def rdjson(findings: Sequence[Finding], context: Any, color: bool) -> str:
+    """reviewdog's Diagnostic Format (``reviewdog -f=rdjson``). Columns count characters, as in
+    the other formats. A fix becomes a suggestion only when ``--fix`` would apply it (safe, or
+    unsafe with ``--unsafe-fixes``), and never for a notebook, whose edits are in a cell."""
+    diagnostics = []
+    for f in findings:
+        start, end = f.file_location, f.file_end_location
+        diagnostic: dict[str, Any] = {
+            "message": _message(f),
+            "location": {
+                "path": ci_path(f.path),
+                "range": {
+                    "start": _rd_position(start.line, start.column),
+                    "end": _rd_position(end.line, end.column),
+                },
+            },
+            "severity": "ERROR" if f.severity == "error" else "WARNING",
+            "code": {"value": f.code, "url": f.url},
+        }
+        applies = f.fix is not None and (
+            f.fix.applicability == "safe" or bool(getattr(context, "unsafe_fixes", False))
+        )
+        if f.fix is not None and applies and f.fix.edits and f.notebook is None:
+            diagnostic["suggestions"] = [
+                {
+                    "range": {
+                        "start": _rd_position(e.location.line, e.location.column),
+                        "end": _rd_position(e.end_location.line, e.end_location.column),
+                    },
+                    "text": e.content,
+                }
+                for e in f.fix.edits
+            ]
+        diagnostics.append(diagnostic)
+    document = {
+        "source": {"name": "sampler-lint", "url": "https://github.com/sampler-lint/sampler-lint"},
+        "diagnostics": diagnostics,
+    }
+    return json.dumps(document, indent=2) + "\n"

@@ -6,12 +6,13 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from rich.console import Console
 from rich.markup import escape
 
 from sampler_lint.engine.findings import Finding, Location
+from sampler_lint.output.frame import FrameLine, frame_lines
 
 
 @dataclass(frozen=True)
@@ -27,16 +28,51 @@ class ReportContext:
     files_checked: int
     #: False when the run linted nothing or met an error: no "All checks passed!" then.
     complete: bool = True
+    #: ``--show-fixes``: the fixes applied, per file and rule (``fixing``), in file order.
+    fixed_by_file: dict[str, dict[str, int]] = field(default_factory=dict)
     #: ``-q``: the findings and nothing else (no totals, no notes about fixes).
     quiet: bool = False
 
 
-def _fix_marker(finding: Finding, context: ReportContext) -> str:
+def _applies(finding: Finding, context: ReportContext) -> bool:
+    """Would ``--fix`` apply this finding's fix as the run is configured?"""
     if finding.fix is None:
-        return ""
-    if finding.fix.applicability == "safe" or context.unsafe_fixes:
-        return "[*] "
-    return ""
+        return False
+    return finding.fix.applicability == "safe" or context.unsafe_fixes
+
+
+def _fix_marker(finding: Finding, context: ReportContext) -> str:
+    return "[*] " if _applies(finding, context) else ""
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}{'' if count == 1 else 's'}"
+
+
+def count_phrase(errors: int, warnings: int) -> str:
+    """``2 errors and 4 warnings``, ``1 error``, ``3 warnings``."""
+    if errors and warnings:
+        return f"{_plural(errors, 'error')} and {_plural(warnings, 'warning')}"
+    if warnings:
+        return _plural(warnings, "warning")
+    return _plural(errors, "error")
+
+
+def _severity_of(code: str) -> str:
+    from sampler_lint.engine.registry import find_rule
+
+    rule = find_rule(code)
+    return rule.severity.value if rule is not None else "error"
+
+
+def _fixed_by_severity(context: ReportContext) -> tuple[int, int]:
+    errors = warnings = 0
+    for code, count in context.fixed_by_code.items():
+        if _severity_of(code) == "error":
+            errors += count
+        else:
+            warnings += count
+    return errors, warnings
 
 
 def _summary(findings: Sequence[Finding], context: ReportContext) -> list[str]:
@@ -44,32 +80,26 @@ def _summary(findings: Sequence[Finding], context: ReportContext) -> list[str]:
         return []
     lines = []
     remaining = len(findings)
+    errors = sum(1 for f in findings if f.severity == "error")
+    warnings = remaining - errors
     if context.fixing and context.fixed:
-        total = remaining + context.fixed
+        fixed_errors, fixed_warnings = _fixed_by_severity(context)
         lines.append(
-            f"Found {total} error{'s' if total != 1 else ''}"
+            f"Found {count_phrase(errors + fixed_errors, warnings + fixed_warnings)}"
             f" ({context.fixed} fixed, {remaining} remaining)."
         )
     elif remaining:
-        lines.append(f"Found {remaining} error{'s' if remaining != 1 else ''}.")
+        lines.append(f"Found {count_phrase(errors, warnings)}.")
     elif (not context.fixing or not context.fixed) and context.complete:
         lines.append("All checks passed!")
-    if context.show_fixes and context.fixed_by_code:
-        lines.append("Fixed:")
-        for code, count in sorted(context.fixed_by_code.items()):
-            lines.append(f"  {count:>4}  {code}")
+    lines += _show_fixes(findings, context)
     safe = sum(1 for f in findings if f.fix and f.fix.applicability == "safe")
     unsafe = sum(1 for f in findings if f.fix and f.fix.applicability == "unsafe")
     if not context.fixing:
         fixable = safe + (unsafe if context.unsafe_fixes else 0)
         if fixable:
             lines.append(f"[*] {fixable} fixable with the `--fix` option.")
-        if unsafe and not context.unsafe_fixes:
-            lines.append(
-                f"{unsafe} hidden fix{'es' if unsafe != 1 else ''} can be enabled with the "
-                "`--unsafe-fixes` option."
-            )
-    elif unsafe and not context.unsafe_fixes:
+    if unsafe and not context.unsafe_fixes:
         lines.append(
             f"{unsafe} hidden fix{'es' if unsafe != 1 else ''} can be enabled with the "
             "`--unsafe-fixes` option."
@@ -77,28 +107,135 @@ def _summary(findings: Sequence[Finding], context: ReportContext) -> list[str]:
     return lines
 
 
-def _statistics(findings: Sequence[Finding]) -> list[str]:
-    counts = Counter((f.code, f.name) for f in findings)
-    fixable = Counter(f.code for f in findings if f.fix)
-    rows = []
-    for (code, name), count in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0][0])):
-        marker = "[*]" if fixable[code] else "   "
-        rows.append(f"{count:>5}\t{code}\t{marker} {name}")
-    return rows
+def diff_summary(fixed_by_code: dict[str, int], remaining: Sequence[Finding],
+                 unsafe_fixes: bool) -> str:
+    """The line ``--diff`` ends with, as Ruff words it: what the diff fixes, and the fixes it
+    leaves out because they are unsafe."""
+    hidden = 0 if unsafe_fixes else sum(
+        1 for f in remaining if f.fix is not None and f.fix.applicability == "unsafe"
+    )
+    errors = sum(n for code, n in fixed_by_code.items() if _severity_of(code) == "error")
+    warnings = sum(fixed_by_code.values()) - errors
+    if errors or warnings:
+        line = f"Would fix {count_phrase(errors, warnings)}"
+        if hidden:
+            line += f" ({hidden} additional fix{'es' if hidden != 1 else ''} available with " \
+                "`--unsafe-fixes`)"
+        return line + "."
+    if hidden:
+        return (f"No errors would be fixed ({hidden} fix{'es' if hidden != 1 else ''} "
+                "available with `--unsafe-fixes`).")
+    return "No errors would be fixed."
+
+
+def _show_fixes(findings: Sequence[Finding], context: ReportContext) -> list[str]:
+    """``--show-fixes``: with ``--fix``, what was fixed per file and rule (as Ruff lists it);
+    without, the fixes ``--fix`` would apply. An unsafe fix brings its risk, once per rule."""
+    if not context.show_fixes:
+        return []
+    if context.fixing:
+        per_file = context.fixed_by_file
+        if not per_file:
+            return []
+        total = sum(sum(codes.values()) for codes in per_file.values())
+        lines = [f"Fixed {_plural(total, 'finding')}:"]
+    else:
+        per_file = {}
+        for f in findings:
+            if _applies(f, context):
+                codes = per_file.setdefault(f.filename, {})
+                codes[f.code] = codes.get(f.code, 0) + 1
+        if not per_file:
+            return []
+        total = sum(sum(codes.values()) for codes in per_file.values())
+        lines = [f"Would fix {_plural(total, 'finding')} with `--fix`:"]
+    names = {f.code: f.name for f in findings}
+    for filename, codes in per_file.items():
+        lines.append(f"- {filename}:")
+        for code, count in sorted(codes.items()):
+            name = names.get(code) or _rule_name(code)
+            lines.append(f"    {count} \u00d7 {code} ({name})")
+    lines += _fix_risks(findings, context, {code for codes in per_file.values() for code in codes})
+    return lines
+
+
+def _rule_name(code: str) -> str:
+    from sampler_lint.engine.registry import find_rule
+
+    rule = find_rule(code)
+    return rule.name if rule is not None else code
+
+
+def _fix_risks(findings: Sequence[Finding], context: ReportContext, codes: set[str]) -> list[str]:
+    """The risk of each rule whose unsafe fixes were (or would be) applied."""
+    if not context.unsafe_fixes:
+        return []
+    risks = {
+        f.code: f.fix.risk for f in findings
+        if f.code in codes and f.fix is not None and f.fix.applicability == "unsafe" and f.fix.risk
+    }
+    if context.fixing:
+        from sampler_lint.engine.registry import find_rule
+
+        for code in codes - set(risks):
+            rule = find_rule(code)
+            if rule is not None and rule.fix_applicability is not None \
+                    and rule.fix_applicability.value == "unsafe" and rule.fix_risk:
+                risks[code] = rule.fix_risk
+    return [f"  {code} unsafe fix risk: {risk}" for code, risk in sorted(risks.items())]
+
+
+@dataclass(frozen=True)
+class Statistic:
+    code: str
+    name: str
+    severity: str
+    count: int
+    fixable: int  # how many --fix would apply, as the run is configured
+
+
+def statistics(findings: Sequence[Finding], context: ReportContext) -> list[Statistic]:
+    counts: Counter[tuple[str, str, str]] = Counter((f.code, f.name, f.severity) for f in findings)
+    fixable = Counter(f.code for f in findings if _applies(f, context))
+    rows = [
+        Statistic(code, name, severity, count, fixable[code])
+        for (code, name, severity), count in counts.items()
+    ]
+    return sorted(rows, key=lambda row: (-row.count, row.code))
+
+
+def _statistics_lines(findings: Sequence[Finding], context: ReportContext) -> list[str]:
+    rows = statistics(findings, context)
+    width = max((len(str(row.count)) for row in rows), default=1)
+    code_width = max((len(row.code) for row in rows), default=1)
+    return [
+        f"{row.count:>{width}}\t{row.code:<{code_width}}\t"
+        f"{'[*]' if row.fixable else '[ ]'} {row.name}"
+        for row in rows
+    ]
+
+
+def statistics_json(findings: Sequence[Finding], context: ReportContext) -> list[dict[str, object]]:
+    return [
+        {"code": row.code, "name": row.name, "severity": row.severity, "count": row.count,
+         "fixable": row.fixable > 0, "fixable_count": row.fixable}
+        for row in statistics(findings, context)
+    ]
 
 
 def concise(findings: Sequence[Finding], context: ReportContext, color: bool) -> str:
     if context.statistics:
-        return "\n".join([*_statistics(findings), ""]) if findings else ""
-    out = [
-        f"{f.filename}:{f.location.line}:{f.location.column}: {f.code} "
-        f"{_fix_marker(f, context)}{f.message}"
-        for f in findings
-    ]
-    if not context.quiet:
-        out += _risks(findings)
+        out = _statistics_lines(findings, context)
+    else:
+        out = [
+            f"{f.filename}:{f.location.line}:{f.location.column}: {f.code} "
+            f"{_fix_marker(f, context)}{f.message}"
+            for f in findings
+        ]
+        if not context.quiet:
+            out += _risks(findings)
     out += _summary(findings, context)
-    return "\n".join(out) + "\n"
+    return "\n".join(out) + "\n" if out else ""
 
 
 def _risks(findings: Sequence[Finding]) -> list[str]:
@@ -125,35 +262,40 @@ def full(findings: Sequence[Finding], context: ReportContext, color: bool) -> st
                 f"[bold]{escape(f.filename)}[/]:{f.location.line}:{f.location.column}: "
                 f"[bold red]{f.code}[/] {escape(marker)}{escape(f.message)}"
             )
-            if f.source_line:
-                gutter = str(f.location.line)
-                pad = " " * len(gutter)
-                line = f.source_line.rstrip("\r\n").expandtabs(4)
-                start = f.location.column - 1
-                prefix = f.source_line[:start].expandtabs(4)
-                if f.end_location.line == f.location.line:
-                    width = max(1, len(f.source_line[start : f.end_location.column - 1]
-                                       .expandtabs(4)))
-                else:
-                    width = max(1, len(line) - len(prefix))
-                console.print(f"[blue]{pad} |[/]")
-                console.print(f"[blue]{gutter} |[/] {escape(line)}")
-                console.print(
-                    f"[blue]{pad} |[/] {' ' * len(prefix)}[bold red]{'^' * width}[/] "
-                    f"[bold red]{f.code}[/]"
-                )
-                console.print(f"[blue]{pad} |[/]")
-                if f.fix is not None:
-                    label = "help" if f.fix.applicability == "safe" else "help (unsafe fix)"
-                    message = escape(f.fix.message)
-                    console.print(f"[blue]{pad} =[/] [bold cyan]{label}[/]: {message}")
-                    if f.fix.applicability == "unsafe" and f.fix.risk:
-                        risk = escape(f.fix.risk)
-                        console.print(f"[blue]{pad} =[/] [bold yellow]risk[/]: {risk}")
+            lines = frame_lines(f)
+            if lines:
+                _print_frame(console, f, lines)
             console.print()
         for line in _summary(findings, context):
             console.print(escape(line))
     return capture.get()
+
+
+ELIDED = "\u22ee"  # vertical ellipsis: flagged lines left out of the frame
+
+
+def _print_frame(console: Console, f: Finding, lines: list[FrameLine]) -> None:
+    gutter_width = max(len(str(line.number)) for line in lines if line.number is not None)
+    pad = " " * gutter_width
+    console.print(f"[blue]{pad} |[/]")
+    last_flagged = max(i for i, line in enumerate(lines) if line.carets is not None)
+    for i, line in enumerate(lines):
+        if line.number is None:
+            console.print(f"[blue]{ELIDED:>{gutter_width}} |[/]")
+            continue
+        console.print(f"[blue]{line.number:>{gutter_width}} |[/] {escape(line.text)}")
+        if line.carets is not None:
+            start, end = line.carets
+            label = f" [bold red]{f.code}[/]" if i == last_flagged else ""
+            console.print(
+                f"[blue]{pad} |[/] {' ' * start}[bold red]{'^' * (end - start)}[/]{label}"
+            )
+    console.print(f"[blue]{pad} |[/]")
+    if f.fix is not None:
+        label = "help" if f.fix.applicability == "safe" else "help (unsafe fix)"
+        console.print(f"[blue]{pad} =[/] [bold cyan]{label}[/]: {escape(f.fix.message)}")
+        if f.fix.applicability == "unsafe" and f.fix.risk:
+            console.print(f"[blue]{pad} =[/] [bold yellow]risk[/]: {escape(f.fix.risk)}")
 
 
 def _location(location: Location) -> dict[str, int]:
@@ -191,7 +333,19 @@ def finding_to_json(f: Finding) -> dict[str, object]:
 
 
 def json_format(findings: Sequence[Finding], context: ReportContext, color: bool) -> str:
+    """A list of findings; with ``--statistics``, a list of counts per rule instead."""
+    if context.statistics:
+        return json.dumps(statistics_json(findings, context), indent=2) + "\n"
     return json.dumps([finding_to_json(f) for f in findings], indent=2) + "\n"
+
+
+def json_lines(findings: Sequence[Finding], context: ReportContext, color: bool) -> str:
+    """One JSON object per line (a finding, or with ``--statistics`` a rule's counts), for
+    streaming tools and ``grep``."""
+    rows = statistics_json(findings, context) if context.statistics else [
+        finding_to_json(f) for f in findings
+    ]
+    return "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
 
 
 Reporter = Callable[[Sequence[Finding], ReportContext, bool], str]
@@ -202,6 +356,8 @@ REPORTERS: dict[str, Reporter] = {
     "full": full,
     "concise": concise,
     "json": json_format,
+    "json-lines": json_lines,
+    "rdjson": formats.rdjson,
     "github": formats.github,
     "sarif": formats.sarif,
     "junit": formats.junit,
@@ -209,4 +365,4 @@ REPORTERS: dict[str, Reporter] = {
 }
 
 # Formats whose output includes each fix's edits, so the engine must compute them.
-NEEDS_EDITS = {"json", "sarif"}
+NEEDS_EDITS = {"json", "json-lines", "sarif", "rdjson"}
