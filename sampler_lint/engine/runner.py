@@ -482,6 +482,14 @@ def _wants_lint(survey: Survey, lint: LintOptions) -> bool:
     return survey.has_noqa and any(rule.code == UNUSED_NOQA for rule in lint.rules)
 
 
+def _has_fixes(result: FileResult, lint: LintOptions) -> bool:
+    """Whether a fix run would apply a fix to a file with this (cached) result."""
+    return any(
+        finding.fix is not None and (finding.fix.applicability == "safe" or lint.unsafe_fixes)
+        for finding in result.findings
+    )
+
+
 def _reads_index(survey: Survey, lint: LintOptions) -> bool:
     codes = survey.rules
     return any(
@@ -498,7 +506,7 @@ def run(
     paths: list[Path],
     resolver: ConfigResolver,
     options: RunOptions,
-    progress: Callable[[int, int], None] | None = None,
+    progress: Callable[[int, int, str], None] | None = None,
     given: Given | None = None,
 ) -> RunResult:
     """Lint ``paths``, or with ``given``, the files it gives instead of walking the disk."""
@@ -552,8 +560,10 @@ def run(
     )
     collectors = Collectors.for_rules(tuple(sorted(all_enabled, key=lambda rule: rule.code)))
 
-    # Fixing and diffing always work from the file as it is; linting may use the cache.
-    caching = options.use_cache and not options.fix and not options.diff
+    # Diffing always works from the file as it is. Fixing reads the cache for files whose
+    # cached result has nothing to fix (the fix loop would leave them as they are, and report
+    # what a check reports), and fills it with the results of files it did not change.
+    caching = options.use_cache and not options.diff
     cache_dir = options.cache_dir or project_root(paths) / DIRECTORY
     survey_cache = Cache(cache_dir, "survey", is_survey) if caching else None
     result_cache = Cache(cache_dir, "results", is_file_result) if caching else None
@@ -562,9 +572,11 @@ def run(
     linted = len(files)
     total = len(jobs) + linted
 
+    indexing = f"indexing {len(jobs)} files" if order else f"reading {len(jobs)} files"
+
     def surveyed(done: int) -> None:
         if progress is not None:
-            progress(done, total)
+            progress(done, total, indexing)
 
     surveys, contents, early = survey_files(
         jobs, lints, collectors, survey_cache, processes, surveyed if progress else None, write
@@ -608,7 +620,7 @@ def run(
                 content,
             )
             hit = cached_result(result_cache.get(key))
-            if hit is not None:
+            if hit is not None and not (lint.fix and _has_fixes(hit, lint)):
                 results[number] = hit
                 continue
         if number in early:
@@ -619,8 +631,9 @@ def run(
 
     total = len(jobs) + len(pending)
     done = len(jobs)
+    linting = f"linting {len(pending)}"
     if progress:
-        progress(done, total)
+        progress(done, total, linting)
     # Largest files first: the last tasks to finish are then small ones, and no process is left
     # working alone at the end on a big file.
     pending.sort(key=lambda number: -_size(jobs[number].path))
@@ -638,21 +651,23 @@ def run(
                 results[number] = result
                 done += 1
                 if progress:
-                    progress(done, total)
+                    progress(done, total, linting)
     else:
         for number, (path, lint_id, write_file, only) in zip(pending, tasks, strict=True):
             assert lint_id is not None
             results[number] = check_file(path, lints[lint_id], write_file, index, only)
             done += 1
             if progress:
-                progress(done, total)
+                progress(done, total, linting)
 
     if result_cache is not None and survey_cache is not None:
         for number in pending + linted_early:
             done_key, done_result = result_keys[number], results[number]
             if done_key is None or done_result is None:
                 continue
-            if result_is_cacheable(done_result):
+            if result_is_cacheable(done_result) and done_result.fixed == 0:
+                # Not written, nothing fixed: the fix loop changed nothing, so this is also what
+                # a check reports (a file fixed in memory only is left out).
                 result_cache.put(done_key, done_result)
         result_cache.save()
         survey_cache.save()
