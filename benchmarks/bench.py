@@ -73,6 +73,64 @@ def small_files(count: int, lint: list[str], runs: int) -> None:
           f"  peak {max(peak for _, peak in results):.0f} MiB")
 
 
+def median_of(command: list[str], runs: int, cwd: Path | None = None) -> float:
+    walls = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        subprocess.run(command, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                       check=False)
+        walls.append(time.perf_counter() - start)
+    return statistics.median(walls)
+
+
+def per_tree(repos: list[Path], lint: list[str], runs: int) -> None:
+    """Each tree alone, cold, against ruff ALL in the same run (alternating)."""
+    if not shutil.which("ruff"):
+        return
+    print(f"each tree alone, cold, {runs} runs (medians)")
+    for repo in repos:
+        ours: list[float] = []
+        theirs: list[float] = []
+        for _ in range(runs):
+            ours.append(timed([*lint, "--no-cache", str(repo)])[0])
+            theirs.append(timed(["ruff", "check", "--select", "ALL", "--no-cache", "--exit-zero",
+                                 "--quiet", str(repo)])[0])
+        mine, ruff = statistics.median(ours), statistics.median(theirs)
+        print(f"  {repo.name:<24} {count_files([repo]):6} files  sampler-lint {mine:7.2f} s"
+              f"  ruff ALL {ruff:7.2f} s  ratio {mine / ruff:.2f}")
+
+
+def scenarios(repo: Path, one_file: str, lint: list[str], runs: int) -> None:
+    """Over a copy of ``repo``: one file named alone, cold, against the tool's own start-up
+    (``--version``); a warm run; a warm run after one file changed; ``--fix`` over the tree once
+    nothing is left to fix, against a warm ``check``."""
+    with tempfile.TemporaryDirectory() as folder:
+        tree = Path(folder) / repo.name
+        shutil.copytree(repo, tree, symlinks=True, ignore=shutil.ignore_patterns(".git"))
+        (tree / ".git").mkdir(exist_ok=True)  # the project root, as in the checkout
+        start_up = median_of([sys.executable, "-m", "sampler_lint", "--version"], runs)
+        alone = median_of([*lint, "--no-cache", one_file], runs, cwd=tree)
+        print(f"over {repo.name} ({count_files([tree])} files), {runs} runs (medians)")
+        print(f"  start-up (--version)      {start_up:7.2f} s")
+        print(f"  one file, cold ({one_file}) {alone:7.2f} s  {alone / start_up:.1f}x start-up")
+        subprocess.run([*lint, "--fix", "."], cwd=tree, capture_output=True, check=False)
+        warm = median_of([*lint, "."], runs, cwd=tree)
+        changed = tree / one_file
+        original = changed.read_bytes()
+        changes = []
+        for number in range(runs):
+            changed.write_bytes(original + f"\n# change {number}\n".encode())
+            start = time.perf_counter()
+            subprocess.run([*lint, "."], cwd=tree, capture_output=True, check=False)
+            changes.append(time.perf_counter() - start)
+        changed.write_bytes(original)
+        subprocess.run([*lint, "."], cwd=tree, capture_output=True, check=False)
+        fix = median_of([*lint, "--fix", "."], runs, cwd=tree)
+        print(f"  warm, nothing changed     {warm:7.2f} s")
+        print(f"  warm, one file changed    {statistics.median(changes):7.2f} s")
+        print(f"  --fix, nothing to fix     {fix:7.2f} s  {fix / warm:.2f}x warm check")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("repos", nargs="+", type=Path)
@@ -82,6 +140,10 @@ def main() -> int:
     parser.add_argument("--jobs", type=int, default=0)
     parser.add_argument("--small-files", type=int, default=40_000)
     parser.add_argument("--skip-peers", action="store_true", help="no fixit/torchfix/libcst")
+    parser.add_argument("--per-tree", action="store_true", help="each tree alone vs ruff ALL")
+    parser.add_argument("--one-file", metavar="FILE", default=None,
+                        help="a file of the first repository (relative to it): one-file cold, "
+                             "warm one-change and --fix-on-a-clean-tree runs over a copy")
     args = parser.parse_args()
 
     repos = [r.resolve() for r in args.repos]
@@ -121,6 +183,10 @@ def main() -> int:
               f"  (min {min(values):.2f}, max {max(values):.2f}){ratio}"
               f"  peak {peaks[name]:.0f} MiB")
 
+    if args.per_tree:
+        per_tree(repos, lint, args.runs)
+    if args.one_file:
+        scenarios(repos[0], args.one_file, lint, args.runs)
     if args.small_files:
         small_files(args.small_files, lint, args.runs)
     if args.skip_peers:

@@ -93,13 +93,40 @@ def test_corrupt_or_foreign_cache_is_ignored(repo: Path, content: bytes) -> None
     assert parsed == 1 and code == 1 and "SL101" in out
 
 
-def test_fixing_never_uses_the_cache(repo: Path) -> None:
-    run(repo, ".")
+def test_fixing_reads_the_cache_only_where_nothing_is_to_be_fixed(repo: Path) -> None:
+    code, out, _ = _parses(repo, ".")
+    # SL101's fix is unsafe: a plain --fix has nothing to apply, and the cached result stands.
+    fix_code, fix_out, parsed = _parses(repo, ".", "--fix")
+    assert parsed == 0 and (fix_code, fix_out) == (code, out)
+    assert "tensor_split" not in (repo / "a.py").read_text()
+    # With unsafe fixes on there is something to apply: the file is linted and fixed.
     _, _, parsed = _parses(repo, ".", "--fix", "--unsafe-fixes")
     assert parsed >= 1
     assert "tensor_split" in (repo / "a.py").read_text()
     code, out, _ = _parses(repo, ".")
     assert code == 0 and "SL101" not in out
+
+
+CLEAN_LOADER = (
+    "from torch.utils.data import DataLoader, DistributedSampler\n\n\n"
+    "def train(dataset, epochs, step):\n"
+    "    sampler = DistributedSampler(dataset)\n"
+    "    loader = DataLoader(dataset, sampler=sampler)\n"
+    "    for epoch in range(epochs):\n"
+    "        sampler.set_epoch(epoch)\n"
+    "        for batch in loader:\n"
+    "            step(batch)\n"
+)
+
+
+def test_fixing_a_clean_tree_leaves_the_cache_warm(project: Path) -> None:
+    (project / "train.py").write_text(CLEAN_LOADER)
+    (project / "b.py").write_text("x = 1\n")
+    code, out, parsed = _parses(project, ".", "--fix")
+    assert code == 0 and parsed == 1  # the rules looked at train.py and found nothing
+    assert _parses(project, ".", "--fix")[2] == 0
+    assert _parses(project, ".") == (code, out, 0)
+    assert (project / "train.py").read_text() == CLEAN_LOADER
 
 
 SAMPLER = (

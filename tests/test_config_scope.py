@@ -14,6 +14,16 @@ from sampler_lint.cli import main
 
 BUGGY = "def f(x, world_size, rank):\n    return x.split(x.size(0) // world_size)[rank]\n"
 BROKEN = "/pyproject.toml [tool.sampler-lint]: unknown key 'bogus'"
+# A loop SL202 looks at: it reads the project index, so a run over this file walks the project
+# (a file that keeps no such rule after the pre-filters does not, and meets no sibling config).
+READS_INDEX = BUGGY + (
+    "\n\ndef train(dataset, epochs, step):\n"
+    "    from torch.utils.data import DataLoader, DistributedSampler\n"
+    "    sampler = DistributedSampler(dataset)\n"
+    "    for epoch in range(epochs):\n"
+    "        for batch in DataLoader(dataset, sampler=sampler):\n"
+    "            step(batch)\n"
+)
 
 
 def run(project: Path, *args: str) -> tuple[int, str, str]:
@@ -32,10 +42,10 @@ def run(project: Path, *args: str) -> tuple[int, str, str]:
 @pytest.fixture
 def monorepo(tmp_path: Path) -> Path:
     (tmp_path / ".git").mkdir()
-    (tmp_path / "train.py").write_text(BUGGY)
+    (tmp_path / "train.py").write_text(READS_INDEX)
     for name in ("vision", "speech"):
         (tmp_path / name).mkdir()
-        (tmp_path / name / "model.py").write_text(BUGGY)
+        (tmp_path / name / "model.py").write_text(READS_INDEX)
     (tmp_path / "speech" / "pyproject.toml").write_text("[tool.sampler-lint]\nbogus = 1\n")
     return tmp_path
 
@@ -51,6 +61,13 @@ def test_a_sibling_folder_is_linted_despite_a_broken_sibling(monorepo: Path) -> 
     code, out, err = run(monorepo, "vision")
     assert code == 1 and "vision/model.py:2:12: SL101" in out
     assert "warning:" in err and "error:" not in err
+
+
+def test_a_file_that_reads_no_index_meets_no_sibling(monorepo: Path) -> None:
+    (monorepo / "plain.py").write_text(BUGGY)
+    code, out, err = run(monorepo, "plain.py")
+    assert code == 1 and "plain.py:2:12: SL101" in out
+    assert "speech" not in err
 
 
 def test_it_is_an_error_where_it_governs_a_linted_file(monorepo: Path) -> None:

@@ -15,6 +15,16 @@ from sampler_lint.cli import main
 from tests.unprivileged import run_unprivileged
 
 BUGGY = "def f(x, world_size, rank):\n    return x.split(x.size(0) // world_size)[rank]\n"
+# SL202 reads the project index (who else calls set_epoch on this sampler).
+LOOP = (
+    "from torch.utils.data import DataLoader, DistributedSampler\n\n\n"
+    "def train(dataset, epochs, step):\n"
+    "    sampler = DistributedSampler(dataset)\n"
+    "    loader = DataLoader(dataset, sampler=sampler)\n"
+    "    for epoch in range(epochs):\n"
+    "        for batch in loader:\n"
+    "            step(batch)\n"
+)
 
 
 @pytest.fixture
@@ -43,6 +53,15 @@ def test_a_named_file_is_linted_whatever_else_the_project_holds(odd: Path) -> No
     code, out, err = _check(odd, "ok.py")
     assert "Traceback" not in err
     assert code == 0 and "All checks passed!" in out
+    # No rule that reads the project index is left for ok.py: the project is not walked.
+    assert "volume" not in err
+
+
+def test_a_named_file_that_reads_the_index_walks_the_project(odd: Path) -> None:
+    (odd / "train.py").write_text(LOOP)
+    code, out, err = _check(odd, "train.py")
+    assert "Traceback" not in err
+    assert code == 1 and "SL202" in out
     assert err.count("volume: cannot read directory (Permission denied); skipped") == 1
 
 

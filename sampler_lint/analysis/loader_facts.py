@@ -118,6 +118,9 @@ class _FactCollector:
         self._class: list[str] = []
         self._function: list[_Function] = []
         self._tables: dict[_Function, dict[str, list[ast.expr]]] | None = None
+        # Each function's optional parameters, once: a function with many returns (a generated
+        # pipeline's __call__) used to walk its whole body again for every one of them.
+        self._falsy: dict[_Function, dict[str, object]] = {}
 
     def collect(self) -> None:
         nodes = self.summary.nodes
@@ -151,8 +154,12 @@ class _FactCollector:
         for ret in nodes(ast.Return):
             if ret.value is not None and self._enter(ret):
                 origins = tuple(self._origins(ret.value))
-                given = _required_parameters(ret, self._function[-1], bool(self._class),
-                                             self.summary)
+                function = self._function[-1]
+                falsy = self._falsy.get(function)
+                if falsy is None:
+                    falsy = self._falsy[function] = _falsy_defaults(function)
+                given = _required_parameters(ret, function, bool(self._class), self.summary,
+                                             falsy)
                 if given:
                     origins = tuple(("given", given, o) for o in origins)
                 klass = self._class[-1] if self._class else ""
@@ -306,13 +313,14 @@ def gives(passed: tuple[int, tuple[str, ...]] | None, required: Iterable[tuple[s
 
 
 def _required_parameters(
-    node: ast.stmt, function: _Function, is_method: bool, summary: SyntaxSummary
+    node: ast.stmt, function: _Function, is_method: bool, summary: SyntaxSummary,
+    falsy: dict[str, object],
 ) -> tuple[tuple[str, int], ...]:
     """The optional parameters (default ``None`` or ``False``) that must have been passed for
     ``node`` to run: it sits in the branch of an ``if`` that tests one of them (``if plan is not
     None:``, ``if plan:``, the ``else`` of ``if plan is None:``), or after an ``if`` of the
-    opposite test that always leaves the function (``if plan is None: return ...``)."""
-    falsy = _falsy_defaults(function)
+    opposite test that always leaves the function (``if plan is None: return ...``).
+    ``falsy``: :func:`_falsy_defaults` of ``function``."""
     if not falsy:
         return ()
     required: set[str] = set()
@@ -348,6 +356,12 @@ def _falsy_defaults(function: _Function) -> dict[str, object]:
                      strict=True))
     keyword_only = zip(args.kwonlyargs, args.kw_defaults, strict=True)
     pairs += [(a, d) for a, d in keyword_only if d is not None]
+    pairs = [
+        (a, d) for a, d in pairs
+        if isinstance(d, ast.Constant) and (d.value is None or d.value is False)
+    ]
+    if not pairs:
+        return {}  # no walk of the body for a function without such a parameter
     # A parameter the function rebinds (`plan = plan or default_plan()`) may be set whatever
     # the caller passed: only the untouched ones count.
     rebound = {

@@ -8,11 +8,11 @@ import contextlib
 import multiprocessing
 import os
 import signal
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 from sampler_lint import __version__
 from sampler_lint.analysis.index import EMPTY_INDEX, ProjectIndex
@@ -70,7 +70,7 @@ class RunResult:
     #: The files linted, and the project's files in its order (empty when no rule reads the
     #: index), as this run spelled them: ``--since`` lints the same files at a revision.
     linted: list[Path] = field(default_factory=list)
-    project: list[Path] = field(default_factory=list)
+    project: Sequence[Path] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -485,6 +485,14 @@ def _wants_lint(survey: Survey, lint: LintOptions) -> bool:
     return survey.has_noqa and any(rule.code == UNUSED_NOQA for rule in lint.rules)
 
 
+def _has_fixes(result: FileResult, lint: LintOptions) -> bool:
+    """Whether a fix run would apply a fix to a file with this (cached) result."""
+    return any(
+        finding.fix is not None and (finding.fix.applicability == "safe" or lint.unsafe_fixes)
+        for finding in result.findings
+    )
+
+
 def _reads_index(survey: Survey, lint: LintOptions) -> bool:
     codes = survey.rules
     return any(
@@ -501,7 +509,7 @@ def run(
     paths: list[Path],
     resolver: ConfigResolver,
     options: RunOptions,
-    progress: Callable[[int, int], None] | None = None,
+    progress: Callable[[int, int, str], None] | None = None,
     given: Given | None = None,
 ) -> RunResult:
     """Lint ``paths``, or with ``given``, the files it gives instead of walking the disk."""
@@ -540,14 +548,25 @@ def run(
         jobs.append(_Job(path, None, lint_id))
     all_enabled = {rule for lint in lints for rule in lint.rules}
     problems.indexing = True  # a broken configuration met from here on governs no linted file
+    index_wanted = needs_index(all_enabled)
+    project_files: Sequence[Path] | None = None  # None: as the project jobs spell them
+    if index_wanted and given is None and not _is_whole_project(paths) \
+            and not _any_reads_index(jobs, lints):
+        # A few files named (pre-commit, an editor): none of them keeps a rule that reads the
+        # project index after the pre-filters, so the project is neither walked nor surveyed.
+        # Their results are those of a run with the index, which those rules never read.
+        index_wanted = False
+        project_files = _LazyProject(jobs, paths, resolver, walked, problems)
     order = _add_project_files(
-        jobs, paths, resolver, needs_index(all_enabled), walked, problems,
+        jobs, paths, resolver, index_wanted, walked, problems,
         project=given.project if given is not None else None,
     )
     collectors = Collectors.for_rules(tuple(sorted(all_enabled, key=lambda rule: rule.code)))
 
-    # Fixing and diffing always work from the file as it is; linting may use the cache.
-    caching = options.use_cache and not options.fix and not options.diff
+    # Diffing always works from the file as it is. Fixing reads the cache for files whose
+    # cached result has nothing to fix (the fix loop would leave them as they are, and report
+    # what a check reports), and fills it with the results of files it did not change.
+    caching = options.use_cache and not options.diff
     cache_dir = options.cache_dir or project_root(paths) / DIRECTORY
     survey_cache = Cache(cache_dir, "survey", is_survey) if caching else None
     result_cache = Cache(cache_dir, "results", is_file_result) if caching else None
@@ -556,9 +575,11 @@ def run(
     linted = len(files)
     total = len(jobs) + linted
 
+    indexing = f"indexing {len(jobs)} files" if order else f"reading {len(jobs)} files"
+
     def surveyed(done: int) -> None:
         if progress is not None:
-            progress(done, total)
+            progress(done, total, indexing)
 
     surveys, contents, early = survey_files(
         jobs, lints, collectors, survey_cache, processes, surveyed if progress else None, write
@@ -602,7 +623,7 @@ def run(
                 content,
             )
             hit = cached_result(result_cache.get(key))
-            if hit is not None:
+            if hit is not None and not (lint.fix and _has_fixes(hit, lint)):
                 results[number] = hit
                 continue
         if number in early:
@@ -613,8 +634,9 @@ def run(
 
     total = len(jobs) + len(pending)
     done = len(jobs)
+    linting = f"linting {len(pending)}"
     if progress:
-        progress(done, total)
+        progress(done, total, linting)
     # Largest files first: the last tasks to finish are then small ones, and no process is left
     # working alone at the end on a big file.
     pending.sort(key=lambda number: -_size(jobs[number].path))
@@ -632,29 +654,94 @@ def run(
                 results[number] = result
                 done += 1
                 if progress:
-                    progress(done, total)
+                    progress(done, total, linting)
     else:
         for number, (path, lint_id, write_file, only) in zip(pending, tasks, strict=True):
             assert lint_id is not None
             results[number] = check_file(path, lints[lint_id], write_file, index, only)
             done += 1
             if progress:
-                progress(done, total)
+                progress(done, total, linting)
 
     if result_cache is not None and survey_cache is not None:
         for number in pending + linted_early:
             done_key, done_result = result_keys[number], results[number]
             if done_key is None or done_result is None:
                 continue
-            if result_is_cacheable(done_result):
+            if result_is_cacheable(done_result) and done_result.fixed == 0:
+                # Not written, nothing fixed: the fix loop changed nothing, so this is also what
+                # a check reports (a file fixed in memory only is left out).
                 result_cache.put(done_key, done_result)
         result_cache.save()
         survey_cache.save()
     final = [result for result in results if result is not None]
+    if project_files is None:
+        project_files = [jobs[number].path for number in order]
     return RunResult(
         results=final, files_checked=len(files), problems=problems, linted=files,
-        project=[jobs[number].path for number in order],
+        project=project_files,
     )
+
+
+# A pre-survey of the named files costs their text pre-filter (and, for some, an ``ast`` parse)
+# once more when one of them turns out to need the index: worth it for the few files of
+# pre-commit or an editor, not for a folder of thousands.
+PRESURVEY_LIMIT = 500
+
+
+def _is_whole_project(paths: list[Path]) -> bool:
+    """Whether the run lints the project's root folder itself: its walk is the project's."""
+    return len(paths) == 1 and os.path.isdir(paths[0]) \
+        and paths[0].resolve() == project_root(paths)
+
+
+def _any_reads_index(jobs: list[_Job], lints: list[LintOptions]) -> bool:
+    """Whether any of the linted ``jobs`` keeps, after the text and syntax pre-filters, a rule
+    that reads the project index (or cannot be decided without linting it). Stops at the first
+    such file; more than :data:`PRESURVEY_LIMIT` files count as yes."""
+    if len(jobs) > PRESURVEY_LIMIT:
+        return True
+    no_facts = Collectors()
+    for job in jobs:
+        assert job.lint_id is not None
+        lint = lints[job.lint_id]
+        survey = _survey(replace(job, fact_path=None), lints, no_facts)
+        if survey.rules is None or _reads_index(survey, lint):
+            return True
+        if not survey.rules and _cannot_parse(job.path, lint, None, None):
+            return True  # linted without the pre-filter (SL001 says why): every rule may run
+    return False
+
+
+class _LazyProject(Sequence[Path]):
+    """The project's files in its order, walked only when asked for (``--since`` asks, to
+    survey the project as it was): a run that needed no index did not walk it."""
+
+    def __init__(self, jobs: list[_Job], paths: list[Path], resolver: ConfigResolver,
+                 walked: Walked, problems: Problems) -> None:
+        self._linted = {os.path.abspath(job.path): job.path for job in jobs}
+        # The root now: the paths may be relative to a folder the caller leaves.
+        self._walk = (project_root(paths), resolver, walked, problems)
+        self._files: list[Path] | None = None
+
+    def _load(self) -> list[Path]:
+        if self._files is None:
+            root, resolver, walked, problems = self._walk
+            self._files = [
+                self._linted.get(os.path.abspath(path), path)
+                for path in iter_source_files([root], resolver, known=walked, problems=problems)
+            ]
+        return self._files
+
+    def __len__(self) -> int:
+        return len(self._load())
+
+    @overload
+    def __getitem__(self, index: int) -> Path: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[Path]: ...
+    def __getitem__(self, index: int | slice) -> Path | Sequence[Path]:
+        return self._load()[index]
 
 
 def _add_project_files(

@@ -16,7 +16,10 @@ class TerminalProgress:
         self.progress: Progress | None = None
         self.task = None
 
-    def __call__(self, done: int, total: int) -> None:
+    def __call__(self, done: int, total: int, doing: str = "linting") -> None:
+        """``doing`` says what the run is at: ``indexing N files`` (reading every file once for
+        the pre-filters and the project index), then ``linting M`` (the files some rule
+        wants)."""
         if self.progress is None:
             if time.monotonic() - self.started < SHOW_AFTER_SECONDS or done >= total:
                 return
@@ -25,9 +28,9 @@ class TerminalProgress:
                 TimeElapsedColumn(), console=Console(stderr=True), transient=True,
             )
             self.progress.start()
-            self.task = self.progress.add_task("linting", total=total)  # type: ignore[assignment]
+            self.task = self.progress.add_task(doing, total=total)  # type: ignore[assignment]
         assert self.task is not None
         # The total grows once: the survey of every file, then the files some rule wants.
-        self.progress.update(self.task, completed=done, total=total)
+        self.progress.update(self.task, completed=done, total=total, description=doing)
         if done >= total:
             self.progress.stop()

@@ -1,0 +1,141 @@
+"""A run over a few named files (pre-commit, an editor) reports for each exactly what a run over
+the whole project reports for it, whether or not it surveyed the project: the project is walked
+and indexed only when a named file keeps, after the pre-filters, a rule that reads the index."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from sampler_lint.cli import main
+from sampler_lint.engine import runner
+from sampler_lint.engine.config import ConfigResolver, RawSettings
+
+from .conftest import ROOT
+
+# Cross-file facts: a loader built in one module and iterated in another, a sampler class defined
+# in one module and used in another, a seed read through an import.
+PROJECT = {
+    "pkg/__init__.py": "",
+    "pkg/data.py": (
+        "from torch.utils.data import DataLoader, DistributedSampler\n\n\n"
+        "def build_loader(dataset, batch_size):\n"
+        "    sampler = DistributedSampler(dataset)\n"
+        "    return DataLoader(dataset, batch_size=batch_size, sampler=sampler)\n"
+    ),
+    "pkg/samplers.py": (
+        "from torch.utils.data import Sampler\n\n\n"
+        "class Chunked(Sampler):\n"
+        "    def __init__(self, data, num_replicas, rank, seed=0):\n"
+        "        self.data, self.num_replicas, self.rank = data, num_replicas, rank\n"
+        "        self.seed = seed\n"
+        "        self.epoch = 0\n\n"
+        "    def set_epoch(self, epoch):\n"
+        "        self.epoch = epoch\n\n"
+        "    def __iter__(self):\n"
+        "        return iter(range(self.rank, len(self.data), self.num_replicas))\n"
+    ),
+    "train.py": (
+        "from pkg.data import build_loader\n"
+        "from pkg.samplers import Chunked\n"
+        "from torch.utils.data import DataLoader\n\n\n"
+        "def main(dataset, epochs, rank, world):\n"
+        "    loader = build_loader(dataset, 8)\n"
+        "    other = DataLoader(dataset, sampler=Chunked(dataset, world, rank, seed=1234))\n"
+        "    for epoch in range(epochs):\n"
+        "        for batch in loader:\n"
+        "            pass\n"
+        "        for batch in other:\n"
+        "            pass\n"
+    ),
+    "setup.py": "from setuptools import setup\n\nsetup(name='demo')\n",
+    "util.py": "def add(a, b):\n    return a + b\n",
+}
+
+
+def _project(tmp_path: Path) -> Path:
+    root = tmp_path / "project"
+    for name, code in PROJECT.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(code)
+    # Two fixtures of each rule, as more files of the same project (a run per file costs a
+    # second or so: all of them would make this the slowest test).
+    for folder in sorted((ROOT / "tests" / "fixtures").iterdir()):
+        fixtures = [f for f in sorted(folder.glob("*.py")) if not f.name.endswith(".fixed.py")]
+        for fixture in fixtures[:2]:
+            target = root / "fixtures" / fixture.parent.name / fixture.name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(fixture, target)
+    (root / "pyproject.toml").write_text("[project]\nname = 'demo'\n")
+    return root
+
+
+def _findings(root: Path, *paths: str) -> list[tuple[Any, ...]]:
+    cwd = os.getcwd()
+    os.chdir(root)
+    try:
+        result = CliRunner().invoke(main, [
+            "check", "--no-cache", "--isolated", "--jobs", "1", "--exit-zero",
+            "--output-format", "json", *paths,
+        ])
+    finally:
+        os.chdir(cwd)
+    assert result.exit_code == 0, result.output
+    return [_key(root, finding) for finding in json.loads(result.stdout)]
+
+
+def _key(root: Path, finding: dict[str, Any]) -> tuple[Any, ...]:
+    return (os.path.normpath(root / finding["filename"]), finding["code"],
+            finding["location"]["row"], finding["location"]["column"], finding["message"],
+            json.dumps(finding["fix"]))
+
+
+@pytest.mark.slow
+def test_each_file_alone_reports_what_the_whole_project_reports(tmp_path: Path) -> None:
+    root = _project(tmp_path)
+    whole: dict[str, list[tuple[Any, ...]]] = {}
+    for key in _findings(root, "."):
+        whole.setdefault(key[0], []).append(key)
+    assert whole, "the project has findings to compare"
+    files = sorted(str(p.relative_to(root)) for p in root.rglob("*.py"))
+    for name in files:
+        alone = sorted(_findings(root, name))
+        assert alone == sorted(whole.get(str(root / name), [])), name
+    # And several files named together.
+    named = ("train.py", "setup.py", "pkg/data.py")
+    together = sorted(_findings(root, *named))
+    expected = sorted(k for name in named for k in whole.get(str(root / name), []))
+    assert together == expected
+
+
+def _run(root: Path, name: str) -> runner.RunResult:
+    cwd = os.getcwd()
+    os.chdir(root)
+    try:
+        options = runner.RunOptions(jobs=1, use_cache=False)
+        return runner.run([Path(name)], ConfigResolver(RawSettings(), isolated=True), options)
+    finally:
+        os.chdir(cwd)
+
+
+def test_a_file_no_index_rule_wants_does_not_survey_the_project(tmp_path: Path) -> None:
+    root = _project(tmp_path)
+    result = _run(root, "setup.py")
+    assert isinstance(result.project, runner._LazyProject)
+    assert result.project._files is None  # never walked
+    # Asked for (--since), it is the project's files in the project's order.
+    assert Path("setup.py") in list(result.project)
+    assert len(result.project) == len(list(root.rglob("*.py")))
+
+
+def test_a_file_that_reads_the_index_surveys_the_project(tmp_path: Path) -> None:
+    root = _project(tmp_path)
+    result = _run(root, "train.py")
+    assert not isinstance(result.project, runner._LazyProject)
+    assert len(result.project) == len(list(root.rglob("*.py")))
