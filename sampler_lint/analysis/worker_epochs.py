@@ -69,7 +69,7 @@ class EpochClass:
     path: str
     bases: tuple[str, ...]  # qualified through the file's imports ("<unknown>" when computed)
     methods: tuple[MethodFacts, ...]
-    members: tuple[str, ...]  # names bound in the class body: methods, properties, class attributes
+    members: tuple[str, ...]  # methods, properties and other non-constant class attributes
     magic: bool  # defines __setattr__ / __getattr__ / __getattribute__
 
 
@@ -123,10 +123,12 @@ def epoch_class(node: ast.ClassDef, path: str, aliases: dict[str, str]) -> Epoch
         if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
             members.add(item.name)
             methods.append(_method_facts(item))
-        elif isinstance(item, ast.Assign):
+        elif isinstance(item, ast.Assign) and not isinstance(item.value, ast.Constant):
+            # `epoch = 0` is a default an instance attribute shadows; anything else in the
+            # class body (`epoch = property(...)`, a descriptor) may intercept the write.
             members.update(t.id for t in item.targets if isinstance(t, ast.Name))
         elif isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name):
-            if item.value is not None:  # `epoch: int` alone declares, binds nothing
+            if item.value is not None and not isinstance(item.value, ast.Constant):
                 members.add(item.target.id)
     bases = []
     for base in node.bases:
