@@ -5,6 +5,7 @@ Lightning 2.x)."""
 from __future__ import annotations
 
 import ast
+from dataclasses import dataclass
 
 import libcst as cst
 
@@ -36,6 +37,19 @@ from sampler_lint.analysis.worker_epochs import (
 from sampler_lint.rule import Example, FileContext, Rule, Severity
 
 _LOOPS = (cst.For, cst.While)
+
+
+@dataclass(frozen=True)
+class _Loader:
+    """A persistent-worker candidate: the DataLoader construction and where things are."""
+
+    call: cst.Call  # DataLoader(...)
+    holder: str  # what the loop refers to it by
+    built_in: cst.FunctionDef | cst.Module  # the scope of the construction
+    binding: cst.CSTNode  # the value bound to the holder (the construction, or a builder call)
+    bound_in: cst.FunctionDef | cst.Module  # the scope of that binding
+    dataset: cst.BaseExpression  # the dataset, as seen from `dataset_scope`
+    dataset_scope: cst.FunctionDef | cst.Module
 _SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Module, cst.Lambda)
 
 
@@ -81,17 +95,14 @@ class EpochNotPropagatedToWorkers(Rule):
             return
         function = self.context.enclosing_function(node)
         statement = self.context.enclosing_statement(node)
-        for loader, holder, where in self._loaders_for(receiver, function):
-            if not _persistent_when_workers(self.context, loader, where):
+        for loader in self._loaders_for(receiver, function):
+            if not _persistent_when_workers(self.context, loader.call, loader.built_in):
                 continue
-            if _within(loader, loop) or not self._loop_uses(loop, holder, statement):
+            if _within(loader.binding, loop) or not self._loop_uses(loop, loader.holder, statement):
                 continue  # a loader built in the loop starts fresh workers every epoch
-            if where is not function and self._loop_rebuilds(loop, where):
+            if loader.bound_in is not function and self._loop_rebuilds(loop, loader.bound_in):
                 continue
-            dataset = get_arg(loader, 0, "dataset")
-            if dataset is None:
-                continue
-            found = self._dataset_class(dataset.value, where)
+            found = self._dataset_class(loader.dataset, loader.dataset_scope)
             if found is None:
                 continue
             index = self.context.index
@@ -110,9 +121,9 @@ class EpochNotPropagatedToWorkers(Rule):
             self.report(
                 node,
                 f"{written} only changes the main process's copy of the dataset: "
-                f"`{holder}` keeps its workers (`persistent_workers=True`), and their copies of "
-                f"`{found.name}` keep the value of the first epoch, which `{stale.entry}` reads "
-                f"through {attributes}",
+                f"`{loader.holder}` keeps its workers (`persistent_workers=True`), and their "
+                f"copies of `{found.name}` keep the value of the first epoch, which "
+                f"`{stale.entry}` reads through {attributes}",
             )
             return
 
@@ -126,39 +137,120 @@ class EpochNotPropagatedToWorkers(Rule):
 
     def _loaders_for(
         self, receiver: cst.BaseExpression, function: cst.FunctionDef | None
-    ) -> list[tuple[cst.Call, str, cst.FunctionDef | cst.Module]]:
-        """``(DataLoader call, what holds it, the scope it is built in)`` for each loader whose
-        dataset the receiver is: ``loader.dataset`` itself, or a name / ``self`` attribute
-        passed as a loader's dataset."""
-        found: list[tuple[cst.Call, str, cst.FunctionDef | cst.Module]] = []
+    ) -> list[_Loader]:
+        """The loaders whose dataset the receiver is: ``loader.dataset`` itself, or a name /
+        ``self`` attribute passed as a loader's dataset (directly, or to a builder function of
+        this file that returns the loader)."""
         receiver = strip_parens(receiver)
         if isinstance(receiver, cst.Attribute) and receiver.attr.value == "dataset":
             holder = dotted_name(receiver.value)
             if holder is None:
                 return []
-            values = self._values_of(holder, function)
-            if len(values) == 1:
-                value, where = values[0]
-                if isinstance(value, cst.Call) and is_loader_constructor(constructed(value)):
-                    found.append((value, holder, where))
-            return found
+            bound = self._bindings_of(holder, function)
+            if len(bound) != 1:
+                return []
+            value, position, where = bound[0]
+            found = self._loader_made_by(value, position, holder, where)
+            return [found] if found is not None else []
         held = dotted_name(receiver)
         if held is None:
             return []
+        loaders = []
         for where in self._scopes_holding(held, function):
             for child in descendants(where):
                 if not isinstance(child, cst.Assign) or len(child.targets) != 1:
                     continue
-                value = child.value
-                if not (isinstance(value, cst.Call) and is_loader_constructor(constructed(value))):
+                target = child.targets[0].target
+                targets = target.elements if isinstance(target, cst.Tuple) else None
+                for position, element in enumerate(targets or [None]):
+                    holder = dotted_name(element.value if element is not None else target)
+                    if holder is None or len(self._bindings_of(holder, function)) != 1:
+                        continue
+                    found = self._loader_made_by(
+                        child.value, position if targets else None, holder, where
+                    )
+                    if found is not None and dotted_name(found.dataset) == held and (
+                        found.dataset_scope is where
+                    ):
+                        loaders.append(found)
+        return loaders
+
+    def _bindings_of(
+        self, name: str, function: cst.FunctionDef | None
+    ) -> list[tuple[cst.BaseExpression, int | None, cst.FunctionDef | cst.Module]]:
+        """``(value, position in a tuple target or None, scope)`` for every assignment to
+        ``name`` seen from ``function``: ``name = value`` and ``..., name, ... = value``."""
+        found: list[tuple[cst.BaseExpression, int | None, cst.FunctionDef | cst.Module]] = [
+            (value, None, where) for value, where in self._values_of(name, function)
+        ]
+        for where in self._scopes_holding(name, function):
+            for child in descendants(where):
+                if not isinstance(child, cst.Assign):
                     continue
-                dataset = get_arg(value, 0, "dataset")
-                holder = dotted_name(child.targets[0].target)
-                if dataset is None or holder is None or dotted_name(dataset.value) != held:
-                    continue
-                if len(self._values_of(holder, function)) == 1:
-                    found.append((value, holder, where))
+                for target in child.targets:
+                    if isinstance(target.target, cst.Tuple):
+                        for position, element in enumerate(target.target.elements):
+                            if dotted_name(element.value) == name:
+                                found.append((child.value, position, where))
         return found
+
+    def _loader_made_by(
+        self,
+        value: cst.BaseExpression,
+        position: int | None,
+        holder: str,
+        where: cst.FunctionDef | cst.Module,
+    ) -> _Loader | None:
+        """The DataLoader construction ``value`` (item ``position`` of it) is: the construction
+        itself, or the one returned by a builder function / method of this file."""
+        value = strip_parens(value)
+        if not isinstance(value, cst.Call):
+            return None
+        if position is None and is_loader_constructor(constructed(value)):
+            dataset = get_arg(value, 0, "dataset")
+            if dataset is None:
+                return None
+            return _Loader(value, holder, where, value, where, dataset.value, where)
+        builder = self._builder(value, where)
+        if builder is None:
+            return None
+        returned = _returned(builder, position)
+        if isinstance(returned, cst.Name):
+            values = self.context.assignments(builder).get(returned.value, [])
+            returned = values[0] if len(values) == 1 else None
+        if not (
+            isinstance(returned, cst.Call) and is_loader_constructor(constructed(returned))
+        ):
+            return None
+        dataset = get_arg(returned, 0, "dataset")
+        if dataset is None:
+            return None
+        expression = dataset.value
+        scope: cst.FunctionDef | cst.Module = builder
+        if isinstance(expression, cst.Name):
+            passed = _passed_for(builder, value, expression.value)
+            if passed is not None:
+                expression, scope = passed, where
+        return _Loader(returned, holder, builder, value, where, expression, scope)
+
+    def _builder(
+        self, call: cst.Call, where: cst.FunctionDef | cst.Module
+    ) -> cst.FunctionDef | None:
+        """The function of this file ``call`` runs: a module-level ``f(...)``, or
+        ``self.m(...)`` of the enclosing class."""
+        name = dotted_name(call.func) or ""
+        if name.startswith("self.") and name.count(".") == 1:
+            klass = None if isinstance(where, cst.Module) else self.context.enclosing_class(where)
+            body = klass.body.body if klass is not None else ()
+            name = name[5:]
+        elif "." not in name:
+            body = self.context.module.body
+        else:
+            return None
+        found = [
+            item for item in body if isinstance(item, cst.FunctionDef) and item.name.value == name
+        ]
+        return found[0] if len(found) == 1 else None
 
     def _scopes_holding(
         self, name: str, function: cst.FunctionDef | None
@@ -205,6 +297,8 @@ class EpochNotPropagatedToWorkers(Rule):
     def _dataset_class(
         self, dataset: cst.BaseExpression, where: cst.FunctionDef | cst.Module
     ) -> EpochClass | None:
+        """The project class the dataset expression is built from (a construction, or a name
+        / ``self`` attribute bound once to one)."""
         dataset = strip_parens(dataset)
         if not isinstance(dataset, cst.Call):
             name = dotted_name(dataset)
@@ -480,3 +574,36 @@ def _counts_workers(test: cst.BaseExpression) -> bool:
 def _mentions_workers(node: cst.BaseExpression) -> bool:
     name = dotted_name(node) or ""
     return "worker" in name.lower()
+
+
+def _returned(builder: cst.FunctionDef, position: int | None) -> cst.BaseExpression | None:
+    """What the builder's only ``return`` gives (item ``position`` of a returned tuple)."""
+    returns = [
+        child for child in descendants(builder.body)
+        if isinstance(child, cst.Return) and child.value is not None
+    ]
+    if len(returns) != 1 or returns[0].value is None:
+        return None
+    value = strip_parens(returns[0].value)
+    if position is None:
+        return value
+    if isinstance(value, cst.Tuple) and position < len(value.elements):
+        element = value.elements[position]
+        return None if isinstance(element, cst.StarredElement) else element.value
+    return None
+
+
+def _passed_for(
+    builder: cst.FunctionDef, call: cst.Call, parameter: str
+) -> cst.BaseExpression | None:
+    """The argument ``call`` binds to the builder's ``parameter`` (``self`` skipped)."""
+    params = [p.name.value for p in builder.params.params]
+    if params and params[0] in ("self", "cls"):
+        params = params[1:]
+    if parameter not in params and parameter not in (
+        p.name.value for p in builder.params.kwonly_params
+    ):
+        return None
+    position = params.index(parameter) if parameter in params else None
+    arg = get_arg(call, position, parameter)
+    return arg.value if arg is not None else None
