@@ -58,7 +58,7 @@ class EpochNotPropagatedToWorkers(Rule):
     name = "epoch-not-propagated-to-workers"
     severity = Severity.ERROR
     # Persistent workers and an epoch written in the loop, or a class with its own set_epoch.
-    requires = (("epoch",), ("persistent_workers", "def set_epoch"))
+    requires = (("epoch",), ("persistent_workers", "set_epoch"))
     collectors = (EPOCH_CLASSES, LIGHTNING_1X, FRAMEWORK_FACTS, LIGHTNING_IMPORTS, LIGHTNING_FILES)
     uses_index = True
     has_syntax_filter = True
@@ -100,7 +100,8 @@ class EpochNotPropagatedToWorkers(Rule):
                 continue
             if _within(loader.binding, loop) or not self._loop_uses(loop, loader.holder, statement):
                 continue  # a loader built in the loop starts fresh workers every epoch
-            if loader.bound_in is not function and self._loop_rebuilds(loop, loader.bound_in):
+            here = function if function is not None else self.context.module
+            if loader.bound_in is not here and self._loop_rebuilds(loop, loader.bound_in):
                 continue
             found = self._dataset_class(loader.dataset, loader.dataset_scope)
             if found is None:
@@ -206,7 +207,7 @@ class EpochNotPropagatedToWorkers(Rule):
         value = strip_parens(value)
         if not isinstance(value, cst.Call):
             return None
-        if position is None and is_loader_constructor(constructed(value)):
+        if position is None and self._is_loader(value):
             dataset = get_arg(value, 0, "dataset")
             if dataset is None:
                 return None
@@ -219,7 +220,7 @@ class EpochNotPropagatedToWorkers(Rule):
             values = self.context.assignments(builder).get(returned.value, [])
             returned = values[0] if len(values) == 1 else None
         if not (
-            isinstance(returned, cst.Call) and is_loader_constructor(constructed(returned))
+            isinstance(returned, cst.Call) and self._is_loader(returned)
         ):
             return None
         dataset = get_arg(returned, 0, "dataset")
@@ -232,6 +233,13 @@ class EpochNotPropagatedToWorkers(Rule):
             if passed is not None:
                 expression, scope = passed, where
         return _Loader(returned, holder, builder, value, where, expression, scope)
+
+    def _is_loader(self, call: cst.Call) -> bool:
+        """``DataLoader(...)`` or any ``...DataLoader`` class, by name or through an alias."""
+        func = call.func.value if isinstance(call.func, cst.Subscript) else call.func
+        return is_loader_constructor(constructed(call)) or is_loader_constructor(
+            self.context.qualified_name(func)
+        )
 
     def _builder(
         self, call: cst.Call, where: cst.FunctionDef | cst.Module
@@ -369,8 +377,10 @@ class EpochNotPropagatedToWorkers(Rule):
 
     **Persistent workers.** In a loop, `ds.set_epoch(epoch)`, `loader.dataset.set_epoch(epoch)`
     or `ds.epoch = epoch` (any attribute named `...epoch...`), where `ds` is the dataset of a
-    DataLoader built before that loop with `persistent_workers=True` (or
-    `persistent_workers=n > 0`, `True if n > 0 else False`), the loop goes on using that loader,
+    DataLoader built before that loop (in the same function, in another method of the same class
+    for `self.loader`, or by a function or method of the same file that returns it, alone or in
+    a tuple) with `persistent_workers=True` (or `persistent_workers=n_workers > 0`,
+    `True if n_workers > 0 else False`), the loop goes on using that loader,
     and the dataset's class (in this file or another file of the project) reads the attribute
     that the write rebinds (`self.epoch = epoch` in its `set_epoch`) from `__getitem__`,
     `__getitems__`, `__iter__` or `__next__`, or from a method of the class they call, and never
