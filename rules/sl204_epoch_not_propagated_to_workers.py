@@ -19,7 +19,7 @@ from sampler_lint.analysis.frameworks import (
 )
 from sampler_lint.analysis.imports import dotted_name
 from sampler_lint.analysis.loader_calls import constructed
-from sampler_lint.analysis.loader_facts import file_key, is_loader_constructor
+from sampler_lint.analysis.loader_facts import file_key
 from sampler_lint.analysis.matching import get_arg, int_value, strip_parens
 from sampler_lint.analysis.syntax_summary import SyntaxSummary
 from sampler_lint.analysis.tree import descendants
@@ -235,11 +235,20 @@ class EpochNotPropagatedToWorkers(Rule):
         return _Loader(returned, holder, builder, value, where, expression, scope)
 
     def _is_loader(self, call: cst.Call) -> bool:
-        """``DataLoader(...)`` or any ``...DataLoader`` class, by name or through an alias."""
+        """A construction of torch's ``DataLoader`` (or a library class of that name, like
+        PyG's, or torchdata's ``StatefulDataLoader``), by name or through an alias. Other
+        ``...DataLoader`` classes may restart their workers themselves (a project subclass that
+        drops its iterator every epoch), so they are left alone."""
         func = call.func.value if isinstance(call.func, cst.Subscript) else call.func
-        return is_loader_constructor(constructed(call)) or is_loader_constructor(
-            self.context.qualified_name(func)
-        )
+        names = {constructed(call) or "", self.context.qualified_name(func) or ""}
+        last = {name.rsplit(".", 1)[-1] for name in names if name}
+        if "StatefulDataLoader" in last:
+            return True
+        if "DataLoader" not in last:
+            return False
+        # A project class called DataLoader (here or in a file the index read) is not torch's.
+        index = self.context.index
+        return find_epoch_class(index, "DataLoader", str(self.context.path)) is None
 
     def _builder(
         self, call: cst.Call, where: cst.FunctionDef | cst.Module
