@@ -398,7 +398,8 @@ class EpochNotPropagatedToWorkers(Rule):
     `self.epoch[0] = e` on a tensor after `.share_memory_()`); a dataset whose class the project
     does not define (Hugging Face `datasets.IterableDataset.set_epoch` keeps its epoch in a
     shared tensor since `datasets` 2.20, huggingface/datasets PR #6710); a loader built inside the
-    loop; `persistent_workers` from configuration; an `epoch` that is a property, or a class with
+    loop, or of a class other than `DataLoader` / `StatefulDataLoader` (a project loader class
+    may restart its workers); `persistent_workers` from configuration; an `epoch` that is a property, or a class with
     `__setattr__`; worker code that advances its own counter (`self.epoch += 1` in `__iter__`).
 
     **A batch sampler's own `set_epoch` under Lightning.** A class passed as `batch_sampler=`
