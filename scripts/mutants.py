@@ -222,6 +222,20 @@ MUTANTS = [
         "a fixed output that passes a literal instead of the shared seed",
     ),
     Mutant(
+        "sl204-worker-counter-ignored", "sampler_lint/analysis/worker_epochs.py",
+        "        stale = (rebound & reads) - writes - members\n",
+        "        stale = (rebound & reads) - members\n",
+        ("tests/test_fixtures.py",),
+        "SL204 flags a dataset whose workers advance their own epoch",
+    ),
+    Mutant(
+        "sl204-batch-sampler-caller-ignored", "rules/sl204_epoch_not_propagated_to_workers.py",
+        "        if batch_sampler_epoch_called(index, found.name):\n",
+        "        if False:\n",
+        ("tests/test_fixtures.py",),
+        "SL204 flags a batch sampler whose set_epoch a callback calls",
+    ),
+    Mutant(
         "sl301-fix-drops-seed", "rules/sl301_hardcoded_sampler_seed.py",
         "SEED_PLACEHOLDER", "SEED_PLACEHOLDER",  # replaced below when the rule has the line
         ("tests/test_fixtures.py", "tests/test_runtime_fixtures.py"),

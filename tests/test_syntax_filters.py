@@ -211,6 +211,22 @@ CASES = {
         "    def __iter__(self):\n"
         "        yield self.g.random()\n",
     ),
+    "SL204 aliased loader, epoch through a helper": (
+        "SL204",
+        "from torch.utils.data import DataLoader as Loader, Dataset\n"
+        "class D(Dataset):\n"
+        "    def set_epoch(self, e):\n"
+        "        self._move(e)\n"
+        "    def _move(self, e):\n"
+        "        self.shift = e\n"
+        "    def __getitem__(self, i):\n"
+        "        return i + self.shift\n"
+        "ds = D()\n"
+        "loader = Loader(ds, num_workers=2, persistent_workers=True)\n"
+        "for ep in range(3):\n"
+        "    ds.set_epoch(ep)\n"
+        "    list(loader)\n",
+    ),
     "SL403 aliased imports, chained seeding": (
         "SL403",
         "from torch import Generator as Gen, randperm as shuffle_ids\n"
@@ -254,6 +270,9 @@ REJECTED = {
     "SL303": "import random\nfrom torch.utils.data import DataLoader\n"
     "def f(i):\n    random.seed(i)\n"
     "loader = DataLoader(ds, worker_init_fn=f, **kw)\n",
+    "SL204": "from torch.utils.data import DataLoader\n"
+    "class D:\n    def epoch_of(self):\n        return self.epoch\n"
+    "loader = DataLoader(ds, num_workers=2, **options)\n",
     "SL304": "import numpy as np\nclass D(Base):\n    def __init__(self):\n"
     "        self.rng = np.random.default_rng()\n    def __getitem__(self, i):\n"
     "        return self.rng.random()\n",
@@ -344,6 +363,26 @@ PROJECTS = {
         "    def __iter__(self):\n"
         "        for bucket in self.buckets:\n"
         "            yield bucket\n",
+    },
+    "SL204 base without the word epoch": {
+        "base.py": "from torch.utils.data import Dataset\n\n"
+        "class Base(Dataset):\n"
+        "    def __getitem__(self, i):\n"
+        "        return self.items[i + self.offset]\n",
+        "mine.py": "from base import Base\n\n"
+        "class Mine(Base):\n"
+        "    def set_epoch(self, e):\n"
+        "        self.offset = e\n",
+        "train.py": "from torch.utils.data import DataLoader\n"
+        "from mine import Mine\n"
+        "\n"
+        "def run(items, epochs):\n"
+        "    ds = Mine(items)\n"
+        "    loader = DataLoader(ds, num_workers=2, persistent_workers=True)\n"
+        "    for epoch in range(epochs):\n"
+        "        ds.set_epoch(epoch)\n"
+        "        for batch in loader:\n"
+        "            pass\n",
     },
     "SL201 spaced attribute": {
         "a.py": "def train(loader, epochs):\n"
