@@ -145,3 +145,12 @@ def test_the_contract_is_small() -> None:
                  "Example"):
         assert hasattr(rule, name), name
     assert set(GRAPH[CONTRACT]) <= FOUNDATION
+
+
+def test_a_checkout_finds_its_rules_from_the_engine() -> None:
+    """Run from a source checkout with a non-editable install, ``sampler_lint.rules`` comes from
+    the checkout's ``rules/`` (CI does exactly this): the engine must point there wherever it
+    sits in the package."""
+    from sampler_lint.engine.registry import checkout_rules_init
+
+    assert checkout_rules_init() == (RULES / "__init__.py").resolve()

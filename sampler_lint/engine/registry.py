@@ -34,6 +34,12 @@ def _rules_in_module(module: object) -> list[type[Rule]]:
     return found
 
 
+def checkout_rules_init() -> Path:
+    """``rules/__init__.py`` of the source checkout this module sits in
+    (``<checkout>/sampler_lint/engine/registry.py``)."""
+    return Path(__file__).resolve().parents[2] / "rules" / "__init__.py"
+
+
 def _rules_package() -> ModuleType:
     """``sampler_lint.rules``: installed, the wheel maps the top-level ``rules/`` directory there.
 
@@ -46,7 +52,7 @@ def _rules_package() -> ModuleType:
     except ModuleNotFoundError as error:
         if error.name != "sampler_lint.rules":
             raise
-        init = Path(__file__).resolve().parent.parent / "rules" / "__init__.py"
+        init = checkout_rules_init()
         spec = spec_from_file_location(
             "sampler_lint.rules", init, submodule_search_locations=[str(init.parent)]
         )
