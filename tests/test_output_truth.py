@@ -140,3 +140,23 @@ def test_rule_prefix_and_json_listing() -> None:
 def test_rule_options_render_their_defaults_as_toml() -> None:
     result = CliRunner().invoke(main, ["rule", "SL101"])
     assert 'split-fix = "tensor_split"' in result.stdout
+
+
+def test_very_long_lines_are_truncated_in_the_frame(repo: Path) -> None:
+    (repo / "long.py").write_text(
+        "def shard(x, world_size, rank):\n"
+        "    return x.split(x.size(0) // world_size)[rank]" + " + 0" * 80 + "\n"
+    )
+    _, out, _ = run("--color", "never", "long.py")
+    frame_line = next(line for line in out.splitlines() if line.startswith("2 |"))
+    assert frame_line.endswith("…") and len(frame_line) < 200
+
+
+def test_a_misspelt_table_asks_did_you_mean(tmp_path: Path,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "pyproject.toml").write_text('[tool.sampler_lint]\nselect = ["SL1"]\n')
+    (tmp_path / "t.py").write_text(SHARD)
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(main, ["check", "--no-cache", "t.py"])
+    assert result.exit_code == 2
+    assert "did you mean [tool.sampler-lint]?" in result.stderr
