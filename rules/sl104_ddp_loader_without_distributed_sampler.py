@@ -3,6 +3,7 @@ the data, in a script that trains under DistributedDataParallel / FSDP."""
 
 from __future__ import annotations
 
+import ast
 import builtins
 import os
 import re
@@ -25,6 +26,7 @@ from sampler_lint.analysis.sampler_family import (
 )
 from sampler_lint.analysis.seeds import may_be_none, visible_shared_seed
 from sampler_lint.analysis.set_epoch_fix import at_epoch_start
+from sampler_lint.analysis.syntax_summary import SyntaxSummary
 from sampler_lint.analysis.tree import descendants, scope_body_statements
 from sampler_lint.rule import Applicability, Example, Fix, Replacement, Rule, Severity
 
@@ -84,6 +86,25 @@ class DdpLoaderWithoutDistributedSampler(Rule):
     )
     collectors = (DATASET_CLASSES, CLASS_FACTS)
     uses_index = True
+    has_syntax_filter = True
+
+    @classmethod
+    def may_match(cls, summary: SyntaxSummary) -> bool:
+        # What visit_Module and _is_torch_loader require, read from Python's tree: a call that
+        # resolves to DistributedDataParallel / FSDP / init_process_group and one to a
+        # DataLoader (through the file's imports: the called name, or the name imported under
+        # an alias, ends that way), and no import of a framework that shards loaders itself
+        # (libcst's import table holds every import statement of the file, as ast does).
+        names = summary.names
+        if "DataLoader" not in names or not any(name in names for name in _WRAPS + _INIT):
+            return False
+        modules = {alias.name for node in summary.nodes(ast.Import) for alias in node.names}
+        modules |= {"." * node.level + (node.module or "")
+                    for node in summary.nodes(ast.ImportFrom)}
+        return not any(
+            module == prefix or module.startswith(prefix + ".")
+            for module in modules for prefix in _SHARDING_FRAMEWORKS
+        )
 
     def visit_Module(self, node: cst.Module) -> None:
         self._evidence: list[cst.CSTNode] = []

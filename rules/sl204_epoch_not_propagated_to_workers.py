@@ -397,10 +397,11 @@ class EpochNotPropagatedToWorkers(Rule):
     (`self.epoch.value = e` on a `multiprocessing.Value`, `self.epoch.fill_(e)` or
     `self.epoch[0] = e` on a tensor after `.share_memory_()`); a dataset whose class the project
     does not define (Hugging Face `datasets.IterableDataset.set_epoch` keeps its epoch in a
-    shared tensor since huggingface/datasets PR #6710, merged in July 2024); a loader built inside the
-    loop, or of a class other than `DataLoader` / `StatefulDataLoader` (a project loader class
-    may restart its workers); `persistent_workers` from configuration; an `epoch` that is a property, or a class with
-    `__setattr__`; worker code that advances its own counter (`self.epoch += 1` in `__iter__`).
+    shared tensor since huggingface/datasets PR #6710, merged in July 2024); a loader built
+    inside the loop, or of a class other than `DataLoader` / `StatefulDataLoader` (a project
+    loader class may restart its workers); `persistent_workers` from configuration; an `epoch`
+    that is a property, or a class with `__setattr__`; worker code that advances its own
+    counter (`self.epoch += 1` in `__iter__`).
 
     **A batch sampler's own `set_epoch` under Lightning.** A class passed as `batch_sampler=`
     (or subclassing torch's `BatchSampler`), in a project that trains with Lightning or Fabric

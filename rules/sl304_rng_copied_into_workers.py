@@ -52,8 +52,6 @@ class RngCopiedIntoWorkers(Rule):
             return
         if "worker_init" in self.context.source:
             return  # a worker_init_fn in this file may reseed `dataset.<rng>`
-        if any(word in self.context.code_for(node) for word in _PER_WORKER):
-            return
         methods = {
             item.name.value: item for item in node.body.body if isinstance(item, cst.FunctionDef)
         }
@@ -62,6 +60,9 @@ class RngCopiedIntoWorkers(Rule):
             return
         created = self._rngs_made_in(init)
         if not created:
+            return
+        # Last: regenerating the class's code costs more than all the checks above.
+        if any(word in self.context.code_for(node) for word in _PER_WORKER):
             return
         assigned_elsewhere = _self_attributes_assigned(node, skip=init)
         if "*" in assigned_elsewhere:

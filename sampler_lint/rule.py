@@ -16,7 +16,6 @@ the engine, so a rule written against it runs under any engine version that keep
 from __future__ import annotations
 
 import enum
-import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -287,11 +286,11 @@ class Rule(cst.BatchableCSTVisitor):
         return cls.name
 
     @classmethod
-    def prefilter_groups(cls, vocabulary: Vocabulary | None = None) -> tuple[re.Pattern[str], ...]:
-        """``requires`` as one pattern per group. A token ``{rank}``, ``{world_size}`` or
-        ``{seed}`` stands for every word of that vocabulary (configured names included). Equal
-        groups of different rules are the same pattern object (``re`` caches by pattern), so a
-        file is searched once per distinct group."""
+    def prefilter_groups(cls, vocabulary: Vocabulary | None = None) -> tuple[TokenGroup, ...]:
+        """``requires`` as one :class:`TokenGroup` per group. A token ``{rank}``,
+        ``{world_size}`` or ``{seed}`` stands for every word of that vocabulary (configured names
+        included). Equal groups of different rules are equal (and hash alike), so a file is
+        searched once per distinct group."""
         key = (cls, vocabulary)
         cached = _PREFILTERS.get(key)
         if cached is None:
@@ -301,12 +300,25 @@ class Rule(cst.BatchableCSTVisitor):
                 tokens: list[str] = []
                 for token in group:
                     tokens.extend(vocab.tokens(token) if token.startswith("{") else [token])
-                groups.append(re.compile("|".join(re.escape(t) for t in sorted(set(tokens)))))
+                groups.append(TokenGroup(tuple(sorted(set(tokens)))))
             cached = _PREFILTERS[key] = tuple(groups)
         return cached
 
 
-_PREFILTERS: dict[tuple[type[Rule], Vocabulary | None], tuple[re.Pattern[str], ...]] = {}
+@dataclass(frozen=True)
+class TokenGroup:
+    """One group of a text pre-filter: the text holds at least one of ``tokens``.
+
+    Plain substring tests: each is a fast scan in C, where one regular expression of many
+    alternatives walks the text far more slowly."""
+
+    tokens: tuple[str, ...]
+
+    def search(self, text: str) -> bool:
+        return any(token in text for token in self.tokens)
+
+
+_PREFILTERS: dict[tuple[type[Rule], Vocabulary | None], tuple[TokenGroup, ...]] = {}
 
 
 def rule_selectors(rule: type[Rule]) -> Sequence[str]:

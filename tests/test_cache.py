@@ -164,9 +164,19 @@ def test_a_change_relints_only_what_depends_on_it(project: Path) -> None:
     out, parsed = _parsed_files(project, ".")
     assert parsed == [] and "s.py:4:7: SL501" in out
 
-    # A change to facts s.py reads (the trainer's switches) re-lints s.py, and only s.py.
+    # Facts that no rule asked about changed (the switch spelt out at its default): s.py read
+    # only the facts of the collectors gathered when it was linted, so it is not re-linted.
     trainer.write_text(
         "import lightning as L\n\ntrainer = L.Trainer(use_distributed_sampler=True)\n"
+    )
+    out, parsed = _parsed_files(project, ".")
+    assert parsed == [] and "s.py:4:7: SL501" in out and "a.py:2:12: SL101" in out
+
+    # A change to facts s.py reads (which classes reach `batch_sampler=`) re-lints s.py, and
+    # only s.py.
+    trainer.write_text(
+        "import lightning as L\n\ntrainer = L.Trainer(use_distributed_sampler=True)\n"
+        "loader = DataLoader(data, batch_sampler=Other(data))\n"
     )
     out, parsed = _parsed_files(project, ".")
     assert parsed == ["s.py"] and "s.py:4:7: SL501" in out and "a.py:2:12: SL101" in out

@@ -33,12 +33,16 @@ def collect_outside_writes(tree: ast.Module, path: str) -> dict[str, list[Any]]:
 
 # Code that gives a sampler an attribute from outside names it somehow.
 OUTSIDE_WRITES = FactCollector(
-    "attributes assigned from outside", (("sampler", "Sampler"),), collect_outside_writes
+    "attributes assigned from outside", (("sampler", "Sampler"),), collect_outside_writes,
+    kinds=(FACT_OUTSIDE_WRITES,),
 )
 
 
 def assigned_from_outside(index: ProjectIndex, attr: str) -> bool:
-    cached: set[str] | None = index.__dict__.get("_sl4_outside")
-    if cached is None:
-        cached = index.__dict__["_sl4_outside"] = set(index.get(FACT_OUTSIDE_WRITES))
-    return attr in cached
+    # Code that writes `x.offset` or setattr(x, "offset", ...) spells the name: only files that
+    # hold it need be read (an index built on demand parses just those).
+    cached: dict[str, bool] = index.__dict__.setdefault("_sl4_outside", {})
+    known = cached.get(attr)
+    if known is None:
+        known = cached[attr] = attr in index.get_for(FACT_OUTSIDE_WRITES, attr)
+    return known

@@ -191,7 +191,9 @@ def collect_shapes(tree: ast.Module, path: str) -> dict[str, list[Any]]:
     return {FACT_SHAPES: sorted(shapes, key=lambda s: s.name)}
 
 
-SHAPES = FactCollector("batch sampler shapes", (CLASS_FACT_WORDS,), collect_shapes)
+SHAPES = FactCollector(
+    "batch sampler shapes", (CLASS_FACT_WORDS,), collect_shapes, kinds=(FACT_SHAPES,)
+)
 
 
 # ------------------------------------------------------------------------------------------------

@@ -95,11 +95,11 @@ def collect_module_facts(tree: ast.Module, path: str) -> dict[str, list[Any]]:
 # so these read the files parsed anyway and parse more only while the answer is no.
 LIGHTNING_IMPORTS = FactCollector(
     "lightning imports", (("lightning",),), collect_module_facts,
-    settled=lambda index: _project_imports(index, LIGHTNING),
+    settled=lambda index: _project_imports(index, LIGHTNING), kinds=(FACT_MODULES,),
 )
 DISTRIBUTED_IMPORTS = FactCollector(
     "distributed imports", (MODULE_TOKENS,), collect_module_facts,
-    settled=lambda index: _project_imports(index, DISTRIBUTED),
+    settled=lambda index: _project_imports(index, DISTRIBUTED), kinds=(FACT_MODULES,),
 )
 
 
@@ -322,6 +322,7 @@ FRAMEWORK_FACTS = FactCollector(
     (("sampler", "use_distributed_sampler", "replace_sampler_ddp", "Trainer",
       "setup_dataloaders"),),
     collect_framework_facts,
+    kinds=(FACT_SITES, FACT_SAMPLER_ARGS, FACT_INJECTION),
 )
 
 
@@ -336,7 +337,10 @@ def collect_lightning_files(tree: ast.Module, path: str) -> dict[str, list[Any]]
 
 # Every file that imports Lightning / Fabric (not settled by the first: SL501 asks whether one
 # sits in the folder of a given batch sampler).
-LIGHTNING_FILES = FactCollector("lightning files", (("lightning",),), collect_lightning_files)
+LIGHTNING_FILES = FactCollector(
+    "lightning files", (("lightning",),), collect_lightning_files,
+    kinds=(FACT_LIGHTNING_FILES,),
+)
 
 
 def batch_sampler_sites(index: ProjectIndex) -> dict[str, set[str]]:

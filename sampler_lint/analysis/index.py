@@ -42,6 +42,10 @@ class FactCollector:
     #: that are parsed anyway; the other files passing ``requires`` are parsed only while the
     #: answer is still open, so a question settled by the first files costs no extra parse.
     settled: Callable[[ProjectIndex], bool] | None = None
+    #: The fact names ``collect`` may return. A run gathers a collector's facts only when a rule
+    #: asks for one of them (:mod:`sampler_lint.engine.demand`); a collector that names none is
+    #: gathered when a rule asks for any fact no other collector names.
+    kinds: tuple[str, ...] = ()
 
 
 @dataclass
@@ -53,6 +57,13 @@ class ProjectIndex:
 
     def get(self, kind: str) -> list[Any]:
         return self.facts.get(kind, [])
+
+    def get_for(self, kind: str, token: str) -> list[Any]:
+        """Facts of ``kind`` enough to answer a question about ``token`` (an identifier): every
+        fact of that kind, or, in an index built on demand, the facts of the files whose text
+        holds ``token``. Use it where only a fact made from code that spells ``token`` can
+        matter (``obj.offset = 3`` spells ``offset``), and filter the result yourself."""
+        return self.get(kind)
 
     def merge(self, other: ProjectIndex) -> None:
         for kind, values in other.facts.items():

@@ -502,6 +502,7 @@ def _submodule(module: str, original: str, dotted: str) -> str:
 DATASET_LOADERS = FactCollector(
     "dataset loaders", (("DataLoader", "loader", "Loader", "Dataset"),),
     collect_dataset_loaders,
+    kinds=(FACT_SUBCLASSES, FACT, FACT_PARAMETERS, FACT_PASSED),
 )
 
 

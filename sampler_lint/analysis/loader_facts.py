@@ -575,4 +575,8 @@ def collect_loader_facts(tree: ast.Module, path: str) -> dict[str, list[Any]]:
     }
 
 
-LOADER_FACTS = FactCollector("loader provenance", INDEX_REQUIRES, collect_loader_facts)
+LOADER_FACTS = FactCollector(
+    "loader provenance", INDEX_REQUIRES, collect_loader_facts,
+    kinds=(FACT_RETURNS, FACT_CLASSES, FACT_ALIASES, FACT_CALLS, FACT_SELF, FACT_NAMES,
+           FACT_SET_EPOCH, FACT_EPOCH_USERS),
+)

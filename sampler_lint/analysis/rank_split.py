@@ -80,7 +80,9 @@ def collect_dataset_classes(tree: ast.Module, path: str) -> dict[str, list[Any]]
     return {FACT: sorted(found, key=lambda c: (c.path, c.name))}
 
 
-DATASET_CLASSES = FactCollector("dataset classes", (WORDS,), collect_dataset_classes)
+DATASET_CLASSES = FactCollector(
+    "dataset classes", (WORDS,), collect_dataset_classes, kinds=(FACT,)
+)
 
 
 def _by_name(index: ProjectIndex) -> dict[str, list[DatasetClass]]:

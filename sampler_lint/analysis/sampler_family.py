@@ -139,7 +139,9 @@ def collect_class_facts(tree: ast.Module, path: str) -> dict[str, list[Any]]:
     return {FACT: sorted(classes, key=lambda c: (c.path, c.name))}
 
 
-CLASS_FACTS = FactCollector("sampler classes", (CLASS_FACT_WORDS,), collect_class_facts)
+CLASS_FACTS = FactCollector(
+    "sampler classes", (CLASS_FACT_WORDS,), collect_class_facts, kinds=(FACT,)
+)
 
 
 # ------------------------------------------------------------------------------------------------

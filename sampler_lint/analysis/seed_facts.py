@@ -210,7 +210,10 @@ def _inits(summary: SyntaxSummary, path: str) -> list[InitSignature]:
     return found
 
 
-SEED_FACTS = FactCollector("seeds", (("seed", "Seed", "SEED"),), collect_seed_facts)
+SEED_FACTS = FactCollector(
+    "seeds", (("seed", "Seed", "SEED"),), collect_seed_facts,
+    kinds=(FACT_KEYS, FACT_IMPORTS, FACT_SEED_METHODS, FACT_SEEDED_EPOCH, FACT_INITS),
+)
 
 
 def collect_named_constructions(tree: ast.Module, path: str) -> dict[str, list[Any]]:
@@ -223,6 +226,7 @@ NAMED_SAMPLER_FACTS = FactCollector(
     "distributed samplers built by name",
     (("DistributedSampler", "DistributedLengthGroupedSampler"),),
     collect_named_constructions,
+    kinds=(FACT_NAMED,),
 )
 
 

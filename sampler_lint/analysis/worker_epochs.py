@@ -178,6 +178,7 @@ def collect_epoch_facts(tree: ast.Module, path: str) -> dict[str, list[Any]]:
 # or a Sampler (a base the index lacks makes the chain unknown, which flags nothing).
 EPOCH_CLASSES = FactCollector(
     "epoch classes", (("epoch", "Dataset", "Sampler"),), collect_epoch_facts,
+    kinds=(FACT_CLASSES, FACT_BATCH_EPOCH_CALLERS),
 )
 
 
@@ -197,7 +198,7 @@ def collect_lightning_1x(tree: ast.Module, path: str) -> dict[str, list[Any]]:
 
 LIGHTNING_1X = FactCollector(
     "lightning 1.x markers", (LIGHTNING_1X_MARKERS,), collect_lightning_1x,
-    settled=lambda index: bool(index.get(FACT_LIGHTNING_1X)),
+    settled=lambda index: bool(index.get(FACT_LIGHTNING_1X)), kinds=(FACT_LIGHTNING_1X,),
 )
 
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import ast
 import difflib
-import re
 import tokenize
 import warnings
 from collections.abc import Iterator, Mapping, Sequence
@@ -26,7 +25,7 @@ from sampler_lint.analysis.vocabulary import Vocabulary
 from sampler_lint.engine import noqa, walk
 from sampler_lint.engine.findings import Edit, FileResult, Finding, FixInfo, Location
 from sampler_lint.engine.fixes import apply_fixes
-from sampler_lint.rule import Applicability, FileContext, Fix, Report, Rule
+from sampler_lint.rule import Applicability, FileContext, Fix, Report, Rule, TokenGroup
 
 PARSE_ERROR = "SL001"
 UNUSED_NOQA = "SL002"
@@ -359,13 +358,13 @@ def _compiles(text: str) -> bool:
 
 def rules_to_run(text: str, file_codes: frozenset[str], lint: LintOptions) -> list[type[Rule]]:
     """The enabled rules not suppressed for the whole file whose text pre-filter matches."""
-    found: dict[re.Pattern[str], bool] = {}  # rules share groups: search each once
+    found: dict[TokenGroup, bool] = {}  # rules share groups: search each once
 
     def passes(rule: type[Rule]) -> bool:
         for group in rule.prefilter_groups(lint.vocabulary):
             hit = found.get(group)
             if hit is None:
-                hit = found[group] = group.search(text) is not None
+                hit = found[group] = group.search(text)
             if not hit:
                 return False
         return True

@@ -26,6 +26,7 @@ from sampler_lint.engine.cache import (
     result_is_cacheable,
 )
 from sampler_lint.engine.config import ConfigResolver, Settings
+from sampler_lint.engine.demand import DemandIndex, Source, is_facts, reads_key
 from sampler_lint.engine.discovery import Problems, Walked, iter_source_files, project_root
 from sampler_lint.engine.findings import FileResult
 from sampler_lint.engine.linter import PARSE_ERROR, UNUSED_NOQA, LintOptions, decode, lint_source
@@ -45,6 +46,9 @@ from sampler_lint.rule import Rule
 
 # Below this many files a process pool costs more than it saves.
 PARALLEL_THRESHOLD = 48
+# ... unless they are files to lint, each parsed with libcst (a tenth of a second for a few
+# hundred lines): from this many bytes of them, a pool pays off even for two files.
+PARALLEL_LINT_BYTES = 64 * 1024
 
 
 @dataclass(frozen=True)
@@ -110,11 +114,13 @@ def _context() -> Any:
     return multiprocessing.get_context("fork" if "fork" in methods else None)
 
 
-def _pool(jobs: int, work: int, initializer: Callable[..., None], *initargs: Any) -> Any:
+def _pool(
+    jobs: int, work: int, initializer: Callable[..., None], *initargs: Any, heavy: bool = False
+) -> Any:
     """A process pool for ``work`` items, or ``None`` when one process is cheaper. Workers are
     forked where the platform allows it, so they start with what this process has imported and
     built (the index, the options) instead of receiving it pickled."""
-    if jobs <= 1 or work < PARALLEL_THRESHOLD:
+    if jobs <= 1 or work < (2 if heavy else PARALLEL_THRESHOLD):
         return None
     if in_overlay() and "fork" not in multiprocessing.get_all_start_methods():
         return None  # contents held in memory reach only forked workers
@@ -180,16 +186,18 @@ class _Job:
 _WORKER_LINTS: list[LintOptions] = []
 _WORKER_COLLECTORS = Collectors()
 _WORKER_WRITE: bool | None = None  # None: survey only
+_WORKER_GATHER = True
 _WORKER_INDEX: ProjectIndex = EMPTY_INDEX
 
 _Surveyed = tuple[Survey, "FileResult | None"]
 
 
 def _init_survey_worker(
-    lints: list[LintOptions], collectors: Collectors, write: bool | None
+    lints: list[LintOptions], collectors: Collectors, write: bool | None, gather: bool
 ) -> None:
-    global _WORKER_LINTS, _WORKER_COLLECTORS, _WORKER_WRITE
+    global _WORKER_LINTS, _WORKER_COLLECTORS, _WORKER_WRITE, _WORKER_GATHER
     _WORKER_LINTS, _WORKER_COLLECTORS, _WORKER_WRITE = lints, collectors, write
+    _WORKER_GATHER = gather
 
 
 def _survey_task(task: tuple[str, str | None, int | None]) -> _Surveyed | None:
@@ -199,17 +207,20 @@ def _survey_task(task: tuple[str, str | None, int | None]) -> _Surveyed | None:
     if _stopping():
         return None
     job = _Job(Path(path), fact_path, lint_id)
-    surveyed = _survey_and_lint(job, _WORKER_LINTS, _WORKER_COLLECTORS, _WORKER_WRITE)
+    surveyed = _survey_and_lint(
+        job, _WORKER_LINTS, _WORKER_COLLECTORS, _WORKER_WRITE, _WORKER_GATHER
+    )
     return None if surveyed == (EMPTY_SURVEY, None) else surveyed
 
 
 def _survey_and_lint(
-    job: _Job, lints: list[LintOptions], collectors: Collectors, write: bool | None
+    job: _Job, lints: list[LintOptions], collectors: Collectors, write: bool | None,
+    gather: bool = True,
 ) -> _Surveyed:
     """The survey of a file and, when none of the rules left for it reads the project index,
     its lint result at once (``write``: with its fixes written; ``None``: survey only): such a
     file need not wait for the index, nor be read again."""
-    survey = _survey(job, lints, collectors)
+    survey = _survey(job, lints, collectors, gather=gather)
     if write is None or job.lint_id is None or survey.rules is None:
         return survey, None
     lint = lints[job.lint_id]
@@ -219,7 +230,7 @@ def _survey_and_lint(
 
 
 def _survey(job: _Job, lints: list[LintOptions], collectors: Collectors,
-            data: bytes | None = None) -> Survey:
+            data: bytes | None = None, gather: bool = True) -> Survey:
     if job.path.suffix == ".ipynb":
         return NOTHING  # notebooks are surveyed cell by cell when linted; no index facts
     if data is None:
@@ -228,17 +239,19 @@ def _survey(job: _Job, lints: list[LintOptions], collectors: Collectors,
         except OSError:
             return NOTHING  # the lint pass reports why it cannot be read
     lint = lints[job.lint_id] if job.lint_id is not None else None
-    return survey_source(data, job.fact_path, lint, collectors)
+    return survey_source(data, job.fact_path, lint, collectors, gather)
 
 
 def survey_files(
     jobs: list[_Job], lints: list[LintOptions], collectors: Collectors, cache: Cache | None,
     processes: int, progress: Callable[[int], None] | None = None, write: bool | None = None,
+    gather: bool = True,
 ) -> tuple[list[Survey], list[str | None], dict[int, FileResult]]:
     """The survey of every job (from the cache where the file is unchanged), each file's
     content key (``None`` when unread: no cache, or unreadable) and, unless ``write`` is
     ``None``, the lint results of the files that did not need the index
-    (:func:`_survey_and_lint`)."""
+    (:func:`_survey_and_lint`). ``gather``: with each file's index facts (``False``: only
+    which collectors want it, for :class:`DemandIndex`)."""
     early: dict[int, FileResult] = {}
     surveys: list[Survey | None] = [None] * len(jobs)
     contents: list[str | None] = [None] * len(jobs)
@@ -255,7 +268,8 @@ def survey_files(
             contents[number] = content = digest(data)
             lint_key = lint_keys[job.lint_id] if job.lint_id is not None else ""
             keys[number] = key = digest(
-                "survey", collectors.salt, lint_key, job.fact_path or "", content
+                "survey", collectors.salt, "gather" if gather else "on demand", lint_key,
+                job.fact_path or "", content,
             )
             hit = cache.get(key)
             if hit is not None:
@@ -275,7 +289,7 @@ def survey_files(
         if progress is not None:
             progress(done)
 
-    pool = _pool(processes, len(missing), _init_survey_worker, lints, collectors, write)
+    pool = _pool(processes, len(missing), _init_survey_worker, lints, collectors, write, gather)
     if pool is not None:
         with _running(pool):
             work = [
@@ -287,7 +301,7 @@ def survey_files(
                 record(number, surveyed)
     else:
         for number in missing:
-            record(number, _survey_and_lint(jobs[number], lints, collectors, write))
+            record(number, _survey_and_lint(jobs[number], lints, collectors, write, gather))
     if cache is not None:
         for number in missing:
             survey_key = keys[number]
@@ -428,11 +442,25 @@ def check_file(
     return result
 
 
-def _check_task(task: tuple[Path, int, bool, tuple[str, ...] | None]) -> FileResult:
+_Checked = tuple[FileResult, tuple[str, ...], list[tuple[str, Any]]]
+
+
+def _check_task(task: tuple[Path, int, bool, tuple[str, ...] | None]) -> _Checked:
     path, lint_id, write, only = task
     if _stopping():
-        return FileResult(filename=str(path), skipped=True)  # interrupted: thrown away
-    return check_file(path, _WORKER_LINTS[lint_id], write, only=only)
+        return FileResult(filename=str(path), skipped=True), (), []  # interrupted: thrown away
+    result = check_file(path, _WORKER_LINTS[lint_id], write, only=only)
+    return (result, *_index_reads(_WORKER_INDEX))
+
+
+def _index_reads(index: ProjectIndex) -> tuple[tuple[str, ...], list[tuple[str, Any]]]:
+    """What a lint result made with ``index`` depends on (``name, digest`` pairs of every
+    collector gathered so far: a superset of those it read, as rules memoise what they derive
+    from the index), and the facts gathered since the last call, for the main process's cache."""
+    if not isinstance(index, DemandIndex):
+        return (), []
+    fresh, index.fresh = index.fresh, []
+    return index.digests(list(index.gathered)), fresh
 
 
 def _index_stage(survey: Survey, job: _Job, lint: LintOptions, index: ProjectIndex) -> Survey:
@@ -572,23 +600,37 @@ def run(
     result_cache = Cache(cache_dir, "results", is_file_result) if caching else None
     processes = options.jobs or os.cpu_count() or 1
 
+    # The linted files come first in ``jobs``; the project's other files after them are read
+    # only if a rule asks the index a question (DemandIndex tests them then).
     linted = len(files)
-    total = len(jobs) + linted
-
-    indexing = f"indexing {len(jobs)} files" if order else f"reading {len(jobs)} files"
+    total = linted * 2
 
     def surveyed(done: int) -> None:
         if progress is not None:
-            progress(done, total, indexing)
+            progress(done, total, f"reading {linted} files")
 
     surveys, contents, early = survey_files(
-        jobs, lints, collectors, survey_cache, processes, surveyed if progress else None, write
+        jobs[:linted], lints, collectors, survey_cache, processes,
+        surveyed if progress else None, write, gather=False,
     )
-    index, index_digest = merge_index(jobs, surveys, order, collectors)
+    # The index gathers a collector's facts when a rule first asks for them; a lint result is
+    # cached with the collectors gathered when it was made (``reads``) and their digests.
+    facts_cache = Cache(cache_dir, "facts", is_facts) if caching else None
+    reads_cache = Cache(cache_dir, "reads", _is_names) if caching else None
+    index = DemandIndex(
+        [
+            Source(jobs[number].path, jobs[number].fact_path or "", surveys[number].deferred,
+                   contents[number])
+            if number < linted else Source(jobs[number].path, jobs[number].fact_path or "")
+            for number in order if number >= linted or surveys[number].deferred
+        ],
+        collectors.collectors, facts_cache,
+    )
     lint_keys = [_lint_key(lint) for lint in lints]
 
     results: list[FileResult | None] = [None] * linted
     result_keys: list[str | None] = [None] * linted
+    reads: dict[int, tuple[str, ...]] = {}  # ``name, digest`` pairs each new result was made with
     pending: list[int] = []
     linted_early: list[int] = []  # linted by the survey: no rule of theirs reads the index
     named = {os.path.abspath(path) for path in paths if os.path.isfile(path)}
@@ -616,24 +658,23 @@ def run(
             results[number] = FileResult(filename=str(job.path), skipped=True)
             continue
         content = contents[number]
-        if result_cache is not None and content is not None:
-            reads_index = _reads_index(survey, lint)
-            key = result_keys[number] = digest(
-                lint_keys[job.lint_id], index_digest if reads_index else "", str(job.path),
-                content,
-            )
-            hit = cached_result(result_cache.get(key))
-            if hit is not None and not (lint.fix and _has_fixes(hit, lint)):
-                results[number] = hit
-                continue
+        if result_cache is not None and reads_cache is not None and content is not None:
+            key = result_keys[number] = digest(lint_keys[job.lint_id], str(job.path), content)
+            names = reads_cache.get(key)
+            if names is not None:
+                hit = cached_result(result_cache.get(reads_key(key, index.digests(names))))
+                if hit is not None and not (lint.fix and _has_fixes(hit, lint)):
+                    results[number] = hit
+                    continue
         if number in early:
             results[number] = early[number]
+            reads[number] = ()  # none of its rules reads the index
             linted_early.append(number)
             continue
         pending.append(number)
 
-    total = len(jobs) + len(pending)
-    done = len(jobs)
+    total = linted + len(pending)
+    done = linted
     linting = f"linting {len(pending)}"
     if progress:
         progress(done, total, linting)
@@ -644,14 +685,19 @@ def run(
         (jobs[number].path, jobs[number].lint_id, write, surveys[number].rules)
         for number in pending
     ]
-    pool = _pool(processes, len(tasks), _init_lint_worker, index, lints)
+    index.fresh = []  # cached already: the workers hand back only what they gather
+    heavy = sum(_size(jobs[number].path) for number in pending) >= PARALLEL_LINT_BYTES
+    pool = _pool(processes, len(tasks), _init_lint_worker, index, lints, heavy=heavy)
     if pool is not None:
         with _running(pool):
             # One file per task while there are few: they are the heavy part, largest first.
             chunk = 1 if len(tasks) < 1000 else _chunksize(len(tasks), processes)
             checked = pool.map(_check_task, tasks, chunksize=chunk)
-            for number, result in zip(pending, checked, strict=True):
-                results[number] = result
+            for number, (result, pairs, fresh) in zip(pending, checked, strict=True):
+                results[number], reads[number] = result, pairs
+                if facts_cache is not None:
+                    for fact_key, facts in fresh:
+                        facts_cache.put(fact_key, facts)
                 done += 1
                 if progress:
                     progress(done, total, linting)
@@ -659,21 +705,27 @@ def run(
         for number, (path, lint_id, write_file, only) in zip(pending, tasks, strict=True):
             assert lint_id is not None
             results[number] = check_file(path, lints[lint_id], write_file, index, only)
+            reads[number], _ = _index_reads(index)  # facts gathered here are cached already
             done += 1
             if progress:
                 progress(done, total, linting)
 
-    if result_cache is not None and survey_cache is not None:
+    if result_cache is not None and survey_cache is not None and reads_cache is not None:
         for number in pending + linted_early:
             done_key, done_result = result_keys[number], results[number]
-            if done_key is None or done_result is None:
+            pairs = reads.get(number)
+            if done_key is None or done_result is None or pairs is None:
                 continue
             if result_is_cacheable(done_result) and done_result.fixed == 0:
                 # Not written, nothing fixed: the fix loop changed nothing, so this is also what
                 # a check reports (a file fixed in memory only is left out).
-                result_cache.put(done_key, done_result)
+                reads_cache.put(done_key, pairs[0::2])
+                result_cache.put(reads_key(done_key, pairs), done_result)
         result_cache.save()
         survey_cache.save()
+        reads_cache.save()
+        if facts_cache is not None:
+            facts_cache.save()
     final = [result for result in results if result is not None]
     if project_files is None:
         project_files = [jobs[number].path for number in order]
@@ -775,6 +827,10 @@ def _add_project_files(
             jobs[found] = replace(jobs[found], fact_path=str(path))
             order.append(found)
     return order
+
+
+def _is_names(value: object) -> bool:
+    return isinstance(value, tuple) and all(isinstance(name, str) for name in value)
 
 
 def _lint_key(lint: LintOptions) -> str:

@@ -56,8 +56,9 @@ class Survey:
     rules: tuple[str, ...] | None
     #: The file holds a ``noqa`` comment: the unused-noqa check must see it even when no rule runs.
     has_noqa: bool = False
-    #: Collectors of project questions (``FactCollector.settled``) whose text pre-filter this
-    #: file passes but which the survey did not parse it for: read later if still open.
+    #: Collectors whose text pre-filter this file passes but whose facts the survey did not
+    #: gather: project questions (``FactCollector.settled``) it did not parse the file for, or,
+    #: in a survey that gathers no facts (``gather=False``), every collector it passes.
     deferred: tuple[str, ...] = ()
 
 
@@ -67,10 +68,13 @@ EMPTY_SURVEY = Survey(EMPTY_FACTS, "", ())
 
 
 def survey_source(
-    data: bytes, fact_path: str | None, lint: LintOptions | None, collectors: Collectors
+    data: bytes, fact_path: str | None, lint: LintOptions | None, collectors: Collectors,
+    gather: bool = True,
 ) -> Survey:
     """Survey one source. ``fact_path`` is the file as the index spells it (``None``: the file is
-    not part of the project index); ``lint`` how it is linted (``None``: it is not)."""
+    not part of the project index); ``lint`` how it is linted (``None``: it is not); ``gather``:
+    collect the file's index facts now (``False``: only note which collectors want it, for an
+    index built on demand, :mod:`sampler_lint.engine.demand`)."""
     if not data.strip():
         return EMPTY_SURVEY  # nothing to find, nothing to collect
     try:
@@ -89,7 +93,7 @@ def survey_source(
         index_text = text if text is not None else data.decode("utf-8", "replace")
         for collector in collectors.collectors:
             if _matches(collector.requires, index_text):
-                (questions if collector.settled else wanted).append(collector)
+                (questions if collector.settled or not gather else wanted).append(collector)
     else:
         index_text = text or ""
     syntax_stage = bool(
@@ -104,12 +108,21 @@ def survey_source(
     except _PARSE_FAILURES:
         # libcst decides (and reports SL001); the file contributes no facts, as before.
         return Survey(EMPTY_FACTS, "", _codes(rules), has_noqa)
+    if not gather:
+        rules = _syntax_stage(tree, rules) if syntax_stage else rules
+        return Survey(EMPTY_FACTS, "", _codes(rules), has_noqa, _names(questions))
     # Parsed anyway: the project questions are answered from this file now.
     facts = _collect(tree, fact_path, wanted + questions) if fact_path else EMPTY_FACTS
-    if syntax_stage and rules:
-        summary = SyntaxSummary.of(tree)
-        rules = [rule for rule in rules if rule.may_match(summary)]
+    if syntax_stage:
+        rules = _syntax_stage(tree, rules)
     return Survey(facts, _digest(facts), _codes(rules), has_noqa)
+
+
+def _syntax_stage(tree: ast.Module, rules: list[type[Rule]] | None) -> list[type[Rule]] | None:
+    if not rules:
+        return rules
+    summary = SyntaxSummary.of(tree)
+    return [rule for rule in rules if rule.may_match(summary)]
 
 
 def _digest(facts: ProjectIndex) -> str:

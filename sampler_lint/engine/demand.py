@@ -1,0 +1,221 @@
+"""The project index built on demand: a collector's facts are gathered the first time a rule asks
+for one of them, from the files whose text passes that collector's pre-filter, and no sooner.
+
+Most runs ask few questions of the project (on large trees most files keep no rule that reads the
+index, and most rules that read it return before they ask), so gathering every fact up front
+parsed thousands of files whose facts nobody read. The survey now only notes which collectors'
+text pre-filters each file passes (``Survey.deferred``); this index parses those files when a
+rule first calls ``get`` for a fact that collector makes.
+
+The answers are the same as those of the index gathered up front: a collector is gathered over
+every file its pre-filter admits, in the project's order (a yes-or-no question, ``settled``, stops
+at the first file that settles it, as before). Each file's facts are kept in the cache keyed by
+the collector, the file and its content, and each gathered collector has a digest of its facts:
+a lint result is cached with the collectors gathered when it was made and their digests, and is
+reused only while they are the same (:func:`reads_key`).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from sampler_lint.analysis.index import FactCollector, ProjectIndex
+from sampler_lint.engine.cache import Cache, digest
+from sampler_lint.engine.sources import read_source
+
+_PARSE_FAILURES = (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError)
+
+#: Facts of one file for one collector, as the cache holds them: fact name -> values.
+Facts = dict[str, list[Any]]
+
+
+@dataclass(frozen=True)
+class Source:
+    """A project file, and the collectors whose text pre-filter it passes."""
+
+    path: Path
+    fact_path: str  # the file as the index spells it
+    #: Names of the collectors whose pre-filter it passes, or ``None`` when not known yet (a
+    #: file of the project that is not linted: read only if a question needs it).
+    collectors: tuple[str, ...] | None = None
+    content: str | None = None  # digest of its bytes when already known (the cache is on)
+
+
+def is_facts(value: object) -> bool:
+    """The shape of cached facts (anything else is a miss)."""
+    return isinstance(value, dict) and all(
+        isinstance(key, str) and isinstance(values, list) for key, values in value.items()
+    )
+
+
+class DemandIndex(ProjectIndex):
+    """A :class:`ProjectIndex` whose facts are gathered when first asked for.
+
+    ``sources`` are the project's files in its order, or a function giving them (called on the
+    first question: a run over a few named files walks the project only if a rule asks)."""
+
+    def __init__(
+        self,
+        sources: Sequence[Source] | Callable[[], Sequence[Source]],
+        collectors: Sequence[FactCollector],
+        cache: Cache | None = None,
+    ) -> None:
+        super().__init__()
+        self._sources = sources
+        self._cache = cache
+        self._all: dict[str, FactCollector] = {c.name: c for c in collectors}
+        self._pending = dict(self._all)
+        # Each file's facts per collector once read, for questions about several tokens.
+        self._read: dict[tuple[str, str], Facts] = {}
+        # Facts of the files that hold a token, per ``collector[token]`` (see get_for).
+        self._keyed: dict[str, ProjectIndex] = {}
+        self._owners: dict[str, list[str]] = {}
+        for collector in collectors:
+            for kind in collector.kinds:
+                self._owners.setdefault(kind, []).append(collector.name)
+        #: Digest of each gathered collector's facts, in the order they were gathered.
+        self.gathered: dict[str, str] = {}
+        #: Cache entries made in this process (a worker hands them to the main process).
+        self.fresh: list[tuple[str, Facts]] = []
+
+    # -- asking ------------------------------------------------------------------------------
+
+    def get(self, kind: str) -> list[Any]:
+        if self._pending:
+            names = self._owners.get(kind)
+            if names is None:  # no collector names it: those that name nothing may make it
+                names = [n for n, c in self._pending.items() if not c.kinds]
+            for name in names:
+                self.gather(name)
+        return self.facts.get(kind, [])
+
+    def get_for(self, kind: str, token: str) -> list[Any]:
+        names = self._owners.get(kind, [])
+        if len(names) != 1 or names[0] not in self._pending \
+                or self._all[names[0]].settled is not None:
+            return self.get(kind)  # gathered already, or not a question a token narrows
+        keyed = f"{names[0]}[{token}]"
+        self._gather_keyed(keyed)
+        return list(self._keyed[keyed].get(kind))
+
+    def gather(self, name: str) -> str:
+        """Gather the collector ``name`` if not yet done; returns the digest of its facts."""
+        collector = self._pending.pop(name, None)
+        if collector is not None:
+            self.gathered[name] = self._gather(collector, self)
+        return self.gathered.get(name, "")
+
+    def digests(self, names: Sequence[str]) -> tuple[str, ...]:
+        """``name, digest`` pairs of the collectors ``names`` (``collector[token]`` for the
+        files of a collector that hold a token, :meth:`get_for`), gathering them as needed; a
+        name this run does not collect has the digest ``-``."""
+        pairs: list[str] = []
+        for name in names:
+            base, _, token = name.partition("[")
+            collector = self._all.get(base)
+            if collector is None:
+                pairs += [name, "-"]
+            else:
+                pairs += [name, self._gather_keyed(name) if token else self.gather(name)]
+        return tuple(pairs)
+
+    # -- gathering ---------------------------------------------------------------------------
+
+    def _sources_now(self) -> Sequence[Source]:
+        if callable(self._sources):
+            self._sources = self._sources()
+        return self._sources
+
+    def _gather_keyed(self, keyed: str) -> str:
+        """Gather ``collector[token]`` if not yet done; returns the digest of its facts."""
+        if keyed not in self.gathered:
+            name, _, token = keyed.partition("[")
+            found = self._keyed[keyed] = ProjectIndex()
+            self.gathered[keyed] = self._gather(self._all[name], found, token[:-1])
+        return self.gathered[keyed]
+
+    def _gather(self, collector: FactCollector, into: ProjectIndex, token: str = "") -> str:
+        """Add ``collector``'s facts to ``into``, in the project's order, from every file its
+        pre-filter admits (``token``: those of them whose text holds it); returns their
+        digest."""
+        found = ProjectIndex()
+        parts: list[str] = []
+        for source in self._sources_now():
+            if source.collectors is not None and collector.name not in source.collectors:
+                continue
+            facts = self._facts_of(source, collector, token)
+            if facts:
+                for kind, values in facts.items():
+                    found.add(kind, values)
+                parts += [source.fact_path, digest(repr(facts))]
+                if collector.settled is not None and collector.settled(found):
+                    break
+        into.merge(found)
+        return digest(collector.name, token, *parts)
+
+    def _facts_of(self, source: Source, collector: FactCollector, token: str = "") -> Facts:
+        known = self._read.get((collector.name, source.fact_path))
+        if known is not None and not token:
+            return known
+        try:
+            data = read_source(source.path)
+        except OSError:
+            return {}
+        if token and not _holds(data, token):
+            return {}
+        if known is not None:
+            return known
+        if source.collectors is None and not all(
+            any(_holds(data, word) for word in group) for group in collector.requires
+        ):
+            facts = self._read[collector.name, source.fact_path] = {}
+            return facts
+        facts = self._facts_from(data, source, collector)
+        self._read[collector.name, source.fact_path] = facts
+        return facts
+
+    def _facts_from(self, data: bytes, source: Source, collector: FactCollector) -> Facts:
+        key = None
+        if self._cache is not None:
+            content = source.content or digest(data)
+            key = digest("facts", collector.name, source.fact_path, content)
+            hit = self._cache.get(key)
+            if hit is not None:
+                return dict(hit)
+        facts = _collect(data, source.fact_path, collector)
+        if key is not None and self._cache is not None:
+            self._cache.put(key, facts)
+            self.fresh.append((key, facts))
+        return facts
+
+
+def _collect(data: bytes, fact_path: str, collector: FactCollector) -> Facts:
+    # Imported here: survey imports the linter, which this module need not load for a cache hit.
+    from sampler_lint.engine.survey import source_text
+
+    try:
+        tree = ast.parse(source_text(data))
+    except _PARSE_FAILURES:
+        return {}  # libcst decides (and reports SL001); the file contributes no facts
+    return {kind: list(values) for kind, values in collector.collect(tree, fact_path).items()
+            if values}
+
+
+def _holds(data: bytes, token: str) -> bool:
+    if token.isascii():
+        # Python source is in an ASCII-compatible encoding (PEP 263; a UTF-8 BOM included), so
+        # an ASCII identifier in the text is the same bytes in the file.
+        return token.encode() in data
+    from sampler_lint.engine.survey import source_text
+
+    return token in source_text(data)
+
+
+def reads_key(base: str, pairs: Sequence[str]) -> str:
+    """The cache key of a lint result made while the collectors of ``pairs`` (``name, digest``
+    pairs from :meth:`DemandIndex.digests`) were gathered."""
+    return digest(base, "reads", *pairs)

@@ -1,0 +1,152 @@
+"""The project index built on demand (engine/demand.py): the same answers as the index gathered up
+front, and no file parsed for a collector until a rule asks for that collector's facts."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+from unittest import mock
+
+import pytest
+
+from sampler_lint.analysis.frameworks import project_may_use_lightning
+from sampler_lint.engine import demand, registry
+from sampler_lint.engine.cache import Cache
+from sampler_lint.engine.config import ConfigResolver, RawSettings
+from sampler_lint.engine.demand import DemandIndex, Source, is_facts
+from sampler_lint.engine.runner import RunOptions, build_index, run
+from sampler_lint.engine.survey import Collectors, survey_source
+
+FIXTURES = Path(__file__).parent / "fixtures"
+EXAMPLES = Path(__file__).parent.parent / "examples"
+
+
+def _project() -> list[Path]:
+    return sorted({*FIXTURES.rglob("*.py"), *EXAMPLES.rglob("*.py")})
+
+
+def _collectors() -> Collectors:
+    return Collectors.for_rules(tuple(registry.all_rules()))
+
+
+def _surveyed(files: list[Path], collectors: Collectors) -> list[Source]:
+    sources = []
+    for path in files:
+        survey = survey_source(path.read_bytes(), str(path), None, collectors, gather=False)
+        sources.append(Source(path, str(path), survey.deferred))
+    return sources
+
+
+def _kinds(collectors: Collectors) -> list[str]:
+    return sorted({kind for collector in collectors.collectors for kind in collector.kinds})
+
+
+def test_every_collector_names_the_facts_it_makes() -> None:
+    # A fact a collector makes without naming it would be gathered only by accident.
+    for collector in _collectors().collectors:
+        assert collector.kinds, collector.name
+        for path in _project():
+            try:
+                tree = ast.parse(path.read_bytes())
+            except SyntaxError:
+                continue
+            made = set(collector.collect(tree, str(path)))
+            assert made <= set(collector.kinds), (collector.name, made - set(collector.kinds))
+
+
+@pytest.mark.parametrize("surveyed", [True, False], ids=["surveyed", "unread"])
+def test_answers_are_those_of_the_index_gathered_up_front(surveyed: bool) -> None:
+    files = _project()
+    collectors = _collectors()
+    eager = build_index(files, registry.all_rules())
+    sources = _surveyed(files, collectors) if surveyed else [Source(p, str(p)) for p in files]
+    lazy = DemandIndex(sources, collectors.collectors)
+    for kind in _kinds(collectors):
+        if kind in ("sl5_modules", "sl204_lightning_1x"):
+            continue  # yes-or-no questions: each stops at the first file that settles it
+        assert lazy.get(kind) == eager.get(kind), kind
+    assert project_may_use_lightning(lazy) == project_may_use_lightning(eager)
+    assert bool(lazy.get("sl204_lightning_1x")) == bool(eager.get("sl204_lightning_1x"))
+
+
+def test_nothing_is_parsed_until_asked_and_then_only_for_that_collector() -> None:
+    files = _project()
+    collectors = _collectors()
+    sources = _surveyed(files, collectors)
+    index = DemandIndex(sources, collectors.collectors)
+    parsed: list[str] = []
+    real = demand._collect
+
+    def counting(data: bytes, fact_path: str, collector: object) -> object:
+        parsed.append(getattr(collector, "name", ""))
+        return real(data, fact_path, collector)  # type: ignore[arg-type]
+
+    with mock.patch.object(demand, "_collect", side_effect=counting):
+        assert index.gathered == {}
+        assert parsed == []
+        index.get("sl4_classes")
+        assert set(parsed) == {"sampler classes"}
+        wanting = sum("sampler classes" in (s.collectors or ()) for s in sources)
+        assert len(parsed) == wanting < len(files)
+        index.get("sl4_classes")  # asked again: nothing more
+        assert len(parsed) == wanting
+
+
+def test_a_question_about_one_name_reads_only_the_files_that_spell_it(tmp_path: Path) -> None:
+    writes = tmp_path / "writes.py"
+    writes.write_text("sampler.offset = 3\n")
+    other = tmp_path / "other.py"
+    other.write_text("sampler.limit = 3\n")
+    collectors = _collectors()
+    index = DemandIndex(_surveyed([writes, other], collectors), collectors.collectors)
+    with mock.patch.object(demand, "_collect", side_effect=demand._collect) as collect:
+        assert index.get_for("sl4_outside_writes", "offset") == ["offset"]
+        assert [call.args[1] for call in collect.call_args_list] == [str(writes)]
+        assert index.get_for("sl4_outside_writes", "missing") == []
+    # The whole collector, asked afterwards, reuses what was read.
+    assert sorted(index.get("sl4_outside_writes")) == ["limit", "offset"]
+    assert "attributes assigned from outside[offset]" in index.gathered
+
+
+def test_facts_are_cached_per_file_and_digests_follow_changes(tmp_path: Path) -> None:
+    module = tmp_path / "samplers.py"
+    module.write_text(
+        "from torch.utils.data import Sampler\n\n\nclass Mine(Sampler):\n"
+        "    def __iter__(self):\n        yield 1\n"
+    )
+    collectors = _collectors()
+    cache = Cache(tmp_path / "cache", "facts", is_facts)
+    first = DemandIndex(_surveyed([module], collectors), collectors.collectors, cache)
+    digest = first.digests(["sampler classes"])
+    assert first.fresh  # made here, for the main process to keep
+    cache.save()
+    cache = Cache(tmp_path / "cache", "facts", is_facts)
+    with mock.patch.object(demand, "_collect") as collect:
+        again = DemandIndex(_surveyed([module], collectors), collectors.collectors, cache)
+        assert again.digests(["sampler classes"]) == digest
+        collect.assert_not_called()
+    module.write_text(module.read_text().replace("Mine", "Yours"))
+    changed = DemandIndex(_surveyed([module], collectors), collectors.collectors, cache)
+    assert changed.digests(["sampler classes"]) != digest
+    assert changed.digests(["no such collector"]) == ("no such collector", "-")
+
+
+def test_a_named_file_that_asks_nothing_reads_no_other_file(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text("")
+    for number in range(30):
+        (tmp_path / f"m{number}.py").write_text(
+            "from torch.utils.data import Sampler, DataLoader\n"
+            f"class S{number}(Sampler):\n    def __iter__(self):\n        yield 1\n"
+        )
+    named = tmp_path / "train.py"
+    # SL301 keeps the file through both pre-filters; its index stage asks one question.
+    named.write_text(
+        "from torch.utils.data import DistributedSampler\n"
+        "sampler = DistributedSampler(data, seed=0)\n"
+    )
+    with mock.patch.object(demand, "_collect", side_effect=demand._collect) as collect:
+        result = run([named], ConfigResolver(RawSettings(), isolated=True),
+                     RunOptions(use_cache=False, jobs=1))
+    assert result.files_checked == 1
+    # The question's own pre-filter was tested on the other files; none passed it, none parsed.
+    assert [call.args[1] for call in collect.call_args_list if "train" not in call.args[1]] == []
