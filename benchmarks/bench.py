@@ -84,20 +84,29 @@ def median_of(command: list[str], runs: int, cwd: Path | None = None) -> float:
 
 
 def per_tree(repos: list[Path], lint: list[str], runs: int) -> None:
-    """Each tree alone, cold, against ruff ALL in the same run (alternating)."""
+    """Each tree alone against ruff ALL in the same run: cold (alternating with ruff), then warm
+    (the cache filled by a first run, nothing changed); the peak memory of the cold run."""
     if not shutil.which("ruff"):
         return
-    print(f"each tree alone, cold, {runs} runs (medians)")
+    print(f"each tree alone, {runs} runs (medians)")
     for repo in repos:
         ours: list[float] = []
+        peaks: list[float] = []
         theirs: list[float] = []
         for _ in range(runs):
-            ours.append(timed([*lint, "--no-cache", str(repo)])[0])
+            wall, peak = timed([*lint, "--no-cache", str(repo)])
+            ours.append(wall)
+            peaks.append(peak)
             theirs.append(timed(["ruff", "check", "--select", "ALL", "--no-cache", "--exit-zero",
                                  "--quiet", str(repo)])[0])
+        with tempfile.TemporaryDirectory() as cache:
+            warm_command = [*lint, "--cache-dir", cache, str(repo)]
+            timed(warm_command)
+            warm = statistics.median(timed(warm_command)[0] for _ in range(runs))
         mine, ruff = statistics.median(ours), statistics.median(theirs)
-        print(f"  {repo.name:<24} {count_files([repo]):6} files  sampler-lint {mine:7.2f} s"
-              f"  ruff ALL {ruff:7.2f} s  ratio {mine / ruff:.2f}")
+        print(f"  {repo.name:<22} {count_files([repo]):6} files  cold {mine:6.2f} s"
+              f"  ruff ALL {ruff:6.2f} s  ratio {mine / ruff:4.2f}"
+              f"  warm {warm:5.2f} s ({warm / ruff:4.2f})  peak {max(peaks):4.0f} MiB")
 
 
 def scenarios(repo: Path, one_file: str, lint: list[str], runs: int) -> None:

@@ -2,10 +2,12 @@
 one file (a base class defined elsewhere, whether the project uses Lightning, who calls
 ``set_epoch``).
 
-The engine builds it in a first pass over the whole project (the nearest ``pyproject.toml`` or git
-root above the linted paths), so a run over a few changed files (pre-commit) sees the same facts as
-a run over everything. It uses Python's ``ast`` (far cheaper than libcst) and only for files that
-pass a text pre-filter.
+The project is the nearest ``pyproject.toml`` or git root above the linted paths, so a run over a
+few changed files (pre-commit) sees the same facts as a run over everything. A run builds the
+index on demand (:mod:`sampler_lint.engine.demand`): a collector's facts are gathered the first
+time a rule asks for one of them, with Python's ``ast`` (far cheaper than libcst), from the files
+that pass the collector's text pre-filter. :meth:`ProjectIndex.get` is the question;
+:meth:`ProjectIndex.get_for` the same question when only files that spell a name can matter.
 
 Facts come from rules: each lists the :class:`FactCollector` objects it needs in
 ``Rule.collectors`` (a text pre-filter and a function of one file's ``ast``), merged under the fact

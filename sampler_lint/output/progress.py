@@ -17,9 +17,9 @@ class TerminalProgress:
         self.task = None
 
     def __call__(self, done: int, total: int, doing: str = "linting") -> None:
-        """``doing`` says what the run is at: ``indexing N files`` (reading every file once for
-        the pre-filters and the project index), then ``linting M`` (the files some rule
-        wants)."""
+        """``doing`` says what the run is at: ``reading N files`` (each linted file once, for
+        the pre-filters), then ``linting M`` (the files some rule wants; the project index is
+        gathered meanwhile, as rules ask)."""
         if self.progress is None:
             if time.monotonic() - self.started < SHOW_AFTER_SECONDS or done >= total:
                 return
