@@ -150,3 +150,19 @@ def test_a_named_file_that_asks_nothing_reads_no_other_file(tmp_path: Path) -> N
     assert result.files_checked == 1
     # The question's own pre-filter was tested on the other files; none passed it, none parsed.
     assert [call.args[1] for call in collect.call_args_list if "train" not in call.args[1]] == []
+
+
+def test_gathering_in_worker_processes_gives_the_same_answers() -> None:
+    from sampler_lint.engine.runner import _gather_in_pool
+
+    files = _project()
+    collectors = _collectors()
+    alone = DemandIndex(_surveyed(files, collectors), collectors.collectors)
+    pooled = DemandIndex(_surveyed(files, collectors), collectors.collectors, None,
+                         _gather_in_pool(2))
+    with mock.patch.object(demand, "_collect", side_effect=demand._collect) as collect:
+        answers = {kind: pooled.get(kind) for kind in _kinds(collectors)}
+    assert collect.call_count < len(files)  # most were read by the workers
+    for kind, answer in answers.items():
+        assert answer == alone.get(kind), kind
+    assert pooled.gathered == alone.gathered

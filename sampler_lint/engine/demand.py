@@ -31,6 +31,14 @@ _PARSE_FAILURES = (SyntaxError, ValueError, RecursionError, MemoryError, Overflo
 
 #: Facts of one file for one collector, as the cache holds them: fact name -> values.
 Facts = dict[str, list[Any]]
+#: Facts of one file and the cache entries made for them (see ``DemandIndex.fresh``).
+Read = tuple[Facts, list[tuple[str, Facts]]]
+#: Reads one collector's facts from many files in other processes, in order (``None``: it
+#: cannot here, in a worker process of its own).
+Mapper = Callable[["DemandIndex", FactCollector, list["Source"]], "list[Read] | None"]
+
+# From this many files to parse for one collector, gathering them in parallel pays off.
+PARALLEL_GATHER = 16
 
 
 @dataclass(frozen=True)
@@ -63,10 +71,12 @@ class DemandIndex(ProjectIndex):
         sources: Sequence[Source] | Callable[[], Sequence[Source]],
         collectors: Sequence[FactCollector],
         cache: Cache | None = None,
+        mapper: Mapper | None = None,
     ) -> None:
         super().__init__()
         self._sources = sources
         self._cache = cache
+        self._mapper = mapper
         self._all: dict[str, FactCollector] = {c.name: c for c in collectors}
         self._pending = dict(self._all)
         # Each file's facts per collector once read, for questions about several tokens.
@@ -142,6 +152,8 @@ class DemandIndex(ProjectIndex):
         """Add ``collector``'s facts to ``into``, in the project's order, from every file its
         pre-filter admits (``token``: those of them whose text holds it); returns their
         digest."""
+        if not token and collector.settled is None and self._mapper is not None:
+            self._read_ahead(collector)
         found = ProjectIndex()
         parts: list[str] = []
         for source in self._sources_now():
@@ -156,6 +168,34 @@ class DemandIndex(ProjectIndex):
                     break
         into.merge(found)
         return digest(collector.name, token, *parts)
+
+    def _read_ahead(self, collector: FactCollector) -> None:
+        """Read, in other processes, the files ``collector`` still needs, when there are many
+        (a question settled by its first files is not worth it: it stops early)."""
+        todo = [
+            source for source in self._sources_now()
+            if (source.collectors is None or collector.name in source.collectors)
+            and (collector.name, source.fact_path) not in self._read
+        ]
+        if len(todo) < PARALLEL_GATHER or self._mapper is None:
+            return
+        read = self._mapper(self, collector, todo)
+        if read is None:
+            return
+        for source, (facts, fresh) in zip(todo, read, strict=True):
+            self._read[collector.name, source.fact_path] = facts
+            for key, value in fresh:
+                if self._cache is not None:
+                    self._cache.put(key, value)
+                self.fresh.append((key, value))
+
+    def read_one(self, collector: FactCollector, source: Source) -> Read:
+        """One file's facts for ``collector`` and the cache entries made for them (in a worker
+        process of :data:`Mapper`)."""
+        self.fresh = []
+        facts = self._facts_of(source, collector)
+        fresh, self.fresh = self.fresh, []
+        return facts, fresh
 
     def _facts_of(self, source: Source, collector: FactCollector, token: str = "") -> Facts:
         known = self._read.get((collector.name, source.fact_path))

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, overload
 
 from sampler_lint import __version__
-from sampler_lint.analysis.index import EMPTY_INDEX, ProjectIndex
+from sampler_lint.analysis.index import EMPTY_INDEX, FactCollector, ProjectIndex
 from sampler_lint.engine import registry, writer
 from sampler_lint.engine.cache import (
     DIRECTORY,
@@ -26,7 +26,7 @@ from sampler_lint.engine.cache import (
     result_is_cacheable,
 )
 from sampler_lint.engine.config import ConfigResolver, Settings
-from sampler_lint.engine.demand import DemandIndex, Source, is_facts, reads_key
+from sampler_lint.engine.demand import DemandIndex, Read, Source, is_facts, reads_key
 from sampler_lint.engine.discovery import Problems, Walked, iter_source_files, project_root
 from sampler_lint.engine.findings import FileResult
 from sampler_lint.engine.linter import PARSE_ERROR, UNUSED_NOQA, LintOptions, decode, lint_source
@@ -453,6 +453,45 @@ def _check_task(task: tuple[Path, int, bool, tuple[str, ...] | None]) -> _Checke
     return (result, *_index_reads(_WORKER_INDEX))
 
 
+def _gather_in_pool(
+    processes: int,
+) -> Callable[[DemandIndex, FactCollector, list[Source]], list[Read] | None]:
+    """A :data:`sampler_lint.engine.demand.Mapper`: the files of one collector read in
+    ``processes`` processes forked from this one (never from a worker process: they are
+    daemons, which may not have children)."""
+
+    def mapper(
+        index: DemandIndex, collector: FactCollector, sources: list[Source]
+    ) -> list[Read] | None:
+        if multiprocessing.current_process().daemon:
+            return None
+        pool = _pool(processes, len(sources), _init_gather_worker, index, collector, sources,
+                     heavy=True)
+        if pool is None:
+            return None
+        with _running(pool):
+            return list(pool.map(_gather_task, range(len(sources)),
+                                 chunksize=max(1, len(sources) // (processes * 4))))
+
+    return mapper
+
+
+_WORKER_GATHER_JOB: tuple[DemandIndex, FactCollector, list[Source]] | None = None
+
+
+def _init_gather_worker(
+    index: DemandIndex, collector: FactCollector, sources: list[Source]
+) -> None:
+    global _WORKER_GATHER_JOB
+    _WORKER_GATHER_JOB = (index, collector, sources)
+
+
+def _gather_task(number: int) -> Read:
+    assert _WORKER_GATHER_JOB is not None
+    index, collector, sources = _WORKER_GATHER_JOB
+    return index.read_one(collector, sources[number])
+
+
 def _index_reads(index: ProjectIndex) -> tuple[tuple[str, ...], list[tuple[str, Any]]]:
     """What a lint result made with ``index`` depends on (``name, digest`` pairs of every
     collector gathered so far: a superset of those it read, as rules memoise what they derive
@@ -624,7 +663,7 @@ def run(
             if number < linted else Source(jobs[number].path, jobs[number].fact_path or "")
             for number in order if number >= linted or surveys[number].deferred
         ],
-        collectors.collectors, facts_cache,
+        collectors.collectors, facts_cache, _gather_in_pool(processes),
     )
     lint_keys = [_lint_key(lint) for lint in lints]
 
