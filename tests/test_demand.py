@@ -74,22 +74,21 @@ def test_nothing_is_parsed_until_asked_and_then_only_for_that_collector() -> Non
     collectors = _collectors()
     sources = _surveyed(files, collectors)
     index = DemandIndex(sources, collectors.collectors)
-    parsed: list[str] = []
-    real = demand._collect
-
-    def counting(data: bytes, fact_path: str, collector: object) -> object:
-        parsed.append(getattr(collector, "name", ""))
-        return real(data, fact_path, collector)  # type: ignore[arg-type]
-
-    with mock.patch.object(demand, "_collect", side_effect=counting):
+    with mock.patch.object(demand, "_collect", side_effect=demand._collect) as collect:
         assert index.gathered == {}
-        assert parsed == []
+        collect.assert_not_called()
         index.get("sl4_classes")
-        assert set(parsed) == {"sampler classes"}
-        wanting = sum("sampler classes" in (s.collectors or ()) for s in sources)
-        assert len(parsed) == wanting < len(files)
+        parsed = [call.args[1] for call in collect.call_args_list]
+        wanting = [s.fact_path for s in sources if "sampler classes" in (s.collectors or ())]
+        assert sorted(parsed) == sorted(wanting) and len(wanting) < len(files)
         index.get("sl4_classes")  # asked again: nothing more
-        assert len(parsed) == wanting
+        # From the second collector on, each parse reads every collector the file passes;
+        # a third reuses them and parses only files neither of the first two read.
+        index.get("sl4_outside_writes")
+        second = [call.args[1] for call in collect.call_args_list][len(parsed):]
+        index.get("sl5_class_shapes")
+        third = [call.args[1] for call in collect.call_args_list][len(parsed) + len(second):]
+        assert not set(third) & set(second)
 
 
 def test_a_question_about_one_name_reads_only_the_files_that_spell_it(tmp_path: Path) -> None:

@@ -31,11 +31,11 @@ _PARSE_FAILURES = (SyntaxError, ValueError, RecursionError, MemoryError, Overflo
 
 #: Facts of one file for one collector, as the cache holds them: fact name -> values.
 Facts = dict[str, list[Any]]
-#: Facts of one file and the cache entries made for them (see ``DemandIndex.fresh``).
-Read = tuple[Facts, list[tuple[str, Facts]]]
+#: One file's facts per collector, and the cache entries made for them (``DemandIndex.fresh``).
+Read = tuple[dict[str, Facts], list[tuple[str, Facts]]]
 #: Reads one collector's facts from many files in other processes, in order (``None``: it
 #: cannot here, in a worker process of its own).
-Mapper = Callable[["DemandIndex", FactCollector, list["Source"]], "list[Read] | None"]
+Mapper = Callable[["DemandIndex", FactCollector, list["Source"], bool], "list[Read] | None"]
 
 # From this many files to parse for one collector, gathering them in parallel pays off.
 PARALLEL_GATHER = 16
@@ -83,6 +83,10 @@ class DemandIndex(ProjectIndex):
         self._read: dict[tuple[str, str], Facts] = {}
         # Facts of the files that hold a token, per ``collector[token]`` (see get_for).
         self._keyed: dict[str, ProjectIndex] = {}
+        # Whole collectors gathered so far. The first reads only its own facts from each file
+        # it parses; once a second is asked for, the run asks many questions, and each parse
+        # serves every collector the file passes (as the survey once did for all of them).
+        self._asked = 0
         self._owners: dict[str, list[str]] = {}
         for collector in collectors:
             for kind in collector.kinds:
@@ -152,6 +156,8 @@ class DemandIndex(ProjectIndex):
         """Add ``collector``'s facts to ``into``, in the project's order, from every file its
         pre-filter admits (``token``: those of them whose text holds it); returns their
         digest."""
+        if not token:
+            self._asked += 1
         if not token and collector.settled is None and self._mapper is not None:
             self._read_ahead(collector)
         found = ProjectIndex()
@@ -179,26 +185,40 @@ class DemandIndex(ProjectIndex):
         ]
         if len(todo) < PARALLEL_GATHER or self._mapper is None:
             return
-        read = self._mapper(self, collector, todo)
+        read = self._mapper(self, collector, todo, self._alone(""))
         if read is None:
             return
         for source, (facts, fresh) in zip(todo, read, strict=True):
-            self._read[collector.name, source.fact_path] = facts
+            for name, values in facts.items():
+                self._read[name, source.fact_path] = values
             for key, value in fresh:
                 if self._cache is not None:
                     self._cache.put(key, value)
                 self.fresh.append((key, value))
 
-    def read_one(self, collector: FactCollector, source: Source) -> Read:
-        """One file's facts for ``collector`` and the cache entries made for them (in a worker
-        process of :data:`Mapper`)."""
+    def _alone(self, token: str) -> bool:
+        """Whether a parse for a question reads only its own collector's facts."""
+        return bool(token) or self._asked < 2
+
+    def read_one(self, collector: FactCollector, source: Source, alone: bool) -> Read:
+        """What reading one file for ``collector`` puts in ``_read`` (per collector), and the
+        cache entries made for it (in a worker process of :data:`Mapper`)."""
         self.fresh = []
-        facts = self._facts_of(source, collector)
+        try:
+            data = read_source(source.path)
+        except OSError:
+            return {}, []
+        self._read_file(source, data, collector, alone)
         fresh, self.fresh = self.fresh, []
+        facts = {
+            name: self._read[name, source.fact_path] for name in self._all
+            if (name, source.fact_path) in self._read
+        }
         return facts, fresh
 
     def _facts_of(self, source: Source, collector: FactCollector, token: str = "") -> Facts:
-        known = self._read.get((collector.name, source.fact_path))
+        key = (collector.name, source.fact_path)
+        known = self._read.get(key)
         if known is not None and not token:
             return known
         try:
@@ -207,42 +227,70 @@ class DemandIndex(ProjectIndex):
             return {}
         if token and not _holds(data, token):
             return {}
-        if known is not None:
-            return known
-        if source.collectors is None and not all(
-            any(_holds(data, word) for word in group) for group in collector.requires
-        ):
-            facts = self._read[collector.name, source.fact_path] = {}
-            return facts
-        facts = self._facts_from(data, source, collector)
-        self._read[collector.name, source.fact_path] = facts
-        return facts
+        if known is None:
+            self._read_file(source, data, collector, self._alone(token))
+        return self._read.get(key, {})
 
-    def _facts_from(self, data: bytes, source: Source, collector: FactCollector) -> Facts:
-        key = None
+    def _read_file(
+        self, source: Source, data: bytes, collector: FactCollector, alone: bool
+    ) -> None:
+        """Put in ``_read`` this file's facts for ``collector`` if it passes its pre-filter,
+        and for every other collector whose pre-filter it passes (unless ``alone``), from the
+        cache or else from one ``ast`` parse; ``{}`` for the collectors whose pre-filter it
+        fails, when the survey did not say which."""
+        path = source.fact_path
+        if source.collectors is None:
+            passes = []
+            for candidate in self._all.values():
+                if all(any(_holds(data, w) for w in group) for group in candidate.requires):
+                    passes.append(candidate.name)
+                else:
+                    self._read[candidate.name, path] = {}
+        else:
+            passes = list(source.collectors)
+        if collector.name not in passes:
+            self._read[collector.name, path] = {}
+            return
+        wanted = [
+            self._all[name] for name in passes
+            if name in self._all and (name, path) not in self._read
+            and (not alone or name == collector.name)
+        ]
+        if not wanted:
+            return
+        keys: dict[str, str] = {}
         if self._cache is not None:
             content = source.content or digest(data)
-            key = digest("facts", collector.name, source.fact_path, content)
-            hit = self._cache.get(key)
-            if hit is not None:
-                return dict(hit)
-        facts = _collect(data, source.fact_path, collector)
-        if key is not None and self._cache is not None:
-            self._cache.put(key, facts)
-            self.fresh.append((key, facts))
-        return facts
+            for collector in list(wanted):
+                key = keys[collector.name] = digest("facts", collector.name, path, content)
+                hit = self._cache.get(key)
+                if hit is not None:
+                    self._read[collector.name, path] = dict(hit)
+                    wanted.remove(collector)
+        if not wanted:
+            return
+        for made, facts in zip(wanted, _collect(data, path, wanted), strict=True):
+            self._read[made.name, path] = facts
+            cache_key = keys.get(made.name)
+            if cache_key is not None and self._cache is not None:
+                self._cache.put(cache_key, facts)
+                self.fresh.append((cache_key, facts))
 
 
-def _collect(data: bytes, fact_path: str, collector: FactCollector) -> Facts:
+def _collect(data: bytes, fact_path: str, collectors: list[FactCollector]) -> list[Facts]:
+    """Each collector's facts from one parse of the file."""
     # Imported here: survey imports the linter, which this module need not load for a cache hit.
     from sampler_lint.engine.survey import source_text
 
     try:
         tree = ast.parse(source_text(data))
     except _PARSE_FAILURES:
-        return {}  # libcst decides (and reports SL001); the file contributes no facts
-    return {kind: list(values) for kind, values in collector.collect(tree, fact_path).items()
-            if values}
+        return [{} for _ in collectors]  # libcst decides (and reports SL001): no facts
+    return [
+        {kind: list(values) for kind, values in collector.collect(tree, fact_path).items()
+         if values}
+        for collector in collectors
+    ]
 
 
 def _holds(data: bytes, token: str) -> bool:

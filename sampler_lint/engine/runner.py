@@ -134,6 +134,8 @@ def _pool(
 
 # Set when the run is interrupted: workers then skip the files they have not started.
 _STOP: Any = None
+# True in a process that reads files for the index: it never starts workers of its own.
+_IN_GATHER_WORKER = False
 
 
 def _stopping() -> bool:
@@ -455,41 +457,44 @@ def _check_task(task: tuple[Path, int, bool, tuple[str, ...] | None]) -> _Checke
 
 def _gather_in_pool(
     processes: int,
-) -> Callable[[DemandIndex, FactCollector, list[Source]], list[Read] | None]:
+) -> Callable[[DemandIndex, FactCollector, list[Source], bool], list[Read] | None]:
     """A :data:`sampler_lint.engine.demand.Mapper`: the files of one collector read in
-    ``processes`` processes forked from this one (never from a worker process: they are
-    daemons, which may not have children)."""
+    ``processes`` processes forked from this one. A lint worker may start them too: a question
+    first asked while linting is often asked by one worker near the end, while the others wait
+    (a reading worker never starts workers of its own)."""
 
     def mapper(
-        index: DemandIndex, collector: FactCollector, sources: list[Source]
+        index: DemandIndex, collector: FactCollector, sources: list[Source], alone: bool
     ) -> list[Read] | None:
-        if multiprocessing.current_process().daemon:
+        if _IN_GATHER_WORKER or processes <= 1 or (
+            in_overlay() and "fork" not in multiprocessing.get_all_start_methods()
+        ):
             return None
-        pool = _pool(processes, len(sources), _init_gather_worker, index, collector, sources,
-                     heavy=True)
-        if pool is None:
-            return None
-        with _running(pool):
+        with ProcessPoolExecutor(
+            max_workers=min(processes, len(sources)), mp_context=_context(),
+            initializer=_init_gather_worker, initargs=(index, collector, sources, alone),
+        ) as pool:
             return list(pool.map(_gather_task, range(len(sources)),
                                  chunksize=max(1, len(sources) // (processes * 4))))
 
     return mapper
 
 
-_WORKER_GATHER_JOB: tuple[DemandIndex, FactCollector, list[Source]] | None = None
+_WORKER_GATHER_JOB: tuple[DemandIndex, FactCollector, list[Source], bool] | None = None
 
 
 def _init_gather_worker(
-    index: DemandIndex, collector: FactCollector, sources: list[Source]
+    index: DemandIndex, collector: FactCollector, sources: list[Source], alone: bool
 ) -> None:
-    global _WORKER_GATHER_JOB
-    _WORKER_GATHER_JOB = (index, collector, sources)
+    global _WORKER_GATHER_JOB, _IN_GATHER_WORKER
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _WORKER_GATHER_JOB, _IN_GATHER_WORKER = (index, collector, sources, alone), True
 
 
 def _gather_task(number: int) -> Read:
     assert _WORKER_GATHER_JOB is not None
-    index, collector, sources = _WORKER_GATHER_JOB
-    return index.read_one(collector, sources[number])
+    index, collector, sources, alone = _WORKER_GATHER_JOB
+    return index.read_one(collector, sources[number], alone)
 
 
 def _index_reads(index: ProjectIndex) -> tuple[tuple[str, ...], list[tuple[str, Any]]]:
