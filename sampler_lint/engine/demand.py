@@ -185,6 +185,9 @@ class DemandIndex(ProjectIndex):
         ]
         if len(todo) < PARALLEL_GATHER or self._mapper is None:
             return
+        todo = [source for source in todo if not self._cached(source, collector)]
+        if len(todo) < PARALLEL_GATHER:
+            return
         read = self._mapper(self, collector, todo, self._alone(""))
         if read is None:
             return
@@ -195,6 +198,22 @@ class DemandIndex(ProjectIndex):
                 if self._cache is not None:
                     self._cache.put(key, value)
                 self.fresh.append((key, value))
+
+    def _cached(self, source: Source, collector: FactCollector) -> bool:
+        """Whether the cache holds this file's facts for ``collector`` (now in ``_read``)."""
+        if self._cache is None:
+            return False
+        content = source.content
+        if content is None:
+            try:
+                content = digest(read_source(source.path))
+            except OSError:
+                return False
+        hit = self._cache.get(digest("facts", collector.name, source.fact_path, content))
+        if hit is None:
+            return False
+        self._read[collector.name, source.fact_path] = dict(hit)
+        return True
 
     def _alone(self, token: str) -> bool:
         """Whether a parse for a question reads only its own collector's facts."""
@@ -251,24 +270,21 @@ class DemandIndex(ProjectIndex):
         if collector.name not in passes:
             self._read[collector.name, path] = {}
             return
+        content = (source.content or digest(data)) if self._cache is not None else ""
+        keys: dict[str, str] = {}
+        if self._cache is not None:
+            key = keys[collector.name] = digest("facts", collector.name, path, content)
+            hit = self._cache.get(key)
+            if hit is not None:
+                self._read[collector.name, path] = dict(hit)
+                return  # no parse: the others are read when asked, from the cache or a parse
         wanted = [
             self._all[name] for name in passes
             if name in self._all and (name, path) not in self._read
             and (not alone or name == collector.name)
         ]
-        if not wanted:
-            return
-        keys: dict[str, str] = {}
-        if self._cache is not None:
-            content = source.content or digest(data)
-            for collector in list(wanted):
-                key = keys[collector.name] = digest("facts", collector.name, path, content)
-                hit = self._cache.get(key)
-                if hit is not None:
-                    self._read[collector.name, path] = dict(hit)
-                    wanted.remove(collector)
-        if not wanted:
-            return
+        for other in wanted:
+            keys.setdefault(other.name, digest("facts", other.name, path, content))
         for made, facts in zip(wanted, _collect(data, path, wanted), strict=True):
             self._read[made.name, path] = facts
             cache_key = keys.get(made.name)
