@@ -165,3 +165,23 @@ def test_gathering_in_worker_processes_gives_the_same_answers() -> None:
     for kind, answer in answers.items():
         assert answer == alone.get(kind), kind
     assert pooled.gathered == alone.gathered
+
+
+def test_what_one_worker_reads_another_reuses(tmp_path: Path) -> None:
+    import multiprocessing
+
+    from sampler_lint.engine.demand import Shared
+
+    files = _project()
+    collectors = _collectors()
+    shared = Shared(multiprocessing.get_context(), [c.name for c in collectors.collectors],
+                    tmp_path)
+    first = DemandIndex(_surveyed(files, collectors), collectors.collectors)
+    first.shared = shared
+    first.get("sl4_classes")
+    second = DemandIndex(_surveyed(files, collectors), collectors.collectors)
+    second.shared = shared
+    with mock.patch.object(demand, "_collect", side_effect=demand._collect) as collect:
+        assert second.get("sl4_classes") == first.get("sl4_classes")
+        collect.assert_not_called()
+    assert second.gathered == first.gathered

@@ -18,13 +18,16 @@ reused only while they are the same (:func:`reads_key`).
 from __future__ import annotations
 
 import ast
+import contextlib
+import marshal
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from sampler_lint.analysis.index import FactCollector, ProjectIndex
-from sampler_lint.engine.cache import Cache, digest
+from sampler_lint.engine.cache import Cache, Unencodable, decode, digest, encode
 from sampler_lint.engine.sources import read_source
 
 _PARSE_FAILURES = (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError)
@@ -51,6 +54,43 @@ class Source:
     #: file of the project that is not linted: read only if a question needs it).
     collectors: tuple[str, ...] | None = None
     content: str | None = None  # digest of its bytes when already known (the cache is on)
+
+
+class Shared:
+    """What worker processes read for each collector, shared among them: one lock per collector
+    (the first worker to ask reads the files; the others wait for it, then reuse what it read)
+    and a folder of this run's own, where each reading is kept as ``marshal`` of plain values,
+    as the cache keeps them."""
+
+    def __init__(self, context: Any, names: Sequence[str], folder: Path) -> None:
+        self._locks = {name: context.Lock() for name in names}
+        self._folder = folder
+        self._stored: dict[str, int] = {}  # per collector: readings stored by this process
+
+    def turn(self, name: str) -> Any:
+        return self._locks[name]
+
+    def load(self, name: str) -> list[tuple[tuple[str, str], Facts]]:
+        loaded: list[tuple[tuple[str, str], Facts]] = []
+        for path in sorted(self._folder.glob(f"{_slug(name)}.*.marshal")):
+            try:
+                entries = decode(marshal.loads(path.read_bytes()))
+            except (OSError, EOFError, ValueError, TypeError):
+                continue
+            loaded += [((collector, where), facts) for (collector, where), facts in entries]
+        return loaded
+
+    def store(self, name: str, made: list[tuple[tuple[str, str], Facts]]) -> None:
+        number = self._stored[name] = self._stored.get(name, 0) + 1
+        path = self._folder / f"{_slug(name)}.{os.getpid()}-{number}.marshal"
+        with contextlib.suppress(OSError, Unencodable, ValueError):
+            partial = path.with_suffix(".partial")
+            partial.write_bytes(marshal.dumps(encode(made), 4))
+            partial.replace(path)  # whole or absent for a reader
+
+
+def _slug(name: str) -> str:
+    return "".join(c if c.isalnum() else "_" for c in name)
 
 
 def is_facts(value: object) -> bool:
@@ -95,6 +135,9 @@ class DemandIndex(ProjectIndex):
         self.gathered: dict[str, str] = {}
         #: Cache entries made in this process (a worker hands them to the main process).
         self.fresh: list[tuple[str, Facts]] = []
+        #: Set while worker processes lint: what one of them reads for a collector, the others
+        #: reuse instead of parsing the same files again.
+        self.shared: Shared | None = None
 
     # -- asking ------------------------------------------------------------------------------
 
@@ -120,7 +163,18 @@ class DemandIndex(ProjectIndex):
         """Gather the collector ``name`` if not yet done; returns the digest of its facts."""
         collector = self._pending.pop(name, None)
         if collector is not None:
-            self.gathered[name] = self._gather(collector, self)
+            if self.shared is None:
+                self.gathered[name] = self._gather(collector, self)
+            else:
+                with self.shared.turn(name):
+                    # Another worker may have read these files already: reuse what it read.
+                    for key, facts in self.shared.load(name):
+                        self._read.setdefault(key, facts)
+                    before = set(self._read)
+                    self.gathered[name] = self._gather(collector, self)
+                    made = [(key, self._read[key]) for key in self._read if key not in before]
+                    if made:
+                        self.shared.store(name, made)
         return self.gathered.get(name, "")
 
     def digests(self, names: Sequence[str]) -> tuple[str, ...]:

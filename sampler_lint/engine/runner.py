@@ -8,6 +8,7 @@ import contextlib
 import multiprocessing
 import os
 import signal
+import tempfile
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
@@ -26,7 +27,7 @@ from sampler_lint.engine.cache import (
     result_is_cacheable,
 )
 from sampler_lint.engine.config import ConfigResolver, Settings
-from sampler_lint.engine.demand import DemandIndex, Read, Source, is_facts, reads_key
+from sampler_lint.engine.demand import DemandIndex, Read, Shared, Source, is_facts, reads_key
 from sampler_lint.engine.discovery import Problems, Walked, iter_source_files, project_root
 from sampler_lint.engine.findings import FileResult
 from sampler_lint.engine.linter import PARSE_ERROR, UNUSED_NOQA, LintOptions, decode, lint_source
@@ -731,9 +732,15 @@ def run(
     ]
     index.fresh = []  # cached already: the workers hand back only what they gather
     heavy = sum(_size(jobs[number].path) for number in pending) >= PARALLEL_LINT_BYTES
+    sharing = tempfile.TemporaryDirectory(prefix="sampler-lint-")
+    # Set before the workers start: what one reads for the index, the others reuse.
+    index.shared = Shared(_context(), [c.name for c in collectors.collectors], Path(sharing.name))
     pool = _pool(processes, len(tasks), _init_lint_worker, index, lints, heavy=heavy)
+    if pool is None:
+        index.shared = None
+        sharing.cleanup()
     if pool is not None:
-        with _running(pool):
+        with sharing, _running(pool):
             # One file per task while there are few: they are the heavy part, largest first.
             chunk = 1 if len(tasks) < 1000 else _chunksize(len(tasks), processes)
             checked = pool.map(_check_task, tasks, chunksize=chunk)
