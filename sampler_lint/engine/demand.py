@@ -150,6 +150,11 @@ class DemandIndex(ProjectIndex):
                 self.gather(name)
         return self.facts.get(kind, [])
 
+    def known(self, fact_path: str, read: Sequence[tuple[str, Facts]]) -> None:
+        """Facts of one file read elsewhere (the survey's parse), per collector."""
+        for name, facts in read:
+            self._read.setdefault((name, fact_path), facts)
+
     def get_for(self, kind: str, token: str) -> list[Any]:
         names = self._owners.get(kind, [])
         if len(names) != 1 or names[0] not in self._pending \

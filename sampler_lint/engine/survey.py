@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from sampler_lint.analysis.index import FactCollector, ProjectIndex
 from sampler_lint.analysis.syntax_summary import SyntaxSummary
@@ -60,6 +61,10 @@ class Survey:
     #: gather: project questions (``FactCollector.settled``) it did not parse the file for, or,
     #: in a survey that gathers no facts (``gather=False``), every collector it passes.
     deferred: tuple[str, ...] = ()
+    #: In a survey that gathers no facts: the facts of each collector in ``deferred``, read from
+    #: the parse the syntax pre-filter made anyway (``(name, facts)``; empty when not parsed), so
+    #: an index built on demand need not parse the file again.
+    read: tuple[tuple[str, dict[str, list[Any]]], ...] = ()
 
 
 EMPTY_FACTS = ProjectIndex()
@@ -110,7 +115,14 @@ def survey_source(
         return Survey(EMPTY_FACTS, "", _codes(rules), has_noqa)
     if not gather:
         rules = _syntax_stage(tree, rules) if syntax_stage else rules
-        return Survey(EMPTY_FACTS, "", _codes(rules), has_noqa, _names(questions))
+        read = tuple(
+            (collector.name, {
+                kind: list(values) for kind, values in collector.collect(tree, fact_path).items()
+                if values
+            })
+            for collector in questions
+        ) if fact_path is not None else ()
+        return Survey(EMPTY_FACTS, "", _codes(rules), has_noqa, _names(questions), read)
     # Parsed anyway: the project questions are answered from this file now.
     facts = _collect(tree, fact_path, wanted + questions) if fact_path else EMPTY_FACTS
     if syntax_stage:
@@ -144,6 +156,11 @@ def is_survey(value: object) -> bool:
         and isinstance(value.has_noqa, bool)
         and isinstance(value.deferred, tuple)
         and all(isinstance(name, str) for name in value.deferred)
+        and isinstance(value.read, tuple)
+        and all(
+            isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], str)
+            and isinstance(item[1], dict) for item in value.read
+        )
     )
 
 
