@@ -318,12 +318,15 @@ class DemandIndex(ProjectIndex):
         fails, when the survey did not say which."""
         path = source.fact_path
         if source.collectors is None:
-            passes = []
-            for candidate in self._all.values():
-                if all(any(_holds(data, w) for w in group) for group in candidate.requires):
-                    passes.append(candidate.name)
-                else:
-                    self._read[candidate.name, path] = {}
+            # Not surveyed: the question's own pre-filter first (most files fail it), the
+            # others only for a file about to be parsed.
+            if not _passes(collector, data):
+                self._read[collector.name, path] = {}
+                return
+            passes = [
+                other.name for other in self._all.values()
+                if other is collector or _passes(other, data)
+            ]
         else:
             passes = list(source.collectors)
         if collector.name not in passes:
@@ -366,6 +369,11 @@ def _collect(data: bytes, fact_path: str, collectors: list[FactCollector]) -> li
          if values}
         for collector in collectors
     ]
+
+
+def _passes(collector: FactCollector, data: bytes) -> bool:
+    """Whether a file's bytes pass ``collector``'s text pre-filter."""
+    return all(any(_holds(data, token) for token in group) for group in collector.requires)
 
 
 def _holds(data: bytes, token: str) -> bool:
