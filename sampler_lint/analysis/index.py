@@ -49,6 +49,10 @@ class FactCollector:
     #: gathered when a rule asks for any fact no other collector names.
     kinds: tuple[str, ...] = ()
 
+    def facts_in(self, tree: ast.Module, path: str) -> dict[str, list[Any]]:
+        """This collector's facts of one file, without the kinds it found nothing for."""
+        return {kind: list(values) for kind, values in self.collect(tree, path).items() if values}
+
 
 @dataclass
 class ProjectIndex:

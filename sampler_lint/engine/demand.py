@@ -103,12 +103,12 @@ def is_facts(value: object) -> bool:
 class DemandIndex(ProjectIndex):
     """A :class:`ProjectIndex` whose facts are gathered when first asked for.
 
-    ``sources`` are the project's files in its order, or a function giving them (called on the
-    first question: a run over a few named files walks the project only if a rule asks)."""
+    ``sources`` are the project's files in its order; those the survey did not read
+    (``Source.collectors`` is ``None``) are read only when a question needs them."""
 
     def __init__(
         self,
-        sources: Sequence[Source] | Callable[[], Sequence[Source]],
+        sources: Sequence[Source],
         collectors: Sequence[FactCollector],
         cache: Cache | None = None,
         mapper: Mapper | None = None,
@@ -198,11 +198,6 @@ class DemandIndex(ProjectIndex):
 
     # -- gathering ---------------------------------------------------------------------------
 
-    def _sources_now(self) -> Sequence[Source]:
-        if callable(self._sources):
-            self._sources = self._sources()
-        return self._sources
-
     def _gather_keyed(self, keyed: str) -> str:
         """Gather ``collector[token]`` if not yet done; returns the digest of its facts."""
         if keyed not in self.gathered:
@@ -221,7 +216,7 @@ class DemandIndex(ProjectIndex):
             self._read_ahead(collector)
         found = ProjectIndex()
         parts: list[str] = []
-        for source in self._sources_now():
+        for source in self._sources:
             if source.collectors is not None and collector.name not in source.collectors:
                 continue
             facts = self._facts_of(source, collector, token)
@@ -238,7 +233,7 @@ class DemandIndex(ProjectIndex):
         """Read, in other processes, the files ``collector`` still needs, when there are many
         (a question settled by its first files is not worth it: it stops early)."""
         todo = [
-            source for source in self._sources_now()
+            source for source in self._sources
             if (source.collectors is None or collector.name in source.collectors)
             and (collector.name, source.fact_path) not in self._read
         ]
@@ -364,11 +359,7 @@ def _collect(data: bytes, fact_path: str, collectors: list[FactCollector]) -> li
         tree = ast.parse(source_text(data))
     except _PARSE_FAILURES:
         return [{} for _ in collectors]  # libcst decides (and reports SL001): no facts
-    return [
-        {kind: list(values) for kind, values in collector.collect(tree, fact_path).items()
-         if values}
-        for collector in collectors
-    ]
+    return [collector.facts_in(tree, fact_path) for collector in collectors]
 
 
 def _passes(collector: FactCollector, data: bytes) -> bool:

@@ -672,8 +672,9 @@ def run(
         collectors.collectors, facts_cache, _gather_in_pool(processes),
     )
     for number in range(linted):
-        if surveys[number].read and jobs[number].fact_path is not None:
-            index.known(jobs[number].fact_path or "", surveys[number].read)
+        fact_path = jobs[number].fact_path
+        if surveys[number].read and fact_path is not None:
+            index.known(fact_path, surveys[number].read)
     lint_keys = [_lint_key(lint) for lint in lints]
 
     results: list[FileResult | None] = [None] * linted

@@ -116,11 +116,7 @@ def survey_source(
     if not gather:
         rules = _syntax_stage(tree, rules) if syntax_stage else rules
         read = tuple(
-            (collector.name, {
-                kind: list(values) for kind, values in collector.collect(tree, fact_path).items()
-                if values
-            })
-            for collector in questions
+            (collector.name, collector.facts_in(tree, fact_path)) for collector in questions
         ) if fact_path is not None else ()
         return Survey(EMPTY_FACTS, "", _codes(rules), has_noqa, _names(questions), read)
     # Parsed anyway: the project questions are answered from this file now.
