@@ -83,7 +83,7 @@ class UnshardedIterableDataset(Rule):
         return False
 
     @classmethod
-    def may_match_index(cls, index: ProjectIndex, path: str) -> bool:
+    def may_match_index(cls, index: ProjectIndex, path: str, text: str) -> bool:
         # Some loader runs a dataset in several processes (built on it, or on a parameter).
         return bool(index.get(FACT) or index.get(FACT_PARAMETERS))
 

@@ -13,11 +13,13 @@ from sampler_lint.analysis.frameworks import (
     FRAMEWORK_FACTS,
     LIGHTNING_FILES,
     LIGHTNING_IMPORTS,
+    any_lightning_file,
     batch_sampler_sites,
     lightning_near,
     sampler_arguments,
 )
 from sampler_lint.analysis.imports import dotted_name
+from sampler_lint.analysis.index import ProjectIndex
 from sampler_lint.analysis.loader_calls import constructed
 from sampler_lint.analysis.loader_facts import file_key
 from sampler_lint.analysis.matching import get_arg, int_value, strip_parens
@@ -65,12 +67,37 @@ class EpochNotPropagatedToWorkers(Rule):
 
     @classmethod
     def may_match(cls, summary: SyntaxSummary) -> bool:
-        if any(k.arg == "persistent_workers" for k in summary.nodes(ast.keyword)):
-            return True
-        return any(
+        # Shape 2: a class that defines `set_epoch`.
+        if any(
             isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name == "set_epoch"
             for klass in summary.nodes(ast.ClassDef) for item in klass.body
-        )
+        ):
+            return True
+        # Shape 1: a loader's `persistent_workers=` that is not `False`, and, in a loop, a
+        # `.set_epoch(...)` call or a write to an attribute named ...epoch...
+        if not any(
+            k.arg == "persistent_workers"
+            and not (isinstance(k.value, ast.Constant) and k.value.value is False)
+            for k in summary.nodes(ast.keyword)
+        ):
+            return False
+        writes: list[ast.AST] = [
+            call for call in summary.nodes(ast.Call)
+            if isinstance(call.func, ast.Attribute) and call.func.attr == "set_epoch"
+        ]
+        writes += [
+            target for assign in summary.nodes(ast.Assign) for target in assign.targets
+            if isinstance(target, ast.Attribute) and "epoch" in target.attr.lower()
+        ]
+        return any(_in_loop(summary, write) for write in writes)
+
+    @classmethod
+    def may_match_index(cls, index: ProjectIndex, path: str, text: str) -> bool:
+        # Shape 1 reads `persistent_workers` in the file; shape 2 needs a file that imports
+        # Lightning (lightning_near) and no sign of Lightning 1.x.
+        if "persistent_workers" in text:
+            return True
+        return any_lightning_file(index) and not may_run_lightning_1x(index)
 
     # -- shape 1: persistent workers keep the epoch of their first iteration -------------------
 
@@ -535,6 +562,21 @@ class EpochNotPropagatedToWorkers(Rule):
 
 def _within(node: cst.CSTNode, outer: cst.CSTNode) -> bool:
     return any(child is node for child in descendants(outer))
+
+
+# The ``ast`` twins of _LOOPS and _SCOPES, for the syntax pre-filter.
+_AST_LOOPS = (ast.For, ast.AsyncFor, ast.While)
+_AST_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Module, ast.Lambda)
+
+
+def _in_loop(summary: SyntaxSummary, node: ast.AST) -> bool:
+    """Whether a loop encloses ``node`` within its scope (as ``_enclosing_loop`` finds it)."""
+    for ancestor in summary.ancestors(node):
+        if isinstance(ancestor, _AST_LOOPS):
+            return True
+        if isinstance(ancestor, _AST_SCOPES):
+            return False
+    return False
 
 
 def _persistent_when_workers(

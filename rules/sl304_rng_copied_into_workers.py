@@ -34,14 +34,33 @@ class RngCopiedIntoWorkers(Rule):
 
     @classmethod
     def may_match(cls, summary: SyntaxSummary) -> bool:
-        # A class with a base named ...Dataset, and a call of one of the RNG constructors.
+        # What visit_ClassDef needs before it reads the code: a class with a base named
+        # ...Dataset that defines a method the workers run, and whose `__init__` assigns
+        # `self.<x> = <RNG constructor>(...)` (the constructor by its last name, or by the
+        # alias it was imported under).
         if not any(name in summary.names for name in _CONSTRUCTOR_NAMES):
             return False
+        constructors = set(_CONSTRUCTOR_NAMES) | {
+            alias.asname for node in summary.nodes(ast.ImportFrom) for alias in node.names
+            if alias.asname and alias.name in _CONSTRUCTOR_NAMES
+        }
         for klass in summary.nodes(ast.ClassDef):
-            for base in klass.bases:
-                name = base.attr if type(base) is ast.Attribute else getattr(base, "id", "")
-                if name.endswith("Dataset"):
-                    return True
+            if not any(_last_name(base).endswith("Dataset") for base in klass.bases):
+                continue
+            methods = {
+                item.name: item for item in klass.body
+                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))
+            }
+            init = methods.get("__init__")
+            if init is None or not any(name in methods for name in _DRAWING_METHODS):
+                continue
+            if any(
+                isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)
+                and _last_name(node.value.func) in constructors
+                and any(_is_self_attribute(target) for target in node.targets)
+                for statement in init.body for node in ast.walk(statement)
+            ):
+                return True
         return False
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
@@ -178,6 +197,20 @@ class RngCopiedIntoWorkers(Rule):
             "    def __getitem__(self, i):\n"
             "        return self.items[i] + np.random.normal()\n"
         ),
+    )
+
+
+def _last_name(node: ast.expr) -> str:
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    return node.id if isinstance(node, ast.Name) else ""
+
+
+def _is_self_attribute(node: ast.expr) -> bool:
+    """``self.<name>``, as ``dotted_name`` spells it with one dot."""
+    return (
+        isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+        and node.value.id == "self"
     )
 
 

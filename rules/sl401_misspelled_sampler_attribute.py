@@ -62,7 +62,7 @@ class MisspelledSamplerAttribute(Rule):
 
 
     @classmethod
-    def may_match_index(cls, index: ProjectIndex, path: str) -> bool:
+    def may_match_index(cls, index: ProjectIndex, path: str, text: str) -> bool:
         # A class of this file that the index shows is a sampler, with every base visible.
         for fact in classes_at(index, path):
             chain = chain_of(index, fact)

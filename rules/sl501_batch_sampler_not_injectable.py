@@ -67,7 +67,7 @@ class BatchSamplerNotInjectable(Rule):
         return any(klass.bases for klass in summary.nodes(ast.ClassDef))
 
     @classmethod
-    def may_match_index(cls, index: ProjectIndex, path: str) -> bool:
+    def may_match_index(cls, index: ProjectIndex, path: str, text: str) -> bool:
         # The index answers everything but whether the file changed since it was built (which
         # only ever removes a finding): a class here that breaks where Lightning injects, or
         # that names `Sampler` while such a subclass derives from it.

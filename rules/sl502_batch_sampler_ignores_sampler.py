@@ -58,7 +58,7 @@ class BatchSamplerIgnoresSampler(Rule):
 
 
     @classmethod
-    def may_match_index(cls, index: ProjectIndex, path: str) -> bool:
+    def may_match_index(cls, index: ProjectIndex, path: str, text: str) -> bool:
         # A BatchSampler subclass in this file, in a project that uses Lightning.
         return project_may_use_lightning(index) and any(
             "BatchSampler" in chain_of(index, fact).torch_bases and lightning_injects(index, fact)

@@ -267,10 +267,12 @@ class Rule(cst.BatchableCSTVisitor):
         return True
 
     @classmethod
-    def may_match_index(cls, index: ProjectIndex, path: str) -> bool:
-        """Third pre-filter stage, for rules that read the project index: with the whole index
-        built, could the file at ``path`` still hold a finding (a class the index shows is no
-        sampler cannot hold a misspelled sampler attribute)? Must never hide a finding."""
+    def may_match_index(cls, index: ProjectIndex, path: str, text: str) -> bool:
+        """Third pre-filter stage, for rules that read the project index: with the index at
+        hand, could the file at ``path``, whose code is ``text``, still hold a finding (a class
+        the index shows is no sampler cannot hold a misspelled sampler attribute; a file that
+        names no project subclass of DistributedSampler cannot build one)? Must never hide a
+        finding."""
         return True
 
     def report(self, node: cst.CSTNode, message: str, fix: Fix | None = None) -> None:

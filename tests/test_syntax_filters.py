@@ -236,7 +236,39 @@ CASES = {
         "        g = Gen().manual_seed(self.seed)\n"
         "        return iter(shuffle_ids(self.n).tolist())\n",
     ),
-}
+    "SL304 constructor imported under another name": (
+        "SL304",
+        "from numpy.random import default_rng as make_rng\n"
+        "from torch.utils.data import Dataset\n"
+        "\n"
+        "class Noisy(Dataset):\n"
+        "    def __init__(self, items, seed=None):\n"
+        "        self.items = items\n"
+        "        if seed is not None:\n"
+        "            self.rng = make_rng(seed)\n"
+        "\n"
+        "    def __getitem__(self, i):\n"
+        "        return self.items[i] + self.rng.normal()\n",
+    ),
+    "SL204 persistent workers from a name, epoch written in a while loop": (
+        "SL204",
+        "from torch.utils.data import DataLoader, Dataset\n"
+        "\n"
+        "class Shifted(Dataset):\n"
+        "    def __getitem__(self, i):\n"
+        "        return i + self.epoch\n"
+        "\n"
+        "def run(epochs):\n"
+        "    ds = Shifted()\n"
+        "    keep = True\n"
+        "    loader = DataLoader(ds, num_workers=2, persistent_workers=keep)\n"
+        "    epoch = 0\n"
+        "    while epoch < epochs:\n"
+        "        ds.epoch = epoch\n"
+        "        for batch in loader:\n"
+        "            pass\n"
+        "        epoch += 1\n",
+    ),}
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
@@ -278,6 +310,18 @@ REJECTED = {
     "        return self.rng.random()\n",
     "SL403": "import torch\ndef __init__(self):\n    g = torch.Generator().manual_seed(1)\n"
     "    return torch.randperm(3)\n",
+    "SL304 RNG made outside __init__": "import numpy as np\nfrom torch.utils.data import Dataset\n"
+    "class D(Dataset):\n    def reset(self):\n        self.rng = np.random.default_rng()\n"
+    "    def __getitem__(self, i):\n        return self.rng.random()\n",
+    "SL304 no method the workers run": "import random\nfrom torch.utils.data import Dataset\n"
+    "class D(Dataset):\n    def __init__(self):\n        self.rng = random.Random(0)\n"
+    "    def draw(self):\n        return self.rng.random()\n",
+    "SL204 persistent workers off": "from torch.utils.data import DataLoader\n"
+    "loader = DataLoader(ds, num_workers=2, persistent_workers=False)\n"
+    "for epoch in range(3):\n    ds.set_epoch(epoch)\n    list(loader)\n",
+    "SL204 epoch set outside any loop": "from torch.utils.data import DataLoader\n"
+    "def run(ds, epoch):\n    loader = DataLoader(ds, num_workers=2, persistent_workers=True)\n"
+    "    ds.set_epoch(epoch)\n    return [b for b in loader]\n",
 }
 
 
@@ -401,6 +445,13 @@ PROJECTS = {
         "class Mine(Base):\n"
         "    def __len__(self):\n"
         "        return self.num_sample\n",
+    },
+    "SL301 project subclass built in another file": {
+        "samplers.py": "from torch.utils.data import DistributedSampler\n\n\n"
+        "class EvenShards(DistributedSampler):\n    pass\n",
+        "train.py": "from samplers import EvenShards\n\n\n"
+        "def make_sampler(dataset):\n    return EvenShards(dataset, shuffle=True)\n",
+        "other.py": "def make_sampler(dataset):\n    return Buckets(dataset, shuffle=True)\n",
     },
 }
 

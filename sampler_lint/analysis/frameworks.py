@@ -363,14 +363,20 @@ def _by_name(index: ProjectIndex, fact: str, cache: str) -> dict[str, set[str]]:
     return cached
 
 
+def any_lightning_file(index: ProjectIndex) -> bool:
+    """Whether some file of the project imports Lightning / Fabric (:func:`lightning_near` is
+    false for every path without one)."""
+    return bool(index.get(FACT_LIGHTNING_FILES))
+
+
 def lightning_near(index: ProjectIndex, paths: Iterable[str]) -> bool:
     """Whether a file that imports Lightning / Fabric sits in the package or folder of one of
     ``paths``, above it or below it. A repository of independent examples keeps each example in
     its own folder: Lightning in one is no reason to judge a loader in another; a package that
     offers a Lightning data module anywhere in it is one project."""
-    lightning = {_package_root(p) for p in index.get(FACT_LIGHTNING_FILES)}
-    if not lightning:
+    if not any_lightning_file(index):
         return False
+    lightning = {_package_root(p) for p in index.get(FACT_LIGHTNING_FILES)}
     for path in paths:
         folder = _package_root(path)
         for other in lightning:

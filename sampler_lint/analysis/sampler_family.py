@@ -319,16 +319,22 @@ def subclasses_of(index: ProjectIndex, cls: ClassAttributes) -> list[ClassAttrib
 
 
 def has_project_subclass(index: ProjectIndex, torch_class: str) -> bool:
-    """Whether any project class derives from torch's ``torch_class`` (cached per index)."""
-    key = f"_sl_project_subclass_{torch_class}"
-    cached = index.__dict__.get(key)
+    """Whether any project class derives from torch's ``torch_class``."""
+    return bool(project_subclass_names(index, torch_class))
+
+
+def project_subclass_names(index: ProjectIndex, torch_class: str) -> frozenset[str]:
+    """The names of the project classes that derive from torch's ``torch_class`` at any depth
+    (cached per index): a construction of one of them names it (:func:`constructed_class`
+    finds a class by its last name)."""
+    key = f"_sl_project_subclasses_{torch_class}"
+    cached: frozenset[str] | None = index.__dict__.get(key)
     if cached is None:
-        cached = any(
-            torch_class in chain_of(index, fact).torch_bases
-            for facts in _classes(index).values() for fact in facts
+        cached = index.__dict__[key] = frozenset(
+            fact.name for facts in _classes(index).values() for fact in facts
+            if torch_class in chain_of(index, fact).torch_bases
         )
-        index.__dict__[key] = cached
-    return bool(cached)
+    return cached
 
 
 def is_distributed_sampler_class(index: ProjectIndex, name: str, path: str) -> bool:

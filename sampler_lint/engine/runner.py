@@ -509,16 +509,21 @@ def _index_reads(index: ProjectIndex) -> tuple[tuple[str, ...], list[tuple[str, 
 
 
 def _index_stage(survey: Survey, job: _Job, lint: LintOptions, index: ProjectIndex) -> Survey:
-    """The third pre-filter stage: rules that read the index drop files the whole index shows
-    they cannot flag (``Rule.may_match_index``). Only for files of the project index: a file
-    outside it (named on the command line though excluded) has its own facts nowhere."""
+    """The third pre-filter stage: rules that read the index drop files the index shows they
+    cannot flag (``Rule.may_match_index``, given the file's code). Only for files of the project
+    index: a file outside it (named on the command line though excluded) has its own facts
+    nowhere."""
     if not survey.rules or job.fact_path is None or not lint.use_prefilter:
         return survey
+    try:
+        text = decode(read_source(job.path))
+    except (OSError, SyntaxError, UnicodeDecodeError, LookupError):
+        return survey  # the lint pass reports what it cannot read
     by_code = {rule.code: rule for rule in lint.rules}
     path = str(job.path)
     kept = tuple(
         code for code in survey.rules
-        if code not in by_code or by_code[code].may_match_index(index, path)
+        if code not in by_code or by_code[code].may_match_index(index, path, text)
     )
     return survey if kept == survey.rules else replace(survey, rules=kept)
 

@@ -1,0 +1,60 @@
+"""The third pre-filter stage (``Rule.may_match_index``, given the index and the file's code):
+it drops the files the project shows a rule cannot flag, and keeps every file it could."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from sampler_lint.engine import registry
+from sampler_lint.engine.runner import build_index
+
+SAMPLERS = (
+    "from torch.utils.data import DistributedSampler\n\n\n"
+    "class EvenShards(DistributedSampler):\n    pass\n"
+)
+BUILDS_IT = "from samplers import EvenShards\n\n\ndef make(ds):\n    return EvenShards(ds)\n"
+BUILDS_ANOTHER = "def make(ds):\n    return Buckets(ds, shuffle=True)\n"
+
+
+def _project(root: Path, files: dict[str, str]) -> list[Path]:
+    for name, text in files.items():
+        (root / name).write_text(text)
+    return sorted(root / name for name in files)
+
+
+def test_seed_rules_keep_only_files_that_name_a_distributed_subclass(tmp_path: Path) -> None:
+    files = _project(tmp_path, {
+        "samplers.py": SAMPLERS, "train.py": BUILDS_IT, "other.py": BUILDS_ANOTHER,
+    })
+    index = build_index(files, registry.all_rules())
+    rules = registry.rules_by_code()
+    for code in ("SL301", "SL302"):
+        rule = rules[code]
+        assert rule.may_match_index(index, str(tmp_path / "train.py"), BUILDS_IT), code
+        # A class-like call, but of no subclass of DistributedSampler the project defines.
+        assert not rule.may_match_index(index, str(tmp_path / "other.py"), BUILDS_ANOTHER), code
+        # torch's own class, built by name, is kept whatever the text says.
+        assert rule.may_match_index(index, str(tmp_path / "samplers.py"), SAMPLERS), code
+
+
+def test_epoch_rule_without_persistent_workers_needs_lightning(tmp_path: Path) -> None:
+    dataset = (
+        "from torch.utils.data import Sampler\n\n\nclass Batches(Sampler):\n"
+        "    def set_epoch(self, epoch):\n        self.epoch = epoch\n\n"
+        "    def __iter__(self):\n        yield [self.epoch]\n"
+    )
+    loop = (
+        "from torch.utils.data import DataLoader\n\n\ndef run(ds, epochs):\n"
+        "    loader = DataLoader(ds, num_workers=2, persistent_workers=True)\n"
+        "    for epoch in range(epochs):\n        ds.set_epoch(epoch)\n"
+    )
+    files = _project(tmp_path, {"batches.py": dataset, "train.py": loop})
+    rule = registry.rules_by_code()["SL204"]
+    index = build_index(files, registry.all_rules())
+    # No file imports Lightning: only the persistent-workers shape is left, and it needs the
+    # word in the file.
+    assert not rule.may_match_index(index, str(tmp_path / "batches.py"), dataset)
+    assert rule.may_match_index(index, str(tmp_path / "train.py"), loop)
+    files += _project(tmp_path, {"module.py": "import lightning as L\n"})
+    with_lightning = build_index(files, registry.all_rules())
+    assert rule.may_match_index(with_lightning, str(tmp_path / "batches.py"), dataset)
