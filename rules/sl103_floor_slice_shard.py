@@ -93,46 +93,50 @@ def _is_pure(node: cst.BaseExpression) -> bool:
 
 
 def _may_bound(
-    lower: ast.expr | None, upper: ast.expr | None, assigned: dict[str, set[type[ast.operator]]]
+    lower: ast.expr | None, upper: ast.expr | None, assigned: dict[str, list[ast.BinOp]]
 ) -> bool:
     """The ``ast`` side of ``_bounds``: ``rank * per`` below (a rank is a name, attribute or
-    call; ``per`` a ``//`` or a name assigned one) and a product or a sum above; a bound may be
-    a name assigned its shape. ``assigned``: the operators of the ``BinOp`` values each plain
-    name is assigned anywhere in the file."""
+    call; ``per`` a ``//`` or a name assigned one), directly or as a name assigned that product,
+    and a product or a sum above; the upper bound may be a name assigned its shape.
+    ``assigned``: the ``BinOp`` values each plain name is assigned anywhere in the file (the
+    rule follows a name through its one assignment in scope, which is one of them)."""
 
     def binary(node: ast.expr | None, operator: type[ast.operator]) -> list[ast.expr]:
         if type(node) is ast.BinOp and type(node.op) is operator:
             return [node.left, node.right]
         return []
 
-    def named(node: ast.expr | None, *operators: type[ast.operator]) -> bool:
-        return type(node) is ast.Name and bool(assigned.get(node.id, set()) & set(operators))
+    def values(node: ast.expr | None, *operators: type[ast.operator]) -> list[ast.BinOp]:
+        if type(node) is not ast.Name:
+            return []
+        return [value for value in assigned.get(node.id, []) if type(value.op) in operators]
 
     def per(node: ast.expr) -> bool:
-        return named(node, ast.FloorDiv) or bool(binary(node, ast.FloorDiv))
+        return bool(values(node, ast.FloorDiv)) or bool(binary(node, ast.FloorDiv))
 
     def rank(node: ast.expr) -> bool:
         return type(node) in (ast.Name, ast.Attribute, ast.Call)
 
-    low = binary(lower, ast.Mult)
-    product = bool(low) and any(rank(a) and per(b) for a, b in (low, low[::-1]))
-    if not (product or named(lower, ast.Mult)):
+    def product(node: ast.expr | None) -> bool:
+        low = binary(node, ast.Mult)
+        return bool(low) and any(rank(a) and per(b) for a, b in (low, low[::-1]))
+
+    if not (product(lower) or any(product(value) for value in values(lower, ast.Mult))):
         return False
     # Above: `(rank + 1) * per` or `lower + per` (the text comparisons are the rule's).
     times = binary(upper, ast.Mult)
     return (
-        named(upper, ast.Mult, ast.Add)
+        bool(values(upper, ast.Mult, ast.Add))
         or any(binary(side, ast.Add) for side in times)
         or bool(binary(upper, ast.Add))
     )
 
 
-def _binary_assignments(summary: SyntaxSummary) -> dict[str, set[type[ast.operator]]]:
-    found: dict[str, set[type[ast.operator]]] = {}
-    pairs = summary.assignments()
-    for target, value in pairs:
+def _binary_assignments(summary: SyntaxSummary) -> dict[str, list[ast.BinOp]]:
+    found: dict[str, list[ast.BinOp]] = {}
+    for target, value in summary.assignments():
         if type(target) is ast.Name and type(value) is ast.BinOp:
-            found.setdefault(target.id, set()).add(type(value.op))
+            found.setdefault(target.id, []).append(value)
     return found
 
 

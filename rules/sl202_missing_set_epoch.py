@@ -9,8 +9,9 @@ import libcst as cst
 
 from sampler_lint.analysis.frameworks import is_framework_name
 from sampler_lint.analysis.imports import dotted_name
-from sampler_lint.analysis.index import dotted_expression
+from sampler_lint.analysis.index import ProjectIndex, dotted_expression
 from sampler_lint.analysis.loader_calls import (
+    DISTRIBUTED_SAMPLERS,
     EPOCH_AWARE_CALLS,
     constructed,
     is_distributed_sampler,
@@ -27,7 +28,11 @@ from sampler_lint.analysis.loader_facts import (
 )
 from sampler_lint.analysis.loaders import project_epoch_uses
 from sampler_lint.analysis.matching import get_arg
-from sampler_lint.analysis.sampler_family import CLASS_FACTS, is_distributed_sampler_class
+from sampler_lint.analysis.sampler_family import (
+    CLASS_FACTS,
+    is_distributed_sampler_class,
+    project_subclass_names,
+)
 from sampler_lint.analysis.syntax_summary import SyntaxSummary
 from sampler_lint.analysis.tree import scope_body_statements
 from sampler_lint.rule import Applicability, Example, Fix, Rule, Severity
@@ -82,6 +87,15 @@ class MissingSetEpoch(Rule):
             type(value) is ast.Call and is_loader_constructor(dotted_expression(value.func))
             for _, value in summary.assignments()
         )
+
+    @classmethod
+    def may_match_index(cls, index: ProjectIndex, path: str, text: str) -> bool:
+        # The dataset shape calls `set_epoch`; the loader and wrapper shapes construct a
+        # DistributedSampler, which the file names: torch's or a known subclass, or a project
+        # subclass (``_is_distributed`` finds it by its last name).
+        if "set_epoch" in text or any(name in text for name in DISTRIBUTED_SAMPLERS):
+            return True
+        return any(name in text for name in project_subclass_names(index, "DistributedSampler"))
 
     def visit_Call(self, node: cst.Call) -> None:
         if is_loader_constructor(dotted_name(node.func)):
