@@ -56,6 +56,8 @@ _WALKING_METHODS = frozenset({
 })
 _INFINITE = ("cycle", "count", "repeat")
 _WORKER_METHODS = ("__iter__",)
+# The name after every `class` keyword (a backslash may continue the line before the name).
+_CLASS_NAMES = re.compile(r"\bclass[\s\\]+(\w+)")
 
 
 class UnshardedIterableDataset(Rule):
@@ -84,8 +86,11 @@ class UnshardedIterableDataset(Rule):
 
     @classmethod
     def may_match_index(cls, index: ProjectIndex, path: str, text: str) -> bool:
-        # Some loader runs a dataset in several processes (built on it, or on a parameter).
-        return bool(index.get(FACT) or index.get(FACT_PARAMETERS))
+        # A class of this file (every `class Name` its code spells) that some loader of the
+        # project runs in several processes: the same question visit_ClassDef asks last.
+        if not (index.get(FACT) or index.get(FACT_PARAMETERS)):
+            return False
+        return any(loaders_of(index, name, path) for name in set(_CLASS_NAMES.findall(text)))
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         if not self._plain_iterable_dataset(node):

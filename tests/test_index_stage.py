@@ -58,3 +58,27 @@ def test_epoch_rule_without_persistent_workers_needs_lightning(tmp_path: Path) -
     files += _project(tmp_path, {"module.py": "import lightning as L\n"})
     with_lightning = build_index(files, registry.all_rules())
     assert rule.may_match_index(with_lightning, str(tmp_path / "batches.py"), dataset)
+
+
+def test_iterable_dataset_rule_keeps_only_classes_some_loader_runs(tmp_path: Path) -> None:
+    streams = (
+        "from torch.utils.data import IterableDataset\n\n\n"
+        "class Lines(IterableDataset):\n    def __iter__(self):\n        yield from self.lines\n\n\n"
+        "class \\\n        Unused(IterableDataset):\n    def __iter__(self):\n        yield 1\n"
+    )
+    unused = (
+        "from torch.utils.data import IterableDataset\n\n\n"
+        "class Spare(IterableDataset):\n    def __iter__(self):\n        yield 1\n"
+    )
+    train = (
+        "from torch.utils.data import DataLoader\nfrom streams import Lines\n\n"
+        "loader = DataLoader(Lines(), num_workers=4)\n"
+    )
+    files = _project(tmp_path, {"streams.py": streams, "spare.py": unused, "train.py": train})
+    rule = registry.rules_by_code()["SL105"]
+    index = build_index(files, registry.all_rules())
+    assert rule.may_match_index(index, str(tmp_path / "streams.py"), streams)
+    assert not rule.may_match_index(index, str(tmp_path / "spare.py"), unused)
+    # The class statement continued by a backslash is still read.
+    moved = streams.replace("class Lines", "class Kept").replace("Unused", "Lines")
+    assert rule.may_match_index(index, str(tmp_path / "streams.py"), moved)
