@@ -13,9 +13,9 @@ from sampler_lint.analysis.frameworks import (
     FRAMEWORK_FACTS,
     LIGHTNING_FILES,
     LIGHTNING_IMPORTS,
-    any_lightning_file,
     batch_sampler_sites,
     lightning_near,
+    project_may_use_lightning,
     sampler_arguments,
 )
 from sampler_lint.analysis.imports import dotted_name
@@ -94,10 +94,11 @@ class EpochNotPropagatedToWorkers(Rule):
     @classmethod
     def may_match_index(cls, index: ProjectIndex, path: str, text: str) -> bool:
         # Shape 1 reads `persistent_workers` in the file; shape 2 needs a file that imports
-        # Lightning (lightning_near) and no sign of Lightning 1.x.
+        # Lightning (lightning_near: one is enough to know, and the question stops there) and
+        # no sign of Lightning 1.x.
         if "persistent_workers" in text:
             return True
-        return any_lightning_file(index) and not may_run_lightning_1x(index)
+        return project_may_use_lightning(index) and not may_run_lightning_1x(index)
 
     # -- shape 1: persistent workers keep the epoch of their first iteration -------------------
 
@@ -376,7 +377,7 @@ class EpochNotPropagatedToWorkers(Rule):
         found = find_epoch_class(index, node.name.value, path)
         if found is None or found.path != file_key(path):
             return
-        sites = batch_sampler_sites(index).get(found.name, set())
+        sites = batch_sampler_sites(index, found.name)
         lineage = lineage_of(index, found)
         subclasses_batch_sampler = any(
             base.rsplit(".", 1)[-1] == "BatchSampler" and base.startswith("torch.")
@@ -384,7 +385,7 @@ class EpochNotPropagatedToWorkers(Rule):
         )
         if not (sites or subclasses_batch_sampler):
             return
-        if found.name in sampler_arguments(index):
+        if sampler_arguments(index, found.name):
             return  # passed as `sampler=`: Lightning calls its set_epoch
         if not lightning_near(index, sites | {found.path}) or may_run_lightning_1x(index):
             return

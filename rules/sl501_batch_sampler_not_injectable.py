@@ -257,7 +257,7 @@ def _swappable(context: FileContext, fact: ClassAttributes) -> bool:
         and {"sampler", "batch_size", "drop_last"} <= set(fact.assigned)
         # Lightning records a BatchSampler's arguments on the instance: no room under __slots__
         and "__slots__" not in fact.assigned
-        and fact.name not in sampler_arguments(index)
+        and not sampler_arguments(index, fact.name)
         and not subclasses_of(index, fact)
     )
 

@@ -185,3 +185,26 @@ def test_what_one_worker_reads_another_reuses(tmp_path: Path) -> None:
         assert second.get("sl4_classes") == first.get("sl4_classes")
         collect.assert_not_called()
     assert second.gathered == first.gathered
+
+
+def test_a_parse_serves_only_the_collectors_some_rule_in_play_reads() -> None:
+    # Once a run asks a second question, a parse also reads the facts of the other collectors
+    # the file passes, but never those of a collector no rule left after the pre-filters reads
+    # (a run over one file asks only that file's rules' questions).
+    from sampler_lint.analysis.sampler_family import CLASS_FACTS
+    from sampler_lint.analysis.sampler_family import FACT as CLASS_FACT
+    from sampler_lint.analysis.seed_facts import FACT_NAMED, NAMED_SAMPLER_FACTS
+
+    files = _project()
+    collectors = _collectors()
+    index = DemandIndex(_surveyed(files, collectors), collectors.collectors)
+    index.in_play = frozenset({CLASS_FACTS.name, NAMED_SAMPLER_FACTS.name})
+    index.get(FACT_NAMED)
+    index.get(CLASS_FACT)
+    read = {name for name, _ in index._read}
+    assert read == {CLASS_FACTS.name, NAMED_SAMPLER_FACTS.name}
+    everything = DemandIndex(_surveyed(files, collectors), collectors.collectors)
+    everything.get(FACT_NAMED)
+    everything.get(CLASS_FACT)
+    assert {name for name, _ in everything._read} > read  # the others, when all are in play
+    assert index.get(CLASS_FACT) == everything.get(CLASS_FACT)

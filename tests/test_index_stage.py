@@ -63,7 +63,8 @@ def test_epoch_rule_without_persistent_workers_needs_lightning(tmp_path: Path) -
 def test_iterable_dataset_rule_keeps_only_classes_some_loader_runs(tmp_path: Path) -> None:
     streams = (
         "from torch.utils.data import IterableDataset\n\n\n"
-        "class Lines(IterableDataset):\n    def __iter__(self):\n        yield from self.lines\n\n\n"
+        "class Lines(IterableDataset):\n    def __iter__(self):\n"
+        "        yield from self.lines\n\n\n"
         "class \\\n        Unused(IterableDataset):\n    def __iter__(self):\n        yield 1\n"
     )
     unused = (

@@ -240,12 +240,12 @@ class Breakage:
 
 def is_batch_sampler(index: ProjectIndex, fact: ClassAttributes) -> bool:
     chain = chain_of(index, fact)
-    if "BatchSampler" in chain.torch_bases or fact.name in batch_sampler_sites(index):
+    if "BatchSampler" in chain.torch_bases or bool(batch_sampler_sites(index, fact.name)):
         return True
     # Yielding lists makes a plain Sampler subclass a batch sampler; a DistributedSampler (or
     # any other torch sampler) that groups its indices, or a class passed as `sampler=` with
     # `batch_size=None`, is never re-created by Lightning.
-    if chain.torch_bases - {"Sampler"} or fact.name in sampler_arguments(index):
+    if chain.torch_bases - {"Sampler"} or bool(sampler_arguments(index, fact.name)):
         return False
     iterate = _nearest_iter(index, fact)
     return iterate is not None and iterate.iter_yields_batches
@@ -347,7 +347,6 @@ def lightning_injects(index: ProjectIndex, *facts: ClassAttributes) -> bool:
     imports it sits near the class or where it reaches ``batch_sampler=``, and the Trainers that
     may receive those loaders leave injection on (judged where the class is used when that is
     known, else by the whole project)."""
-    sites = batch_sampler_sites(index)
-    used = {path for fact in facts for path in sites.get(fact.name, set())}
+    used = {path for fact in facts for path in batch_sampler_sites(index, fact.name)}
     defined = {fact.path for fact in facts}
     return lightning_near(index, used | defined) and injection_on_for(index, used or defined)

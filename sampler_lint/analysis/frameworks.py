@@ -343,30 +343,20 @@ LIGHTNING_FILES = FactCollector(
 )
 
 
-def batch_sampler_sites(index: ProjectIndex) -> dict[str, set[str]]:
-    """Class name -> the paths where it reaches ``batch_sampler=``."""
-    return _by_name(index, FACT_SITES, "_sl5_sites")
+def batch_sampler_sites(index: ProjectIndex, name: str) -> set[str]:
+    """The paths where the class ``name`` reaches ``batch_sampler=``."""
+    return _sites_of(index, FACT_SITES, name)
 
 
-def sampler_arguments(index: ProjectIndex) -> dict[str, set[str]]:
-    """Class name -> the paths where it is passed as ``sampler=``."""
-    return _by_name(index, FACT_SAMPLER_ARGS, "_sl5_sampler_args")
+def sampler_arguments(index: ProjectIndex, name: str) -> set[str]:
+    """The paths where the class ``name`` is passed as ``sampler=``."""
+    return _sites_of(index, FACT_SAMPLER_ARGS, name)
 
 
-def _by_name(index: ProjectIndex, fact: str, cache: str) -> dict[str, set[str]]:
-    cached: dict[str, set[str]] | None = index.__dict__.get(cache)
-    if cached is None:
-        cached = {}
-        for site in index.get(fact):
-            cached.setdefault(site.name, set()).add(site.path)
-        index.__dict__[cache] = cached
-    return cached
-
-
-def any_lightning_file(index: ProjectIndex) -> bool:
-    """Whether some file of the project imports Lightning / Fabric (:func:`lightning_near` is
-    false for every path without one)."""
-    return bool(index.get(FACT_LIGHTNING_FILES))
+def _sites_of(index: ProjectIndex, fact: str, name: str) -> set[str]:
+    # A site names its class by the last name the file spells (``_called``, ``_annotated``):
+    # only files whose text holds the name can have one, and only those are read.
+    return {site.path for site in index.get_for(fact, name) if site.name == name}
 
 
 def lightning_near(index: ProjectIndex, paths: Iterable[str]) -> bool:
@@ -374,9 +364,9 @@ def lightning_near(index: ProjectIndex, paths: Iterable[str]) -> bool:
     ``paths``, above it or below it. A repository of independent examples keeps each example in
     its own folder: Lightning in one is no reason to judge a loader in another; a package that
     offers a Lightning data module anywhere in it is one project."""
-    if not any_lightning_file(index):
-        return False
     lightning = {_package_root(p) for p in index.get(FACT_LIGHTNING_FILES)}
+    if not lightning:
+        return False
     for path in paths:
         folder = _package_root(path)
         for other in lightning:

@@ -135,6 +135,9 @@ class DemandIndex(ProjectIndex):
         self.gathered: dict[str, str] = {}
         #: Cache entries made in this process (a worker hands them to the main process).
         self.fresh: list[tuple[str, Facts]] = []
+        #: The collectors some rule still in play reads (``None``: any): once a run asks many
+        #: questions, a parse serves these too, and no collector no rule will ask about.
+        self.in_play: frozenset[str] | None = None
         #: Set while worker processes lint: what one of them reads for a collector, the others
         #: reuse instead of parsing the same files again.
         self.shared: Shared | None = None
@@ -212,7 +215,7 @@ class DemandIndex(ProjectIndex):
         digest."""
         if not token:
             self._asked += 1
-        if not token and collector.settled is None and self._mapper is not None:
+        if not token and collector.settled is None:
             self._read_ahead(collector)
         found = ProjectIndex()
         parts: list[str] = []
@@ -234,11 +237,12 @@ class DemandIndex(ProjectIndex):
         (a question settled by its first files is not worth it: it stops early)."""
         todo = [
             source for source in self._sources
-            if (source.collectors is None or collector.name in source.collectors)
-            and (collector.name, source.fact_path) not in self._read
+            if (collector.name, source.fact_path) not in self._read
+            and (collector.name in source.collectors if source.collectors is not None
+                 else self._admits(collector, source))
         ]
         if len(todo) < PARALLEL_GATHER or self._mapper is None:
-            return
+            return  # read one by one, in this process, by _gather
         todo = [source for source in todo if not self._cached(source, collector)]
         if len(todo) < PARALLEL_GATHER:
             return
@@ -252,6 +256,19 @@ class DemandIndex(ProjectIndex):
                 if self._cache is not None:
                     self._cache.put(key, value)
                 self.fresh.append((key, value))
+
+    def _admits(self, collector: FactCollector, source: Source) -> bool:
+        """Whether the bytes of a file the survey did not read pass ``collector``'s pre-filter
+        (most do not: those are known to hold none of its facts, and are not handed to a worker
+        process only to be turned away there)."""
+        try:
+            data = read_source(source.path)
+        except OSError:
+            return True  # the reader says so in its own way
+        if _passes(collector, data):
+            return True
+        self._read[collector.name, source.fact_path] = {}
+        return False
 
     def _cached(self, source: Source, collector: FactCollector) -> bool:
         """Whether the cache holds this file's facts for ``collector`` (now in ``_read``)."""
@@ -272,6 +289,10 @@ class DemandIndex(ProjectIndex):
     def _alone(self, token: str) -> bool:
         """Whether a parse for a question reads only its own collector's facts."""
         return bool(token) or self._asked < 2
+
+    def _serves(self, name: str) -> bool:
+        """Whether a parse made for another collector also reads this one's facts."""
+        return self.in_play is None or name in self.in_play
 
     def read_one(self, collector: FactCollector, source: Source, alone: bool) -> Read:
         """What reading one file for ``collector`` puts in ``_read`` (per collector), and the
@@ -320,7 +341,8 @@ class DemandIndex(ProjectIndex):
                 return
             passes = [
                 other.name for other in self._all.values()
-                if other is collector or _passes(other, data)
+                if other is collector or (not alone and self._serves(other.name)
+                                          and _passes(other, data))
             ]
         else:
             passes = list(source.collectors)
@@ -338,7 +360,7 @@ class DemandIndex(ProjectIndex):
         wanted = [
             self._all[name] for name in passes
             if name in self._all and (name, path) not in self._read
-            and (not alone or name == collector.name)
+            and (name == collector.name or (not alone and self._serves(name)))
         ]
         for other in wanted:
             keys.setdefault(other.name, digest("facts", other.name, path, content))

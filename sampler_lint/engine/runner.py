@@ -508,6 +508,23 @@ def _index_reads(index: ProjectIndex) -> tuple[tuple[str, ...], list[tuple[str, 
     return index.digests(list(index.gathered)), fresh
 
 
+def _collectors_in_play(
+    jobs: Sequence[_Job], surveys: Sequence[Survey], lints: Sequence[LintOptions]
+) -> frozenset[str]:
+    """The collectors read by the rules the pre-filters left for some linted file: no other
+    collector is ever asked (a run over one file asks only that file's rules' questions)."""
+    names: set[str] = set()
+    for job, survey in zip(jobs, surveys, strict=True):
+        if job.lint_id is None:
+            continue
+        rules = lints[job.lint_id].rules
+        codes = None if survey.rules is None else set(survey.rules)
+        for rule in rules:
+            if codes is None or rule.code in codes:
+                names.update(collector.name for collector in rule.collectors)
+    return frozenset(names)
+
+
 def _index_stage(survey: Survey, job: _Job, lint: LintOptions, index: ProjectIndex) -> Survey:
     """The third pre-filter stage: rules that read the index drop files the index shows they
     cannot flag (``Rule.may_match_index``, given the file's code). Only for files of the project
@@ -680,6 +697,7 @@ def run(
         fact_path = jobs[number].fact_path
         if surveys[number].read and fact_path is not None:
             index.known(fact_path, surveys[number].read)
+    index.in_play = _collectors_in_play(jobs[:linted], surveys, lints)
     lint_keys = [_lint_key(lint) for lint in lints]
 
     results: list[FileResult | None] = [None] * linted
