@@ -8,7 +8,7 @@ import ast
 import libcst as cst
 
 from sampler_lint.analysis.imports import dotted_name
-from sampler_lint.analysis.syntax_summary import SyntaxSummary
+from sampler_lint.analysis.syntax_summary import SyntaxSummary, walk
 from sampler_lint.analysis.tree import descendants
 from sampler_lint.rule import Example, Rule, Severity
 
@@ -58,7 +58,7 @@ class RngCopiedIntoWorkers(Rule):
                 isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)
                 and _last_name(node.value.func) in constructors
                 and any(_is_self_attribute(target) for target in node.targets)
-                for statement in init.body for node in ast.walk(statement)
+                for statement in init.body for node in walk(statement)
             ):
                 return True
         return False

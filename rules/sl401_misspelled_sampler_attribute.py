@@ -24,7 +24,7 @@ from sampler_lint.analysis.sampler_family import (
     near_miss,
     subclasses_of,
 )
-from sampler_lint.analysis.syntax_summary import SyntaxSummary, within
+from sampler_lint.analysis.syntax_summary import SyntaxSummary, walk, within
 from sampler_lint.analysis.tree import descendants
 from sampler_lint.rule import Applicability, Example, Fix, Rule, Severity
 
@@ -335,7 +335,7 @@ def _may_leave_unassigned(klass: ast.ClassDef) -> bool:
                 isinstance(node, (ast.If, ast.Try, ast.Return, ast.For, ast.While))
                 or (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
                     and isinstance(node.func.value, ast.Name) and node.func.value.id == "self")
-                for node in ast.walk(item)
+                for node in walk(item)
             )
     return False
 

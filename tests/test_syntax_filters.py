@@ -474,3 +474,19 @@ def test_text_prefilter_keeps_project_findings(project: Path, name: str) -> None
     unfiltered = _project_findings(project, "--no-prefilter")
     assert name.split()[0] in {code for _, _, code in unfiltered}
     assert _project_findings(project) == unfiltered
+
+
+def test_walk_is_ast_walk_without_the_context_markers() -> None:
+    # The fact collectors rely on ast.walk's nodes and order; `walk` skips only Load / Store /
+    # Del, which no collector looks at.
+    from sampler_lint.analysis.syntax_summary import walk
+
+    sources = sorted((Path(__file__).parent / "fixtures").rglob("*.py"))[:200]
+    assert sources
+    for source in sources:
+        try:
+            tree = ast.parse(source.read_bytes())
+        except SyntaxError:
+            continue
+        expected = [n for n in ast.walk(tree) if not isinstance(n, ast.expr_context)]
+        assert list(walk(tree)) == expected, source

@@ -32,6 +32,7 @@ from sampler_lint.analysis.sampler_family import (
     project_ancestors,
     torch_sampler,
 )
+from sampler_lint.analysis.syntax_summary import walk
 
 FACT_SHAPES = "sl5_class_shapes"
 
@@ -108,7 +109,7 @@ def _signature(function: ast.FunctionDef | ast.AsyncFunctionDef) -> Signature:
 
 def _super_init(function: ast.FunctionDef | ast.AsyncFunctionDef) -> str:
     found = "none"
-    for node in ast.walk(function):
+    for node in walk(function):
         if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
                 and node.func.attr == "__init__"):
             continue
@@ -144,12 +145,12 @@ def _batch_value(node: ast.expr | None, lists: set[str]) -> bool:
 
 def _yields_batches(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     lists: set[str] = set()
-    for node in ast.walk(function):
+    for node in walk(function):
         if isinstance(node, ast.Assign) and _batch_value(node.value, set()):
             lists.update(t.id for t in node.targets if isinstance(t, ast.Name))
     return any(
         isinstance(node, ast.Yield) and _batch_value(node.value, lists)
-        for node in ast.walk(function)
+        for node in walk(function)
     )
 
 
@@ -161,7 +162,7 @@ def class_shape(node: ast.ClassDef, path: str) -> ClassShape:
     init = methods.get("__init__")
     iterate = methods.get("__iter__")
     foreign = set()
-    for child in ast.walk(node):
+    for child in walk(node):
         if isinstance(child, ast.Attribute) and isinstance(child.ctx, ast.Load):
             holder = child.value
             if (isinstance(holder, ast.Name) and holder.id == "sampler") or _is_self_sampler(
@@ -177,7 +178,7 @@ def class_shape(node: ast.ClassDef, path: str) -> ClassShape:
         iterate is not None,
         "__len__" in methods,
         iterate is not None and _yields_batches(iterate),
-        iterate is not None and any(_is_self_sampler(n) for n in ast.walk(iterate)
+        iterate is not None and any(_is_self_sampler(n) for n in walk(iterate)
                                     if isinstance(n, ast.Attribute)),
         tuple(sorted(foreign)),
     )

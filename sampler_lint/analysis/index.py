@@ -99,7 +99,16 @@ def statements(tree: ast.AST) -> Iterator[ast.stmt]:
 
 
 def import_aliases(tree: ast.Module) -> dict[str, str]:
-    """Local name -> what it was imported as (``dist`` -> ``torch.distributed``)."""
+    """Local name -> what it was imported as (``dist`` -> ``torch.distributed``). Read once per
+    tree, however many fact collectors ask (a copy each: callers may add to it)."""
+    made: dict[str, str] | None = getattr(tree, "_sampler_lint_aliases", None)
+    if made is None:
+        made = _import_aliases(tree)
+        tree._sampler_lint_aliases = made  # type: ignore[attr-defined]
+    return dict(made)
+
+
+def _import_aliases(tree: ast.Module) -> dict[str, str]:
     aliases: dict[str, str] = {}
     for node in statements(tree):
         if isinstance(node, ast.Import):

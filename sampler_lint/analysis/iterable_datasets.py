@@ -30,7 +30,7 @@ from sampler_lint.analysis.index import (
 )
 from sampler_lint.analysis.loader_calls import is_evaluation_name
 from sampler_lint.analysis.loader_facts import file_key, is_loader_constructor
-from sampler_lint.analysis.syntax_summary import SyntaxSummary
+from sampler_lint.analysis.syntax_summary import SyntaxSummary, walk
 
 FACT = "sl105_dataset_loaders"
 FACT_PARAMETERS = "sl105_parameter_loaders"
@@ -222,7 +222,7 @@ def _split_by_caller(
 ) -> bool:
     """Whether the construction's arguments (or the names they read, two assignments deep)
     mention a rank, a world size or shards: the caller gave each process its own part."""
-    for node in ast.walk(value):
+    for node in walk(value):
         if isinstance(node, (ast.Name, ast.Attribute)):
             word = _text(node).lower()
             if any(part in word for part in _SPLIT_WORDS):
@@ -261,7 +261,7 @@ def _configures_workers(scopes: _Scopes, value: ast.expr) -> bool:
         return True
     return any(
         any(word in _text(node) for word in _CONFIGURES)
-        for body in bodies for node in ast.walk(body)
+        for body in bodies for node in walk(body)
         if isinstance(node, (ast.Name, ast.Attribute))
     )
 
@@ -352,7 +352,7 @@ def _subclasses(
 
 
 def _mentions_sharding(node: ast.AST) -> bool:
-    for child in ast.walk(node):
+    for child in walk(node):
         if isinstance(child, (ast.Name, ast.Attribute)):
             word = _text(child)
         elif isinstance(child, ast.Constant) and isinstance(child.value, str):

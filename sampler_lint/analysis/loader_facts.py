@@ -19,7 +19,7 @@ from sampler_lint.analysis.index import (
     dotted_expression,
     imported_module,
 )
-from sampler_lint.analysis.syntax_summary import SyntaxSummary
+from sampler_lint.analysis.syntax_summary import SyntaxSummary, walk
 
 # An expression's provenance, as plain tuples (picklable, comparable, stable in the index):
 #   ("loader", built_with_sampler, built_with_batch_sampler)  a DataLoader(...) construction
@@ -365,7 +365,7 @@ def _falsy_defaults(function: _Function) -> dict[str, object]:
     # A parameter the function rebinds (`plan = plan or default_plan()`) may be set whatever
     # the caller passed: only the untouched ones count.
     rebound = {
-        n.id for n in ast.walk(function) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+        n.id for n in walk(function) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
     }
     return {
         a.arg: d.value for a, d in pairs
@@ -505,7 +505,7 @@ def epoch_uses(function: _Function) -> list[tuple[str, int, EpochUse]]:
     positional = [a.arg for a in args.posonlyargs + args.args]
     parameters = [(name, i) for i, name in enumerate(positional)]
     parameters += [(a.arg, -1) for a in args.kwonlyargs]
-    nodes = list(ast.walk(function))
+    nodes = list(walk(function))
     sets = any(
         isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
         and n.func.attr == "set_epoch" for n in nodes
@@ -515,7 +515,7 @@ def epoch_uses(function: _Function) -> list[tuple[str, int, EpochUse]]:
         loops = hands_on = False
         for node in nodes:
             if isinstance(node, (ast.For, ast.AsyncFor)) and _is_epoch_loop_ast(node):
-                loops = loops or any(_iterates(inner, name) for inner in ast.walk(node))
+                loops = loops or any(_iterates(inner, name) for inner in walk(node))
             elif isinstance(node, ast.Call) and any(
                 isinstance(a, ast.Name) and a.id == name
                 for a in [*node.args, *(k.value for k in node.keywords)]
@@ -553,7 +553,7 @@ def _is_epoch_loop_ast(loop: ast.For | ast.AsyncFor) -> bool:
     return any(
         (isinstance(n, ast.Name) and "epoch" in n.id.lower())
         or (isinstance(n, ast.Attribute) and "epoch" in n.attr.lower())
-        for arg in iterable.args for n in ast.walk(arg)
+        for arg in iterable.args for n in walk(arg)
     )
 
 

@@ -16,6 +16,7 @@ from typing import Any
 
 from sampler_lint.analysis.index import FactCollector, ProjectIndex, dotted_expression, statements
 from sampler_lint.analysis.loader_facts import file_key
+from sampler_lint.analysis.syntax_summary import walk
 
 FACT = "sl1_dataset_classes"
 
@@ -50,7 +51,7 @@ class DatasetClass:
 def identifiers(node: ast.AST) -> set[str]:
     """Every name and attribute name read or written under ``node``."""
     found: set[str] = set()
-    for child in ast.walk(node):
+    for child in walk(node):
         if isinstance(child, ast.Name):
             found.add(child.id)
         elif isinstance(child, ast.Attribute):

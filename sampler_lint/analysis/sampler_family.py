@@ -24,6 +24,7 @@ from sampler_lint.analysis.index import (
     statements,
 )
 from sampler_lint.analysis.loader_facts import file_key
+from sampler_lint.analysis.syntax_summary import walk
 
 # RULES.md: the attributes torch's samplers set (what a subclass may read without assigning).
 TORCH_ATTRIBUTES: dict[str, frozenset[str]] = {
@@ -98,7 +99,7 @@ def class_attributes(node: ast.ClassDef, path: str, aliases: dict[str, str]) -> 
             assigned.update(t.id for t in item.targets if isinstance(t, ast.Name))
         elif isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name):
             assigned.add(item.target.id)
-    for child in ast.walk(node):
+    for child in walk(node):
         if isinstance(child, ast.Attribute) and _is_self(child.value):
             if child.attr == "__dict__":
                 opaque = True

@@ -26,7 +26,7 @@ from sampler_lint.analysis.index import (
 )
 from sampler_lint.analysis.loader_calls import distributed_sampler_calls
 from sampler_lint.analysis.loader_facts import file_key
-from sampler_lint.analysis.syntax_summary import SyntaxSummary
+from sampler_lint.analysis.syntax_summary import SyntaxSummary, walk
 
 FACT_KEYS = "sl3_seed_keys"  # (namespace, key, path): `cfg`, `TRAIN.SEED`
 FACT_IMPORTS = "sl3_imports"  # (path, module stems it imports): see _import_stems
@@ -157,7 +157,7 @@ def _holder_scope(summary: SyntaxSummary, node: ast.AST, name: str) -> ast.AST |
 
 def _names_in(node: ast.expr) -> set[str]:
     found: set[str] = set()
-    for child in ast.walk(node):
+    for child in walk(node):
         if isinstance(child, (ast.Name, ast.Attribute)):
             dotted = dotted_expression(child)
             if dotted is not None:

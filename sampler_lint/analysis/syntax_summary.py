@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 from collections import defaultdict
+from collections.abc import Iterator
 from typing import TypeVar
 
 Node = TypeVar("Node", bound=ast.AST)
@@ -26,6 +27,33 @@ _NEVER_NODES = frozenset({
     "is_async", "ctx", "simple",
 })
 _NODE_FIELDS: dict[type[ast.AST], tuple[str, ...]] = {}
+
+
+def _fields(kind: type[ast.AST]) -> tuple[str, ...]:
+    fields = _NODE_FIELDS.get(kind)
+    if fields is None:
+        fields = _NODE_FIELDS[kind] = tuple(
+            name for name in kind._fields if name not in _NEVER_NODES
+        )
+    return fields
+
+
+def walk(node: ast.AST) -> Iterator[ast.AST]:
+    """``ast.walk``'s nodes in its breadth-first order, less the ``ctx`` markers (``Load``,
+    ``Store``, ``Del``), about three times faster: the fact collectors walk every function of
+    the files they read, and ``ast.walk`` was most of their time."""
+    queue = [node]
+    append = queue.append
+    for current in queue:  # the queue grows while it is read
+        yield current
+        for name in _NODE_FIELDS.get(type(current)) or _fields(type(current)):
+            value = getattr(current, name, None)
+            if type(value) is list:
+                for item in value:
+                    if isinstance(item, ast.AST):
+                        append(item)
+            elif isinstance(value, ast.AST):
+                append(value)
 
 
 class SyntaxSummary:
@@ -42,11 +70,7 @@ class SyntaxSummary:
         for node in queue:
             kind = type(node)
             by_kind[kind].append(node)
-            fields = _NODE_FIELDS.get(kind)
-            if fields is None:
-                fields = _NODE_FIELDS[kind] = tuple(
-                    name for name in kind._fields if name not in _NEVER_NODES
-                )
+            fields = _NODE_FIELDS.get(kind) or _fields(kind)
             for name in fields:
                 value = getattr(node, name, None)
                 if type(value) is list:

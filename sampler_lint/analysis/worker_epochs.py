@@ -27,6 +27,7 @@ from sampler_lint.analysis.index import (
     statements,
 )
 from sampler_lint.analysis.loader_facts import file_key
+from sampler_lint.analysis.syntax_summary import walk
 
 FACT_CLASSES = "sl204_epoch_classes"
 FACT_BATCH_EPOCH_CALLERS = "sl204_batch_epoch_callers"
@@ -82,7 +83,7 @@ def _method_facts(function: ast.FunctionDef | ast.AsyncFunctionDef) -> MethodFac
     writes: set[str] = set()
     calls: set[str] = set()
     supers: set[str] = set()
-    for node in ast.walk(function):
+    for node in walk(function):
         if isinstance(node, ast.Attribute) and _is_self(node.value):
             if isinstance(node.ctx, (ast.Store, ast.Del)):
                 writes.add(node.attr)
@@ -144,14 +145,14 @@ def _receiver_names(tree: ast.Module) -> Iterator[str]:
     """The receivers of ``<x>.set_epoch(...)`` calls that may be a batch sampler: a dotted
     receiver naming a batch sampler, or a name bound to a class construction (the class name)."""
     constructed: dict[str, set[str]] = {}
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
             called = dotted_expression(node.value.func)
             for target in node.targets:
                 held = dotted_expression(target)
                 if called and held:
                     constructed.setdefault(held, set()).add(called.rsplit(".", 1)[-1])
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if (
             isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
             and node.func.attr == "set_epoch"
@@ -183,7 +184,7 @@ EPOCH_CLASSES = FactCollector(
 
 
 def collect_lightning_1x(tree: ast.Module, path: str) -> dict[str, list[Any]]:
-    for node in ast.walk(tree):
+    for node in walk(tree):
         name = (
             node.attr if isinstance(node, ast.Attribute)
             else node.arg if isinstance(node, ast.keyword)
