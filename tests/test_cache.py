@@ -314,3 +314,26 @@ def test_a_hostile_baseline_file_is_an_error_not_a_crash(repo: Path) -> None:
         (repo / "baseline.json").write_bytes(content)
         code, _ = run(repo, "--baseline", "baseline.json", ".")
         assert code == 2
+
+
+def test_facts_the_survey_read_are_cached_once_a_question_uses_them(project: Path) -> None:
+    # The survey's parse reads the facts of every collector a file passes; the cached survey
+    # keeps none of them (a warm run would load them all), and the facts a question used are
+    # in the facts cache, so a change elsewhere parses no unchanged file for them again.
+    from sampler_lint.engine import demand
+
+    (project / "s.py").write_text(SAMPLER)
+    trainer = project / "t.py"
+    trainer.write_text("import lightning as L\n\ntrainer = L.Trainer(devices=2)\n")
+    _code, out = run(project, ".")
+    assert "s.py:4:7: SL501" in out
+    survey = cache_module.Cache(project / cache_module.DIRECTORY, "survey")
+    entries = [survey.get(key) for key in list(survey.old)]
+    assert entries and all(entry.read == () for entry in entries)
+
+    trainer.write_text("import lightning as L\n\n# two GPUs\ntrainer = L.Trainer(devices=2)\n")
+    with mock.patch.object(demand, "_collect", side_effect=demand._collect) as collect:
+        _code, out = run(project, ".")
+    assert "s.py:4:7: SL501" in out
+    parsed = {Path(call.args[1]).name for call in collect.call_args_list}
+    assert "s.py" not in parsed  # its facts came from the cache, not from a parse

@@ -121,6 +121,8 @@ class DemandIndex(ProjectIndex):
         self._pending = dict(self._all)
         # Each file's facts per collector once read, for questions about several tokens.
         self._read: dict[tuple[str, str], Facts] = {}
+        # Those of them the survey's parse read, not yet in the cache (see known).
+        self._seeded: set[tuple[str, str]] = set()
         # Facts of the files that hold a token, per ``collector[token]`` (see get_for).
         self._keyed: dict[str, ProjectIndex] = {}
         # Whole collectors gathered so far. The first reads only its own facts from each file
@@ -154,9 +156,13 @@ class DemandIndex(ProjectIndex):
         return self.facts.get(kind, [])
 
     def known(self, fact_path: str, read: Sequence[tuple[str, Facts]]) -> None:
-        """Facts of one file read elsewhere (the survey's parse), per collector."""
+        """Facts of one file read elsewhere (the survey's parse), per collector. They reach
+        the cache when a question first uses them (the cached survey keeps none: most are never
+        asked for, and a warm run would load them all)."""
         for name, facts in read:
-            self._read.setdefault((name, fact_path), facts)
+            if (name, fact_path) not in self._read:
+                self._read[name, fact_path] = facts
+                self._seeded.add((name, fact_path))
 
     def get_for(self, kind: str, token: str) -> list[Any]:
         names = self._owners.get(kind, [])
@@ -313,6 +319,9 @@ class DemandIndex(ProjectIndex):
     def _facts_of(self, source: Source, collector: FactCollector, token: str = "") -> Facts:
         key = (collector.name, source.fact_path)
         known = self._read.get(key)
+        if key in self._seeded and known is not None:
+            self._seeded.discard(key)
+            self._remember(collector.name, source, known)
         if known is not None and not token:
             return known
         try:
@@ -324,6 +333,14 @@ class DemandIndex(ProjectIndex):
         if known is None:
             self._read_file(source, data, collector, self._alone(token))
         return self._read.get(key, {})
+
+    def _remember(self, name: str, source: Source, facts: Facts) -> None:
+        """Keep in the cache facts of a file read by the survey, now that a question uses
+        them."""
+        if self._cache is not None and source.content is not None:
+            key = digest("facts", name, source.fact_path, source.content)
+            self._cache.put(key, facts)
+            self.fresh.append((key, facts))
 
     def _read_file(
         self, source: Source, data: bytes, collector: FactCollector, alone: bool

@@ -308,8 +308,10 @@ def survey_files(
     if cache is not None:
         for number in missing:
             survey_key = keys[number]
-            if survey_key is not None:
-                cache.put(survey_key, surveys[number])
+            survey = surveys[number]
+            if survey_key is not None and survey is not None:
+                # Without the facts its parse read: the index caches those a question uses.
+                cache.put(survey_key, replace(survey, read=()) if survey.read else survey)
     return [survey or NOTHING for survey in surveys], contents, early
 
 
