@@ -68,7 +68,9 @@ class ProjectIndex:
         """Facts of ``kind`` enough to answer a question about ``token`` (an identifier): every
         fact of that kind, or, in an index built on demand, the facts of the files whose text
         holds ``token``. Use it where only a fact made from code that spells ``token`` can
-        matter (``obj.offset = 3`` spells ``offset``), and filter the result yourself."""
+        matter (``obj.offset = 3`` spells ``offset``), and filter the result yourself: the
+        answer must depend only on facts about ``token`` (a cached result that read the whole
+        collector is not checked again for the token's files alone)."""
         return self.get(kind)
 
     def merge(self, other: ProjectIndex) -> None:

@@ -21,7 +21,7 @@ import ast
 import contextlib
 import marshal
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -121,6 +121,11 @@ class DemandIndex(ProjectIndex):
         self._pending = dict(self._all)
         # Each file's facts per collector once read, for questions about several tokens.
         self._read: dict[tuple[str, str], Facts] = {}
+        # The files that hold a token, per (collector, token), when scanned for several tokens
+        # at once (_scan_tokens).
+        self._holders: dict[tuple[str, str], set[str]] = {}
+        self._candidates_of: dict[str, list[Source]] = {}
+        self._digests: dict[tuple[str, str], tuple[Facts, str]] = {}
         # Those of them the survey's parse read, not yet in the cache (see known).
         self._seeded: set[tuple[str, str]] = set()
         # Facts of the files that hold a token, per ``collector[token]`` (see get_for).
@@ -194,18 +199,51 @@ class DemandIndex(ProjectIndex):
     def digests(self, names: Sequence[str]) -> tuple[str, ...]:
         """``name, digest`` pairs of the collectors ``names`` (``collector[token]`` for the
         files of a collector that hold a token, :meth:`get_for`), gathering them as needed; a
-        name this run does not collect has the digest ``-``."""
+        name this run does not collect has the digest ``-``. A question about a token is
+        covered by its whole collector when that is among ``names`` (a fact about the token
+        comes from code that spells it, :meth:`ProjectIndex.get_for`: the whole collector's
+        digest changes whenever such a fact does), and is not gathered again."""
         pairs: list[str] = []
+        whole = set(names)
+        self._scan_tokens(name for name in names if name.partition("[")[0] not in whole)
         for name in names:
             base, _, token = name.partition("[")
             collector = self._all.get(base)
             if collector is None:
                 pairs += [name, "-"]
+            elif token and base in whole:
+                pairs += [name, "covered"]
             else:
                 pairs += [name, self._gather_keyed(name) if token else self.gather(name)]
         return tuple(pairs)
 
     # -- gathering ---------------------------------------------------------------------------
+
+    def _scan_tokens(self, keyed: Iterable[str]) -> None:
+        """Which files hold each token of the questions ``keyed`` not answered yet, for each
+        collector asked about several: one read of each of its files for all of them (a warm
+        run checks many at once), instead of one per token."""
+        tokens: dict[str, set[str]] = {}
+        for name in keyed:
+            base, _, token = name.partition("[")
+            if token and name not in self.gathered and base in self._pending:
+                tokens.setdefault(base, set()).add(token[:-1])
+        for base, wanted in tokens.items():
+            if len(wanted) < 2:
+                continue
+            holders: dict[str, set[str]] = {token: set() for token in wanted}
+            for source in self._candidates(base):
+                if not self._read.get((base, source.fact_path), True):
+                    continue  # no facts: it answers no question about a token
+                try:
+                    data = read_source(source.path)
+                except OSError:
+                    continue
+                for token in wanted:
+                    if _holds(data, token):
+                        holders[token].add(source.fact_path)
+            for token, paths in holders.items():
+                self._holders[base, token] = paths
 
     def _gather_keyed(self, keyed: str) -> str:
         """Gather ``collector[token]`` if not yet done; returns the digest of its facts."""
@@ -225,24 +263,42 @@ class DemandIndex(ProjectIndex):
             self._read_ahead(collector)
         found = ProjectIndex()
         parts: list[str] = []
-        for source in self._sources:
-            if source.collectors is not None and collector.name not in source.collectors:
-                continue
+        for source in self._candidates(collector.name):
             facts = self._facts_of(source, collector, token)
             if facts:
                 for kind, values in facts.items():
                     found.add(kind, values)
-                parts += [source.fact_path, digest(repr(facts))]
+                parts += [source.fact_path, self._digest_of(collector.name, source, facts)]
                 if collector.settled is not None and collector.settled(found):
                     break
         into.merge(found)
         return digest(collector.name, token, *parts)
 
+    def _candidates(self, name: str) -> list[Source]:
+        """The files that may hold the collector's facts, in the project's order: those whose
+        text the survey found passes its pre-filter, and those it did not read."""
+        found = self._candidates_of.get(name)
+        if found is None:
+            found = self._candidates_of[name] = [
+                source for source in self._sources
+                if source.collectors is None or name in source.collectors
+            ]
+        return found
+
+    def _digest_of(self, name: str, source: Source, facts: Facts) -> str:
+        """The digest of one file's facts for a collector (many questions about tokens read the
+        same files)."""
+        key = (name, source.fact_path)
+        made = self._digests.get(key)
+        if made is None or made[0] is not facts:
+            made = self._digests[key] = (facts, digest(repr(facts)))
+        return made[1]
+
     def _read_ahead(self, collector: FactCollector) -> None:
         """Read, in other processes, the files ``collector`` still needs, when there are many
         (a question settled by its first files is not worth it: it stops early)."""
         todo = [
-            source for source in self._sources
+            source for source in self._candidates(collector.name)
             if (collector.name, source.fact_path) not in self._read
             and (collector.name in source.collectors if source.collectors is not None
                  else self._admits(collector, source))
@@ -322,13 +378,19 @@ class DemandIndex(ProjectIndex):
         if key in self._seeded and known is not None:
             self._seeded.discard(key)
             self._remember(collector.name, source, known)
-        if known is not None and not token:
-            return known
+        if known is not None and (not token or not known):
+            return known  # a file without facts answers no question about a token either
+        holders = self._holders.get((collector.name, token)) if token else None
+        if holders is not None:
+            if source.fact_path not in holders:
+                return {}
+            if known is not None:
+                return known
         try:
             data = read_source(source.path)
         except OSError:
             return {}
-        if token and not _holds(data, token):
+        if token and holders is None and not _holds(data, token):
             return {}
         if known is None:
             self._read_file(source, data, collector, self._alone(token))

@@ -708,14 +708,29 @@ def run(
     pending: list[int] = []
     linted_early: list[int] = []  # linted by the survey: no rule of theirs reads the index
     named = {os.path.abspath(path) for path in paths if os.path.isfile(path)}
+    dropped: list[int] = []  # wanted by the syntax stage, dropped by the index stage: cached
     for number in range(linted):
         job, survey = jobs[number], surveys[number]
         assert job.lint_id is not None
         lint = lints[job.lint_id]
-        survey = surveys[number] = _index_stage(survey, job, lint, index)
         if given is not None and os.path.abspath(job.path) not in given.wanted:
             results[number] = FileResult(filename=str(job.path), skipped=True)
             continue
+        content = contents[number]
+        if _wants_lint(survey, lint) and result_cache is not None and reads_cache is not None \
+                and content is not None:
+            # Before the index stage: a result is cached with the digests of the facts read
+            # when it was made, that stage's questions included, so a hit needs no question.
+            key = result_keys[number] = digest(lint_keys[job.lint_id], str(job.path), content)
+            names = reads_cache.get(key)
+            if names is not None:
+                hit = cached_result(result_cache.get(reads_key(key, index.digests(names))))
+                if hit is not None and not (lint.fix and _has_fixes(hit, lint)) and not (
+                    hit.skipped and os.path.abspath(job.path) in named
+                ):
+                    results[number] = hit
+                    continue
+        survey = surveys[number] = _index_stage(survey, job, lint, index)
         if not _wants_lint(survey, lint):
             if os.path.abspath(job.path) in named and _cannot_parse(
                 job.path, lint, result_cache, contents[number]
@@ -726,20 +741,15 @@ def run(
                 lints.append(unfiltered)
                 jobs[number] = replace(job, lint_id=len(lints) - 1)
                 surveys[number] = replace(survey, rules=None)
+                result_keys[number] = None
                 pending.append(number)
                 continue
             # What lint_source would say, without a worker process or a second read.
             results[number] = FileResult(filename=str(job.path), skipped=True)
+            if result_keys[number] is not None:
+                reads[number], _ = _index_reads(index)
+                dropped.append(number)
             continue
-        content = contents[number]
-        if result_cache is not None and reads_cache is not None and content is not None:
-            key = result_keys[number] = digest(lint_keys[job.lint_id], str(job.path), content)
-            names = reads_cache.get(key)
-            if names is not None:
-                hit = cached_result(result_cache.get(reads_key(key, index.digests(names))))
-                if hit is not None and not (lint.fix and _has_fixes(hit, lint)):
-                    results[number] = hit
-                    continue
         if number in early:
             results[number] = early[number]
             reads[number] = ()  # none of its rules reads the index
@@ -791,7 +801,7 @@ def run(
                 progress(done, total, linting)
 
     if result_cache is not None and survey_cache is not None and reads_cache is not None:
-        for number in pending + linted_early:
+        for number in pending + linted_early + dropped:
             done_key, done_result = result_keys[number], results[number]
             pairs = reads.get(number)
             if done_key is None or done_result is None or pairs is None:
