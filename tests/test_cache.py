@@ -337,3 +337,26 @@ def test_facts_the_survey_read_are_cached_once_a_question_uses_them(project: Pat
     assert "s.py:4:7: SL501" in out
     parsed = {Path(call.args[1]).name for call in collect.call_args_list}
     assert "s.py" not in parsed  # its facts came from the cache, not from a parse
+
+
+def test_an_unchanged_tree_gathers_no_collector(project: Path) -> None:
+    # A collector's digest is remembered with the paths and contents of the files it may
+    # read: a warm run over an unchanged tree checks each cached result against it without
+    # decoding a single fact; a change to one of those files gathers it again.
+    from sampler_lint.engine.demand import DemandIndex
+
+    (project / "s.py").write_text(SAMPLER)
+    trainer = project / "t.py"
+    trainer.write_text("import lightning as L\n\ntrainer = L.Trainer(devices=2)\n")
+    _code, first = run(project, ".")
+    real = DemandIndex._gather
+    with mock.patch.object(DemandIndex, "_gather", autospec=True, side_effect=real) as gather:
+        _code, second = run(project, ".")
+    assert second == first and "s.py:4:7: SL501" in second
+    assert gather.call_count == 0
+    trainer.write_text(
+        "import lightning as L\n\ntrainer = L.Trainer(use_distributed_sampler=False)\n"
+    )
+    with mock.patch.object(DemandIndex, "_gather", autospec=True, side_effect=real) as gather:
+        _code, third = run(project, ".")
+    assert gather.call_count > 0 and "SL501" not in third

@@ -125,6 +125,8 @@ class DemandIndex(ProjectIndex):
         # at once (_scan_tokens).
         self._holders: dict[tuple[str, str], set[str]] = {}
         self._candidates_of: dict[str, list[Source]] = {}
+        self._states: dict[str, str] = {}  # per collector: its files' paths and contents
+        self._stored_digests: set[str] = set()  # digests this run found in or put in the cache
         self._digests: dict[tuple[str, str], tuple[Facts, str]] = {}
         # Those of them the survey's parse read, not yet in the cache (see known).
         self._seeded: set[tuple[str, str]] = set()
@@ -205,7 +207,16 @@ class DemandIndex(ProjectIndex):
         digest changes whenever such a fact does), and is not gathered again."""
         pairs: list[str] = []
         whole = set(names)
-        self._scan_tokens(name for name in names if name.partition("[")[0] not in whole)
+        known: dict[str, str] = {}
+        for name in names:
+            base, _, token = name.partition("[")
+            if base in self._all and not (token and base in whole):
+                remembered = self._remembered_digest(name)
+                if remembered is not None:
+                    known[name] = remembered
+        self._scan_tokens(
+            name for name in names if name not in known and name.partition("[")[0] not in whole
+        )
         for name in names:
             base, _, token = name.partition("[")
             collector = self._all.get(base)
@@ -213,9 +224,56 @@ class DemandIndex(ProjectIndex):
                 pairs += [name, "-"]
             elif token and base in whole:
                 pairs += [name, "covered"]
+            elif name in known:
+                pairs += [name, known[name]]
             else:
-                pairs += [name, self._gather_keyed(name) if token else self.gather(name)]
+                made = self._gather_keyed(name) if token else self.gather(name)
+                self._remember_digest(name, made)
+                pairs += [name, made]
         return tuple(pairs)
+
+    # -- digests remembered across runs --------------------------------------------------------
+    # A collector's digest is a function of the files it may read and their contents: a warm run
+    # over an unchanged tree checks a cached result against it without decoding any fact.
+
+    def _state_key(self, name: str) -> str | None:
+        """The cache key of ``name``'s digest: the collector (and token), and the path and
+        content of every file that may hold its facts (``None`` when one was not read)."""
+        if self._cache is None:
+            return None
+        base = name.partition("[")[0]
+        state = self._states.get(base)
+        if state is None:
+            parts: list[str] = []
+            for source in self._candidates(base):
+                if source.content is None:
+                    self._states[base] = ""
+                    return None
+                parts += [source.fact_path, source.content]
+            state = self._states[base] = digest("collector state", base, *parts)
+        return digest("digest of", name, state) if state else None
+
+    def _remembered_digest(self, name: str) -> str | None:
+        made = self.gathered.get(name)
+        if made is not None:
+            self._remember_digest(name, made)
+            return made
+        key = self._state_key(name)
+        hit = self._cache.get(key) if key is not None and self._cache is not None else None
+        values = hit.get("digest") if hit is not None else None
+        if values and isinstance(values[0], str):
+            self._stored_digests.add(name)
+            return values[0]
+        return None
+
+    def _remember_digest(self, name: str, made: str) -> None:
+        if name in self._stored_digests:
+            return
+        self._stored_digests.add(name)
+        key = self._state_key(name)
+        if key is not None and self._cache is not None:
+            self._cache.put(key, {"digest": [made]})
+            self.fresh.append((key, {"digest": [made]}))
 
     # -- gathering ---------------------------------------------------------------------------
 
