@@ -31,7 +31,7 @@ from sampler_lint.analysis.matching import get_arg
 from sampler_lint.analysis.sampler_family import (
     CLASS_FACTS,
     is_distributed_sampler_class,
-    project_subclass_names,
+    spells_project_subclass,
 )
 from sampler_lint.analysis.syntax_summary import SyntaxSummary
 from sampler_lint.analysis.tree import scope_body_statements
@@ -95,7 +95,7 @@ class MissingSetEpoch(Rule):
         # subclass (``_is_distributed`` finds it by its last name).
         if "set_epoch" in text or any(name in text for name in DISTRIBUTED_SAMPLERS):
             return True
-        return any(name in text for name in project_subclass_names(index, "DistributedSampler"))
+        return spells_project_subclass(index, text, "DistributedSampler")
 
     def visit_Call(self, node: cst.Call) -> None:
         if is_loader_constructor(dotted_name(node.func)):

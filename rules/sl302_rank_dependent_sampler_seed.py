@@ -9,7 +9,7 @@ import libcst as cst
 from sampler_lint.analysis.index import ProjectIndex
 from sampler_lint.analysis.loader_calls import distributed_sampler_calls
 from sampler_lint.analysis.matching import get_arg
-from sampler_lint.analysis.sampler_family import CLASS_FACTS, project_subclass_names
+from sampler_lint.analysis.sampler_family import CLASS_FACTS, spells_project_subclass
 from sampler_lint.analysis.seed_facts import NAMED_SAMPLER_FACTS, SEED_FACTS, builds_named_sampler
 from sampler_lint.analysis.seeds import (
     SEED_POSITION,
@@ -58,8 +58,8 @@ class RankDependentSamplerSeed(Rule):
     def may_match_index(cls, index: ProjectIndex, path: str, text: str) -> bool:
         # A DistributedSampler built by name here, or a project subclass, at any depth, whose
         # name this file spells (a class-like call the syntax stage let through builds it).
-        return builds_named_sampler(index, path) or any(
-            name in text for name in project_subclass_names(index, "DistributedSampler")
+        return builds_named_sampler(index, path) or spells_project_subclass(
+            index, text, "DistributedSampler"
         )
 
     def visit_Call(self, node: cst.Call) -> None:

@@ -8,6 +8,7 @@ import ast
 import libcst as cst
 
 from sampler_lint.analysis.imports import dotted_name
+from sampler_lint.analysis.index import dotted_expression
 from sampler_lint.analysis.syntax_summary import SyntaxSummary, walk
 from sampler_lint.analysis.tree import descendants
 from sampler_lint.rule import Example, Rule, Severity
@@ -57,7 +58,7 @@ class RngCopiedIntoWorkers(Rule):
             if any(
                 isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)
                 and _last_name(node.value.func) in constructors
-                and any(_is_self_attribute(target) for target in node.targets)
+                and any(_is_self_attribute(dotted_expression(target)) for target in node.targets)
                 for statement in init.body for node in walk(statement)
             ):
                 return True
@@ -201,17 +202,13 @@ class RngCopiedIntoWorkers(Rule):
 
 
 def _last_name(node: ast.expr) -> str:
-    if isinstance(node, ast.Attribute):
-        return node.attr
-    return node.id if isinstance(node, ast.Name) else ""
+    """The ``ast`` twin of ``(dotted_name(node) or "").rsplit(".", 1)[-1]``."""
+    return (dotted_expression(node) or "").rsplit(".", 1)[-1]
 
 
-def _is_self_attribute(node: ast.expr) -> bool:
-    """``self.<name>``, as ``dotted_name`` spells it with one dot."""
-    return (
-        isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
-        and node.value.id == "self"
-    )
+def _is_self_attribute(dotted: str | None) -> bool:
+    """``self.<name>``, as ``_rngs_made_in`` reads an assignment target."""
+    return dotted is not None and dotted.startswith("self.") and dotted.count(".") == 1
 
 
 def _self_attribute_uses(method: cst.FunctionDef) -> list[tuple[str, cst.Attribute]]:

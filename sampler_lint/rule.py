@@ -275,6 +275,12 @@ class Rule(cst.BatchableCSTVisitor):
         finding."""
         return True
 
+    @classmethod
+    def has_index_stage(cls) -> bool:
+        """Whether the rule has a third pre-filter stage of its own (``may_match_index``)."""
+        own = getattr(cls.may_match_index, "__func__", None)
+        return own is not getattr(Rule.may_match_index, "__func__", None)
+
     def report(self, node: cst.CSTNode, message: str, fix: Fix | None = None) -> None:
         self.context.reports.append(Report(type(self), node, message, fix))
 

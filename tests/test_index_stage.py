@@ -83,3 +83,9 @@ def test_iterable_dataset_rule_keeps_only_classes_some_loader_runs(tmp_path: Pat
     # The class statement continued by a backslash is still read.
     moved = streams.replace("class Lines", "class Kept").replace("Unused", "Lines")
     assert rule.may_match_index(index, str(tmp_path / "streams.py"), moved)
+
+
+def test_only_rules_with_an_index_stage_make_the_engine_read_the_file_again() -> None:
+    rules = registry.rules_by_code()
+    assert rules["SL301"].has_index_stage() and rules["SL105"].has_index_stage()
+    assert not rules["SL101"].has_index_stage()  # reads no index: the default stage

@@ -319,11 +319,6 @@ def subclasses_of(index: ProjectIndex, cls: ClassAttributes) -> list[ClassAttrib
     ]
 
 
-def has_project_subclass(index: ProjectIndex, torch_class: str) -> bool:
-    """Whether any project class derives from torch's ``torch_class``."""
-    return bool(project_subclass_names(index, torch_class))
-
-
 def project_subclass_names(index: ProjectIndex, torch_class: str) -> frozenset[str]:
     """The names of the project classes that derive from torch's ``torch_class`` at any depth
     (cached per index): a construction of one of them names it (:func:`constructed_class`
@@ -336,6 +331,12 @@ def project_subclass_names(index: ProjectIndex, torch_class: str) -> frozenset[s
             if torch_class in chain_of(index, fact).torch_bases
         )
     return cached
+
+
+def spells_project_subclass(index: ProjectIndex, text: str, torch_class: str) -> bool:
+    """Whether ``text`` names a project class that derives from torch's ``torch_class``: a
+    file that spells none of them cannot construct one (an index-stage question)."""
+    return any(name in text for name in project_subclass_names(index, torch_class))
 
 
 def is_distributed_sampler_class(index: ProjectIndex, name: str, path: str) -> bool:

@@ -400,7 +400,7 @@ class DemandIndex(ProjectIndex):
                 content = digest(read_source(source.path))
             except OSError:
                 return False
-        hit = self._cache.get(digest("facts", collector.name, source.fact_path, content))
+        hit = self._cache.get(facts_key(collector.name, source.fact_path, content))
         if hit is None:
             return False
         self._read[collector.name, source.fact_path] = dict(hit)
@@ -435,7 +435,7 @@ class DemandIndex(ProjectIndex):
         known = self._read.get(key)
         if key in self._seeded and known is not None:
             self._seeded.discard(key)
-            self._remember(collector.name, source, known)
+            self._cache_seeded(collector.name, source, known)
         if known is not None and (not token or not known):
             return known  # a file without facts answers no question about a token either
         holders = self._holders.get((collector.name, token)) if token else None
@@ -454,11 +454,11 @@ class DemandIndex(ProjectIndex):
             self._read_file(source, data, collector, self._alone(token))
         return self._read.get(key, {})
 
-    def _remember(self, name: str, source: Source, facts: Facts) -> None:
+    def _cache_seeded(self, name: str, source: Source, facts: Facts) -> None:
         """Keep in the cache facts of a file read by the survey, now that a question uses
         them."""
         if self._cache is not None and source.content is not None:
-            key = digest("facts", name, source.fact_path, source.content)
+            key = facts_key(name, source.fact_path, source.content)
             self._cache.put(key, facts)
             self.fresh.append((key, facts))
 
@@ -489,7 +489,7 @@ class DemandIndex(ProjectIndex):
         content = (source.content or digest(data)) if self._cache is not None else ""
         keys: dict[str, str] = {}
         if self._cache is not None:
-            key = keys[collector.name] = digest("facts", collector.name, path, content)
+            key = keys[collector.name] = facts_key(collector.name, path, content)
             hit = self._cache.get(key)
             if hit is not None:
                 self._read[collector.name, path] = dict(hit)
@@ -500,7 +500,7 @@ class DemandIndex(ProjectIndex):
             and (name == collector.name or (not alone and self._serves(name)))
         ]
         for other in wanted:
-            keys.setdefault(other.name, digest("facts", other.name, path, content))
+            keys.setdefault(other.name, facts_key(other.name, path, content))
         for made, facts in zip(wanted, _collect(data, path, wanted), strict=True):
             self._read[made.name, path] = facts
             cache_key = keys.get(made.name)
@@ -534,6 +534,11 @@ def _holds(data: bytes, token: str) -> bool:
     from sampler_lint.engine.survey import source_text
 
     return token in source_text(data)
+
+
+def facts_key(collector: str, fact_path: str, content: str) -> str:
+    """The cache key of one file's facts for one collector."""
+    return digest("facts", collector, fact_path, content)
 
 
 def reads_key(base: str, pairs: Sequence[str]) -> str:

@@ -534,11 +534,13 @@ def _index_stage(survey: Survey, job: _Job, lint: LintOptions, index: ProjectInd
     nowhere."""
     if not survey.rules or job.fact_path is None or not lint.use_prefilter:
         return survey
+    by_code = {rule.code: rule for rule in lint.rules}
+    if not any(code in by_code and by_code[code].has_index_stage() for code in survey.rules):
+        return survey  # no rule left asks: the file is not read again
     try:
         text = decode(read_source(job.path))
     except (OSError, SyntaxError, UnicodeDecodeError, LookupError):
         return survey  # the lint pass reports what it cannot read
-    by_code = {rule.code: rule for rule in lint.rules}
     path = str(job.path)
     kept = tuple(
         code for code in survey.rules
