@@ -64,7 +64,7 @@ class MisspelledSamplerAttribute(Rule):
     @classmethod
     def may_match_index(cls, index: ProjectIndex, path: str, text: str) -> bool:
         # A class of this file that the index shows is a sampler, with every base visible.
-        for fact in classes_at(index, path):
+        for fact in classes_at(index, path, text):
             chain = chain_of(index, fact)
             if chain.is_sampler and not chain.opaque:
                 return True

@@ -44,7 +44,7 @@ class RemainderOfQuotient(Rule):
     def may_match_index(cls, index: ProjectIndex, path: str, text: str) -> bool:
         # The remainder must sit in a sampler-family class of this file or in a function one
         # of them calls: the file must hold such a class.
-        return any(chain_of(index, fact).is_sampler for fact in classes_at(index, path))
+        return any(chain_of(index, fact).is_sampler for fact in classes_at(index, path, text))
 
     @classmethod
     def may_match(cls, summary: SyntaxSummary) -> bool:

@@ -75,7 +75,7 @@ class BatchSamplerNotInjectable(Rule):
             return False
         return any(
             _own_breakage(index, fact) is not None or broken_subclass(index, fact) is not None
-            for fact in classes_at(index, path)
+            for fact in classes_at(index, path, text)
         )
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:

@@ -62,7 +62,7 @@ class BatchSamplerIgnoresSampler(Rule):
         # A BatchSampler subclass in this file, in a project that uses Lightning.
         return project_may_use_lightning(index) and any(
             "BatchSampler" in chain_of(index, fact).torch_bases and lightning_injects(index, fact)
-            for fact in classes_at(index, path)
+            for fact in classes_at(index, path, text)
         )
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:

@@ -107,6 +107,87 @@ def test_a_question_about_one_name_reads_only_the_files_that_spell_it(tmp_path: 
     assert "attributes assigned from outside[offset]" in index.gathered
 
 
+def _chained_samplers(root: Path) -> list[Path]:
+    """Subclasses of DistributedSampler across files, three deep, a name two classes share
+    (`QTopSampler`: one of them derives from DistributedSampler) and one that makes a base
+    ambiguous (`QTwoSampler`)."""
+    files = {
+        "base.py": "from torch.utils.data import DistributedSampler as DS\n"
+                   "class QShufSampler(DS): pass\n",
+        "middle.py": "from base import QShufSampler\n"
+                     "class QMidSampler(QShufSampler): pass\n",
+        "top.py": "from middle import QMidSampler\n"
+                  "class QTopSampler(QMidSampler): pass\n"
+                  "class QTwoSampler(QMidSampler): pass\n"
+                  "class QLowSampler(QTwoSampler): pass\n",
+        "other.py": "from torch.utils.data import Sampler\n"
+                    "class QPlainSampler(Sampler): pass\n"
+                    "class QTopSampler(QPlainSampler): pass\n"
+                    "class QTwoSampler(QPlainSampler): pass\n",
+        "options.py": "def parser(p):\n    p.add_argument('--data-seed', type=int)\n    return p\n",
+        "train.py": "import options\nfrom top import QTopSampler\n"
+                    "def main(cfg):\n    s = QTopSampler(d, seed=cfg.seed)\n"
+                    "    loader = make_loader(s)\n    loader.sampler.set_epoch(cfg.seed + 1)\n",
+        "loader.py": "import torch\n"
+                     "class Lines(torch.utils.data.IterableDataset): pass\n"
+                     "class Shards(Lines):\n    epoch = 0\n",
+    }
+    for name, code in files.items():
+        (root / name).write_text(code)
+    return sorted(root / name for name in files)
+
+
+def test_questions_about_class_names_answer_as_the_whole_index(tmp_path: Path) -> None:
+    # Questions keyed by a class name (get_for) read only the files that spell it, and must
+    # answer exactly as the index gathered up front.
+    from sampler_lint.analysis import batch_samplers, rank_split, sampler_family, worker_epochs
+
+    files = [*_project(), *_chained_samplers(tmp_path)]
+    collectors = _collectors()
+    eager = build_index(files, registry.all_rules())
+    lazy = DemandIndex(_surveyed(files, collectors), collectors.collectors)
+    for torch_class in ("DistributedSampler", "Sampler", "BatchSampler"):
+        assert sampler_family.project_subclass_names(lazy, torch_class) == \
+            sampler_family.project_subclass_names(eager, torch_class), torch_class
+    found = sampler_family.project_subclass_names(eager, "DistributedSampler")
+    assert {"QShufSampler", "QMidSampler", "QTopSampler", "QTwoSampler"} <= found
+    assert "QLowSampler" not in found  # its base is ambiguous: opaque
+    names = {fact.name for fact in eager.get(sampler_family.FACT)}
+    names |= {fact.name for fact in eager.get(rank_split.FACT)}
+    for name in sorted(names):
+        for path in files[:: max(1, len(files) // 7)]:
+            assert sampler_family.torch_bases_of(lazy, name, str(path)) == \
+                sampler_family.torch_bases_of(eager, name, str(path)), (name, path)
+            assert worker_epochs.find_epoch_class(lazy, name, str(path)) == \
+                worker_epochs.find_epoch_class(eager, name, str(path)), (name, path)
+        for fact in eager.get(sampler_family.FACT):
+            if fact.name == name:
+                assert batch_samplers.shape_of(lazy, fact) == batch_samplers.shape_of(eager, fact)
+        assert sampler_family.shards_by_rank(lazy, name) == \
+            sampler_family.shards_by_rank(eager, name), name
+        assert rank_split.class_is_split(lazy, name) == rank_split.class_is_split(eager, name)
+    from sampler_lint.analysis import seed_facts
+
+    for head, _key, where in eager.get(seed_facts.FACT_KEYS):
+        for path in (where, *files[:: max(1, len(files) // 5)]):
+            stems = seed_facts.import_stems({"options", "top", "base"}, str(path))
+            assert seed_facts.seed_keys(lazy, head, str(path), stems) == \
+                seed_facts.seed_keys(eager, head, str(path), stems), (head, path)
+    for function, _names in eager.get(seed_facts.FACT_SEEDED_EPOCH):
+        assert seed_facts.seeded_epoch_names(lazy, function) == \
+            seed_facts.seeded_epoch_names(eager, function)
+    for init in eager.get(seed_facts.FACT_INITS):
+        assert seed_facts.init_takes_seed(lazy, init.name, init.path) == \
+            seed_facts.init_takes_seed(eager, init.name, init.path)
+    for klass, path, method in eager.get(seed_facts.FACT_SEED_METHODS):
+        assert seed_facts.is_seed_method(lazy, klass, path, method)
+    assert "seeds" not in lazy.gathered
+    # Only whole-project questions gather a whole collector; these asked about names.
+    assert "sampler classes" not in lazy.gathered
+    assert "dataset classes" not in lazy.gathered
+    assert "batch sampler shapes" not in lazy.gathered
+
+
 def test_facts_are_cached_per_file_and_digests_follow_changes(tmp_path: Path) -> None:
     module = tmp_path / "samplers.py"
     module.write_text(

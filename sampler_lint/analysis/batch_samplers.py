@@ -21,7 +21,7 @@ from sampler_lint.analysis.frameworks import (
     lightning_near,
     sampler_arguments,
 )
-from sampler_lint.analysis.index import FactCollector, ProjectIndex, statements
+from sampler_lint.analysis.index import FactCollector, ProjectIndex, facts_named, statements
 from sampler_lint.analysis.loader_facts import file_key
 from sampler_lint.analysis.sampler_family import (
     CLASS_FACT_WORDS,
@@ -202,13 +202,13 @@ SHAPES = FactCollector(
 
 
 def shape_of(index: ProjectIndex, fact: ClassAttributes) -> ClassShape | None:
-    shapes: dict[tuple[str, str], ClassShape] | None = index.__dict__.get("_sl5_shapes")
-    if shapes is None:
-        shapes = {}
-        for shape in index.get(FACT_SHAPES):
-            shapes.setdefault((shape.name, shape.path), shape)
-        index.__dict__["_sl5_shapes"] = shapes
-    return shapes.get((fact.name, fact.path))
+    # A class's shape comes from the file that spells `class name`: the question reads only the
+    # files that hold the name (ProjectIndex.get_for).
+    shapes: list[ClassShape] = facts_named(index, FACT_SHAPES, fact.name)
+    for shape in shapes:
+        if (shape.name, shape.path) == (fact.name, fact.path):
+            return shape
+    return None
 
 
 def _lineage(index: ProjectIndex, fact: ClassAttributes) -> list[ClassShape]:

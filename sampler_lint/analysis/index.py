@@ -21,7 +21,9 @@ Facts are plain picklable values so that the index can be handed to worker proce
 from __future__ import annotations
 
 import ast
+import keyword
 import os
+import re
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -79,6 +81,50 @@ class ProjectIndex:
 
 
 EMPTY_INDEX = ProjectIndex()
+
+
+# A list of facts this long is a whole collector's (ProjectIndex.get_for answered with every fact
+# of the kind): index it by name once rather than scan it for every name asked.
+_WHOLE = 256
+
+
+def facts_named(index: ProjectIndex, kind: str, name: str) -> list[Any]:
+    """The facts of ``kind`` whose ``name`` is ``name``, without repeats (several rules may
+    collect the same facts), in the index's order. Use it for facts made from the code that
+    spells their name (``class name``): an index built on demand reads only the files that hold
+    ``name`` (:meth:`ProjectIndex.get_for`). Memoised per index."""
+    memo: dict[tuple[str, str], list[Any]] = index.__dict__.setdefault("_facts_named", {})
+    found = memo.get((kind, name))
+    if found is None:
+        facts = index.get_for(kind, name)
+        if len(facts) < _WHOLE:
+            found = [fact for fact in dict.fromkeys(facts) if fact.name == name]
+        else:
+            tables: dict[str, tuple[list[Any], dict[str, list[Any]]]] = index.__dict__.setdefault(
+                "_facts_by_name", {}
+            )
+            entry = tables.get(kind)
+            if entry is None or entry[0] is not facts:
+                table: dict[str, list[Any]] = {}
+                for fact in dict.fromkeys(facts):
+                    table.setdefault(fact.name, []).append(fact)
+                entry = tables[kind] = (facts, table)
+            found = entry[1].get(name, [])
+        memo[kind, name] = found
+    return found
+
+
+# The name after a `class` keyword that starts a line: a class statement is compound, so it
+# never follows `;` or a colon on its line (a backslash may continue the line before the name).
+_CLASS_NAMES = re.compile(r"^[ \t\f]*class[\s\\]+(\w+)", re.MULTILINE)
+
+
+def class_names_in(text: str) -> set[str]:
+    """Every name a ``class`` statement of this code may define (and a few more: a line of a
+    docstring that starts with the word). An index-stage question about "the classes of this
+    file" asks about each name (:meth:`ProjectIndex.get_for`) instead of reading every file;
+    "class for ..." in a comment would ask about "for", which most files hold."""
+    return {name for name in _CLASS_NAMES.findall(text) if not keyword.iskeyword(name)}
 
 
 # ------------------------------------------------------------------------------------------------

@@ -14,7 +14,13 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from sampler_lint.analysis.index import FactCollector, ProjectIndex, dotted_expression, statements
+from sampler_lint.analysis.index import (
+    FactCollector,
+    ProjectIndex,
+    dotted_expression,
+    facts_named,
+    statements,
+)
 from sampler_lint.analysis.loader_facts import file_key
 from sampler_lint.analysis.syntax_summary import walk
 
@@ -86,14 +92,10 @@ DATASET_CLASSES = FactCollector(
 )
 
 
-def _by_name(index: ProjectIndex) -> dict[str, list[DatasetClass]]:
-    cached = index.__dict__.get("_sl_dataset_classes")
-    if cached is None:
-        cached = {}
-        for fact in index.get(FACT):
-            cached.setdefault(fact.name, []).append(fact)
-        index.__dict__["_sl_dataset_classes"] = cached
-    return cached
+def _named(index: ProjectIndex, name: str) -> list[DatasetClass]:
+    # A class's fact comes from the file that spells `class name`: the question reads only the
+    # files that hold the name (:meth:`ProjectIndex.get_for`).
+    return facts_named(index, FACT, name)
 
 
 def class_is_split(index: ProjectIndex, name: str, depth: int = 0) -> bool:
@@ -105,7 +107,7 @@ def class_is_split(index: ProjectIndex, name: str, depth: int = 0) -> bool:
         return True
     if depth > _MAX_DEPTH:
         return False
-    for fact in _by_name(index).get(last, []):
+    for fact in _named(index, last):
         if fact.splits or fact.iterable:
             return True
         if any(class_is_split(index, base, depth + 1) for base in fact.bases if base != last):

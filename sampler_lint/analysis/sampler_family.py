@@ -18,7 +18,9 @@ from sampler_lint.analysis.frameworks import INDEX_REQUIRES as FRAMEWORK_REQUIRE
 from sampler_lint.analysis.index import (
     FactCollector,
     ProjectIndex,
+    class_names_in,
     dotted_expression,
+    facts_named,
     import_aliases,
     qualify,
     statements,
@@ -179,28 +181,26 @@ def _classes(index: ProjectIndex) -> dict[str, list[ClassAttributes]]:
     return cached
 
 
+def _named(index: ProjectIndex, name: str) -> list[ClassAttributes]:
+    """The project classes called ``name``. A class's facts come from the file that spells
+    ``class name``: the question reads only the files that hold the name
+    (:meth:`ProjectIndex.get_for`)."""
+    return facts_named(index, FACT, name)
+
+
 def find_class(index: ProjectIndex, name: str, path: str) -> ClassAttributes | None:
     key = file_key(path)
-    for fact in _classes(index).get(name, []):
+    for fact in _named(index, name):
         if fact.path == key:
             return fact
     return None
 
 
-def classes_at(index: ProjectIndex, path: str) -> list[ClassAttributes]:
-    """The classes of the file at ``path`` that :func:`find_class` can return (the first fact of
-    each name there)."""
-    by_path: dict[str, list[ClassAttributes]] | None = index.__dict__.get("_sl4_by_path")
-    if by_path is None:
-        by_path = {}
-        for facts in _classes(index).values():
-            paths: set[str] = set()
-            for fact in facts:
-                if fact.path not in paths:
-                    paths.add(fact.path)
-                    by_path.setdefault(fact.path, []).append(fact)
-        index.__dict__["_sl4_by_path"] = by_path
-    return by_path.get(file_key(path), [])
+def classes_at(index: ProjectIndex, path: str, text: str) -> list[ClassAttributes]:
+    """The classes of the file at ``path`` (``text``, its code) that :func:`find_class` can
+    return, asked one name at a time (:func:`class_names_in`)."""
+    found = (find_class(index, name, path) for name in sorted(class_names_in(text)))
+    return [fact for fact in found if fact is not None]
 
 
 def chain_of(index: ProjectIndex, cls: ClassAttributes) -> Chain:
@@ -232,7 +232,7 @@ def _bases(
         if torch_sampler(base) is not None or base in TRANSPARENT_BASES:
             yield base
             continue
-        candidates = [c for c in _classes(index).get(simple, []) if (c.name, c.path) not in seen]
+        candidates = [c for c in _named(index, simple) if (c.name, c.path) not in seen]
         if len(candidates) != 1:
             yield base  # unknown, or ambiguous between several project classes: opaque
             continue
@@ -287,7 +287,7 @@ def constructed_class(index: ProjectIndex, name: str, path: str) -> ClassAttribu
     local = find_class(index, simple, path)
     if local is not None:
         return local
-    candidates = _classes(index).get(simple, [])
+    candidates = _named(index, simple)
     return candidates[0] if len({c.path for c in candidates}) == 1 else None
 
 
@@ -322,14 +322,30 @@ def subclasses_of(index: ProjectIndex, cls: ClassAttributes) -> list[ClassAttrib
 def project_subclass_names(index: ProjectIndex, torch_class: str) -> frozenset[str]:
     """The names of the project classes that derive from torch's ``torch_class`` at any depth
     (cached per index): a construction of one of them names it (:func:`constructed_class`
-    finds a class by its last name)."""
+    finds a class by its last name).
+
+    Found downwards, one name at a time, reading only the files that hold a name: every class
+    on a chain that ends at ``torch_class`` spells the last name of its base, so following "a
+    class with a base of that name" down from ``torch_class`` meets each of them; each met is
+    judged by :func:`chain_of`, as when every class of the project is judged."""
     key = f"_sl_project_subclasses_{torch_class}"
     cached: frozenset[str] | None = index.__dict__.get(key)
     if cached is None:
-        cached = index.__dict__[key] = frozenset(
-            fact.name for facts in _classes(index).values() for fact in facts
-            if torch_class in chain_of(index, fact).torch_bases
-        )
+        found: set[str] = set()
+        asked: set[str] = set()
+        names = [torch_class]
+        while names:
+            name = names.pop()
+            if name in asked:
+                continue
+            asked.add(name)
+            for fact in dict.fromkeys(index.get_for(FACT, name)):
+                if not any(base.rsplit(".", 1)[-1] == name for base in fact.bases):
+                    continue  # the file spells the name, but not as this class's base
+                names.append(fact.name)
+                if torch_class in chain_of(index, fact).torch_bases:
+                    found.add(fact.name)
+        cached = index.__dict__[key] = frozenset(found)
     return cached
 
 
@@ -359,7 +375,7 @@ RANK_ATTRIBUTES = frozenset({
 def shards_by_rank(index: ProjectIndex, name: str) -> bool:
     """The project's one class called ``name`` is (or derives from) ``DistributedSampler``, or
     reads ``self.rank`` / ``self.num_replicas`` (and the like) itself or through its bases."""
-    candidates = _classes(index).get(name.rsplit(".", 1)[-1], [])
+    candidates = _named(index, name.rsplit(".", 1)[-1])
     if len({(c.name, c.path) for c in candidates}) != 1:
         return False  # unknown, or ambiguous between several project classes
     chain = chain_of(index, candidates[0])

@@ -53,6 +53,12 @@ class InitSignature:
     takes_seed: bool  # a parameter named `seed`, or **kwargs
 
 
+# The name a parsed command line is assumed to have, and the call that declares an option: a
+# file with `add_argument("--seed")` records the key `args.seed` whether or not it spells `args`.
+PARSED_NAMESPACE = "args"
+OPTION_CALL = "add_argument"
+
+
 def _seedish(name: str) -> bool:
     """Cheap, vocabulary-free test; the rule applies the configured vocabulary afterwards."""
     return "seed" in name.rsplit(".", 1)[-1].lower()
@@ -77,7 +83,7 @@ def collect_seed_facts(tree: ast.Module, path: str) -> dict[str, list[Any]]:
     modules = set(import_aliases(tree))
     keys: set[tuple[str, str]] = set()
     # Namespaces that hold the parsed command line in this file.
-    parsed = {"args"}
+    parsed = {PARSED_NAMESPACE}
     for target, value in summary.assignments():
         if isinstance(value, ast.Call) and isinstance(target, ast.Name):
             called = (dotted_expression(value.func) or "").rsplit(".", 1)[-1]
@@ -97,7 +103,7 @@ def collect_seed_facts(tree: ast.Module, path: str) -> dict[str, list[Any]]:
             continue
         keys.add((head, key))
     for call in summary.nodes(ast.Call):
-        if isinstance(call.func, ast.Attribute) and call.func.attr == "add_argument":
+        if isinstance(call.func, ast.Attribute) and call.func.attr == OPTION_CALL:
             option = _option_key(call)
             if option is not None and _seedish(option):
                 keys.update((namespace, option) for namespace in parsed)
@@ -249,18 +255,36 @@ def seed_keys(
     of independent example scripts, one script's ``args.data_seed`` says nothing about
     another's ``args``."""
     here = file_key(path)
-    return sorted({
-        key for head, key, where in index.get(FACT_KEYS)
-        if head == namespace and (where == here or _related(index, here, where, imported))
-    })
+    # A key on `namespace` comes from code that spells it, or, for the assumed name of the
+    # parsed command line, from an option declared with `add_argument`: only the files that
+    # hold those words are read (ProjectIndex.get_for), with their imports.
+    tokens = (namespace, OPTION_CALL) if namespace == PARSED_NAMESPACE else (namespace,)
+    found: set[str] = set()
+    for token in tokens:
+        imports = _imports_for(index, token)
+        found.update(
+            key for head, key, where in index.get_for(FACT_KEYS, token)
+            if head == namespace and (where == here or _related(imports, here, where, imported))
+        )
+    return sorted(found)
 
 
-def _related(index: ProjectIndex, here: str, where: str, imported: tuple[str, ...]) -> bool:
-    table: dict[str, tuple[str, ...]] | None = index.__dict__.get("_sl3_imports")
+def _imports_for(index: ProjectIndex, token: str) -> dict[str, tuple[str, ...]]:
+    """Each file's import stems, of the files that hold ``token`` (memoised per index)."""
+    tables: dict[str, dict[str, tuple[str, ...]]] = index.__dict__.setdefault("_sl3_imports", {})
+    table = tables.get(token)
     if table is None:
-        table = index.__dict__["_sl3_imports"] = dict(index.get(FACT_IMPORTS))
+        table = tables[token] = dict(index.get_for(FACT_IMPORTS, token))
+    return table
+
+
+def _related(
+    imports: dict[str, tuple[str, ...]], here: str, where: str, imported: tuple[str, ...]
+) -> bool:
+    """Whether the file ``where`` is one that ``here`` imports (``imported``: its stems) or one
+    that imports ``here`` (``imports``: each file's stems)."""
     return any(_names(stem, where, here) for stem in imported) or any(
-        _names(stem, here, where) for stem in table.get(where, ())
+        _names(stem, here, where) for stem in imports.get(where, ())
     )
 
 
@@ -299,19 +323,25 @@ def _names(stem: str, path: str, importer: str) -> bool:
 
 
 def is_seed_method(index: ProjectIndex, klass: str, path: str, name: str) -> bool:
-    return (klass, file_key(path), name) in {tuple(f) for f in index.get(FACT_SEED_METHODS)}
+    # A class's methods come from the file that spells `class klass` (ProjectIndex.get_for).
+    wanted = (klass, file_key(path), name)
+    return any(tuple(f) == wanted for f in index.get_for(FACT_SEED_METHODS, klass))
 
 
 def seeded_epoch_names(index: ProjectIndex, function: str) -> list[tuple[str, ...]]:
     """For each ``set_epoch`` that reaches what ``function`` returns: the names in its argument."""
-    return [names for name, names in index.get(FACT_SEEDED_EPOCH) if name == function]
+    # Made where `x = function(...)` is assigned: the file spells the function's name.
+    return [
+        names for name, names in index.get_for(FACT_SEEDED_EPOCH, function) if name == function
+    ]
 
 
 def init_takes_seed(index: ProjectIndex, name: str, path: str) -> bool | None:
     """Whether class ``name`` (defined at ``path``) overrides ``__init__`` with a ``seed`` or
     ``**kwargs`` parameter; ``None`` when it does not override ``__init__``."""
     key = file_key(path)
-    for fact in index.get(FACT_INITS):
+    inits: list[InitSignature] = index.get_for(FACT_INITS, name)  # where `class name` is spelled
+    for fact in inits:
         if fact.name == name and fact.path == key:
             return bool(fact.takes_seed)
     return None

@@ -22,6 +22,7 @@ from sampler_lint.analysis.index import (
     FactCollector,
     ProjectIndex,
     dotted_expression,
+    facts_named,
     import_aliases,
     qualify,
     statements,
@@ -211,21 +212,17 @@ def may_run_lightning_1x(index: ProjectIndex) -> bool:
 # Questions about a class
 
 
-def _by_name(index: ProjectIndex) -> dict[str, list[EpochClass]]:
-    cached: dict[str, list[EpochClass]] | None = index.__dict__.get("_sl204_classes")
-    if cached is None:
-        cached = {}
-        for fact in dict.fromkeys(index.get(FACT_CLASSES)):
-            cached.setdefault(fact.name, []).append(fact)
-        index.__dict__["_sl204_classes"] = cached
-    return cached
+def _named(index: ProjectIndex, name: str) -> list[EpochClass]:
+    # A class's facts come from the file that spells `class name`: the question reads only the
+    # files that hold the name (:meth:`ProjectIndex.get_for`).
+    return facts_named(index, FACT_CLASSES, name)
 
 
 def find_epoch_class(index: ProjectIndex, name: str, path: str) -> EpochClass | None:
     """The class a construction ``name(...)`` in the file at ``path`` builds: the one of that
     name defined in that file, else the project's only class of that name."""
     simple = name.rsplit(".", 1)[-1]
-    candidates = _by_name(index).get(simple, [])
+    candidates = _named(index, simple)
     key = file_key(path)
     local = [c for c in candidates if c.path == key]
     if local:
@@ -294,7 +291,7 @@ def lineage_of(index: ProjectIndex, cls: EpochClass) -> Lineage:
                 continue
             simple = base.rsplit(".", 1)[-1]
             candidates = [
-                c for c in _by_name(index).get(simple, []) if (c.name, c.path) not in seen
+                c for c in _named(index, simple) if (c.name, c.path) not in seen
             ]
             same_file = [c for c in candidates if c.path == current.path]
             chosen = same_file[:1] or (candidates if len(candidates) == 1 else [])
