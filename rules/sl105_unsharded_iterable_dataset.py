@@ -11,17 +11,21 @@ from pathlib import Path
 import libcst as cst
 
 from sampler_lint.analysis.imports import dotted_name
-from sampler_lint.analysis.index import ProjectIndex
+from sampler_lint.analysis.index import (
+    ProjectIndex,
+    class_names_in,
+    dotted_expression,
+    import_aliases,
+    qualify,
+)
 from sampler_lint.analysis.iterable_datasets import (
     DATASET_LOADERS,
-    FACT,
-    FACT_PARAMETERS,
     SHARDING_WORDS,
     DatasetLoader,
     loaders_of,
 )
 from sampler_lint.analysis.sampler_family import TRANSPARENT_BASES
-from sampler_lint.analysis.syntax_summary import SyntaxSummary
+from sampler_lint.analysis.syntax_summary import SyntaxSummary, walk
 from sampler_lint.analysis.tree import descendants
 from sampler_lint.rule import Example, Rule, Severity
 
@@ -56,8 +60,27 @@ _WALKING_METHODS = frozenset({
 })
 _INFINITE = ("cycle", "count", "repeat")
 _WORKER_METHODS = ("__iter__",)
-# The name after every `class` keyword (a backslash may continue the line before the name).
-_CLASS_NAMES = re.compile(r"\bclass[\s\\]+(\w+)")
+
+
+def _iterable_classes(text: str) -> set[str]:
+    """The classes of this code with a base whose name, imports resolved, ends in
+    ``IterableDataset``: every class :meth:`UnshardedIterableDataset._plain_iterable_dataset`
+    accepts, and some more (a file Python cannot parse: every class its text names)."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return class_names_in(text)
+    aliases = import_aliases(tree)
+    found = set()
+    for node in walk(tree):
+        if isinstance(node, ast.ClassDef):
+            for base in node.bases:
+                if isinstance(base, ast.Subscript):
+                    base = base.value
+                dotted = dotted_expression(base) or ""
+                if qualify(aliases, dotted).rsplit(".", 1)[-1] == "IterableDataset":
+                    found.add(node.name)
+    return found
 
 
 class UnshardedIterableDataset(Rule):
@@ -86,11 +109,10 @@ class UnshardedIterableDataset(Rule):
 
     @classmethod
     def may_match_index(cls, index: ProjectIndex, path: str, text: str) -> bool:
-        # A class of this file (every `class Name` its code spells) that some loader of the
-        # project runs in several processes: the same question visit_ClassDef asks last.
-        if not (index.get(FACT) or index.get(FACT_PARAMETERS)):
-            return False
-        return any(loaders_of(index, name, path) for name in set(_CLASS_NAMES.findall(text)))
+        # A class of this file that derives from IterableDataset (what visit_ClassDef asks
+        # first) and that some loader of the project runs in several processes (what it asks
+        # last), one name at a time: the question reads only the files that spell the name.
+        return any(loaders_of(index, name, path) for name in _iterable_classes(text))
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         if not self._plain_iterable_dataset(node):

@@ -85,6 +85,37 @@ def test_iterable_dataset_rule_keeps_only_classes_some_loader_runs(tmp_path: Pat
     assert rule.may_match_index(index, str(tmp_path / "streams.py"), moved)
 
 
+def test_iterable_dataset_rule_asks_only_about_classes_deriving_from_iterable_dataset(
+    tmp_path: Path,
+) -> None:
+    # Under another name, through a module, with a type argument: each is still asked about;
+    # a class with another base is not (the visitor skips it first).
+    from rules.sl105_unsharded_iterable_dataset import _iterable_classes
+
+    code = (
+        "import torch.utils.data as tud\n"
+        "from torch.utils.data import IterableDataset as Stream\n\n\n"
+        "class Aliased(Stream):\n    pass\n\n\n"
+        "class Dotted(tud.IterableDataset):\n    pass\n\n\n"
+        "class Typed(tud.IterableDataset[int]):\n    pass\n\n\n"
+        "class Mapped(tud.Dataset):\n    pass\n\n\n"
+        "def make():\n    class Inner(Stream):\n        pass\n    return Inner\n"
+    )
+    assert _iterable_classes(code) == {"Aliased", "Dotted", "Typed", "Inner"}
+    # Code Python cannot parse: every class its text names.
+    assert _iterable_classes("class Broken(:\nclass Other(Stream): pass\n") == {"Broken", "Other"}
+    train = (
+        "from torch.utils.data import DataLoader\nfrom streams import Aliased, Mapped\n\n"
+        "a = DataLoader(Aliased(), num_workers=4)\nb = DataLoader(Mapped(), num_workers=4)\n"
+    )
+    files = _project(tmp_path, {"streams.py": code, "train.py": train})
+    rule = registry.rules_by_code()["SL105"]
+    index = build_index(files, registry.all_rules())
+    assert rule.may_match_index(index, str(tmp_path / "streams.py"), code)
+    only_mapped = code.replace("class Aliased(Stream)", "class Aliased(tud.Dataset)")
+    assert not rule.may_match_index(index, str(tmp_path / "streams.py"), only_mapped)
+
+
 def test_only_rules_with_an_index_stage_make_the_engine_read_the_file_again() -> None:
     rules = registry.rules_by_code()
     assert rules["SL301"].has_index_stage() and rules["SL105"].has_index_stage()

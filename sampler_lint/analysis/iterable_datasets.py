@@ -26,6 +26,7 @@ from sampler_lint.analysis.index import (
     ModuleResolver,
     ProjectIndex,
     dotted_expression,
+    facts_named,
     imported_module,
 )
 from sampler_lint.analysis.loader_calls import is_evaluation_name
@@ -523,16 +524,16 @@ def loaders_of(index: ProjectIndex, name: str, path: str) -> list[DatasetLoader]
 
 def _inheriting(index: ProjectIndex, name: str, key: str, depth: int = 0) -> list[Subclass]:
     """The project subclasses of the class ``name`` at ``key`` (a few levels down) that use
-    its ``__iter__`` as it is."""
+    its ``__iter__`` as it is. (A subclass's file spells the name of its base: the question
+    reads only the files that hold ``name``, :meth:`ProjectIndex.get_for`.)"""
     if depth > 3:
         return []
-    resolver = _resolver(index, key)
     found = []
-    for subclass in dict.fromkeys(index.get(FACT_SUBCLASSES)):
+    for subclass in dict.fromkeys(index.get_for(FACT_SUBCLASSES, name)):
         if subclass.overrides or (subclass.name, subclass.path) == (name, key):
             continue
         if any(
-            base == name and _names(resolver, subclass.path, module, key)
+            base == name and _names(index, subclass.path, module, key)
             for base, module in subclass.bases
         ):
             found.append(subclass)
@@ -541,20 +542,19 @@ def _inheriting(index: ProjectIndex, name: str, key: str, depth: int = 0) -> lis
 
 
 def _loaders_of(index: ProjectIndex, name: str, key: str) -> list[DatasetLoader]:
-    direct = [fact for fact in dict.fromkeys(index.get(FACT)) if fact.name == name]
-    passed = [fact for fact in dict.fromkeys(index.get(FACT_PASSED)) if fact.name == name]
-    if not direct and not passed:
-        return []
-    resolver = _resolver(index, key)
-    found = [fact for fact in direct if _names(resolver, fact.path, fact.module, key)]
-    functions: list[ParameterLoader] = index.get(FACT_PARAMETERS)
+    # A loader built on `name`, or a construction of `name` handed to a function, is code that
+    # spells `name`; the function that builds the loader spells its own name.
+    direct: list[DatasetLoader] = facts_named(index, FACT, name)
+    passed: list[DatasetPassed] = facts_named(index, FACT_PASSED, name)
+    found = [fact for fact in direct if _names(index, fact.path, fact.module, key)]
     for handed in passed:
-        if not _names(resolver, handed.path, handed.module, key):
+        if not _names(index, handed.path, handed.module, key):
             continue
+        functions: list[ParameterLoader] = index.get_for(FACT_PARAMETERS, handed.callee)
         for function in functions:
             if function.function != handed.callee or not _takes(function, handed):
                 continue
-            if not _names(resolver, handed.path, handed.callee_module, function.path):
+            if not _names(index, handed.path, handed.callee_module, function.path):
                 continue
             distributed = function.distributed and not handed.split
             if function.workers or distributed:
@@ -570,23 +570,23 @@ def _takes(function: ParameterLoader, handed: DatasetPassed) -> bool:
     return handed.position == function.position
 
 
-def _resolver(index: ProjectIndex, key: str) -> ModuleResolver:
+def _resolver(index: ProjectIndex, target: str) -> ModuleResolver:
+    """A resolver that knows the one file ``target``: whether an import may name it depends on
+    no other file (every path of the index is resolved already, :func:`file_key`, so no other
+    known file can stand for it), and a question about it reads no other file's facts."""
     cached: dict[str, ModuleResolver] = index.__dict__.setdefault("_sl105_resolvers", {})
-    resolver = cached.get(key)
+    resolver = cached.get(target)
     if resolver is None:
-        known = {key}
-        for fact_name in (FACT, FACT_PARAMETERS, FACT_PASSED, FACT_SUBCLASSES):
-            known.update(fact.path for fact in index.get(fact_name))
-        resolver = cached[key] = ModuleResolver(known)
+        resolver = cached[target] = ModuleResolver((target,))
     return resolver
 
 
-def _names(resolver: ModuleResolver, user: str, module: str, target: str) -> bool:
+def _names(index: ProjectIndex, user: str, module: str, target: str) -> bool:
     """Whether a name used in the file ``user`` (imported from ``module``, or defined there
     when ``module`` is empty) is the one defined in the file ``target``."""
     if not module:
         return user == target
-    return user != target and _reaches(resolver, user, module, target)
+    return user != target and _reaches(_resolver(index, target), user, module, target)
 
 
 def _reaches(resolver: ModuleResolver, importer: str, module: str, target: str) -> bool:
