@@ -248,6 +248,26 @@ def test_gathering_in_worker_processes_gives_the_same_answers() -> None:
     assert pooled.gathered == alone.gathered
 
 
+def test_a_question_about_a_name_read_in_worker_processes_gives_the_same_answer() -> None:
+    # Many files hold the name: they are read in worker processes, and only they are.
+    from sampler_lint.analysis.sampler_family import FACT
+    from sampler_lint.engine.runner import _gather_in_pool
+
+    files = _project()
+    collectors = _collectors()
+    alone = DemandIndex(_surveyed(files, collectors), collectors.collectors)
+    pooled = DemandIndex(_surveyed(files, collectors), collectors.collectors, None,
+                         _gather_in_pool(2))
+    holding = [path for path in files if b"Sampler" in path.read_bytes()]
+    assert len(holding) >= demand.PARALLEL_GATHER
+    with mock.patch.object(demand, "_collect", side_effect=demand._collect) as collect:
+        answer = pooled.get_for(FACT, "Sampler")
+    assert collect.call_count < len(holding)  # most were read by the workers
+    assert answer == alone.get_for(FACT, "Sampler")
+    assert pooled.gathered == alone.gathered
+    assert "sampler classes" not in pooled.gathered  # not the whole collector
+
+
 def test_what_one_worker_reads_another_reuses(tmp_path: Path) -> None:
     import multiprocessing
 

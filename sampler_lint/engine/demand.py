@@ -317,8 +317,8 @@ class DemandIndex(ProjectIndex):
         digest."""
         if not token:
             self._asked += 1
-        if not token and collector.settled is None:
-            self._read_ahead(collector)
+        if collector.settled is None:
+            self._read_ahead(collector, token)
         found = ProjectIndex()
         parts: list[str] = []
         for source in self._candidates(collector.name):
@@ -352,21 +352,32 @@ class DemandIndex(ProjectIndex):
             made = self._digests[key] = (facts, digest(repr(facts)))
         return made[1]
 
-    def _read_ahead(self, collector: FactCollector) -> None:
-        """Read, in other processes, the files ``collector`` still needs, when there are many
-        (a question settled by its first files is not worth it: it stops early)."""
-        todo = [
-            source for source in self._candidates(collector.name)
-            if (collector.name, source.fact_path) not in self._read
-            and (collector.name in source.collectors if source.collectors is not None
-                 else self._admits(collector, source))
-        ]
-        if len(todo) < PARALLEL_GATHER or self._mapper is None:
+    def _read_ahead(self, collector: FactCollector, token: str = "") -> None:
+        """Read, in other processes, the files ``collector`` still needs (``token``: those of
+        them that hold it), when there are many (a question settled by its first files is not
+        worth it: it stops early)."""
+        if self._mapper is None:
             return  # read one by one, in this process, by _gather
+        if token:
+            holders = self._holders_of(collector, token)
+            todo = [
+                source for source in self._candidates(collector.name)
+                if source.fact_path in holders
+                and (collector.name, source.fact_path) not in self._read
+            ]
+        else:
+            todo = [
+                source for source in self._candidates(collector.name)
+                if (collector.name, source.fact_path) not in self._read
+                and (collector.name in source.collectors if source.collectors is not None
+                     else self._admits(collector, source))
+            ]
+        if len(todo) < PARALLEL_GATHER:
+            return
         todo = [source for source in todo if not self._cached(source, collector)]
         if len(todo) < PARALLEL_GATHER:
             return
-        read = self._mapper(self, collector, todo, self._alone(""))
+        read = self._mapper(self, collector, todo, self._alone(token))
         if read is None:
             return
         for source, (facts, fresh) in zip(todo, read, strict=True):
@@ -376,6 +387,29 @@ class DemandIndex(ProjectIndex):
                 if self._cache is not None:
                     self._cache.put(key, value)
                 self.fresh.append((key, value))
+
+    def _holders_of(self, collector: FactCollector, token: str) -> set[str]:
+        """The files of ``collector`` that may answer a question about ``token``: those whose
+        text holds it, among the files not known to hold none of its facts (a file read here
+        that fails the collector's pre-filter is known to hold none)."""
+        holders = self._holders.get((collector.name, token))
+        if holders is None:
+            holders = self._holders[collector.name, token] = set()
+            for source in self._candidates(collector.name):
+                key = (collector.name, source.fact_path)
+                if not self._read.get(key, True):
+                    continue
+                try:
+                    data = read_source(source.path)
+                except OSError:
+                    continue  # answers nothing, as _facts_of finds
+                if key not in self._read and source.collectors is None \
+                        and not _passes(collector, data):
+                    self._read[key] = {}
+                    continue
+                if _holds(data, token):
+                    holders.add(source.fact_path)
+        return holders
 
     def _admits(self, collector: FactCollector, source: Source) -> bool:
         """Whether the bytes of a file the survey did not read pass ``collector``'s pre-filter
