@@ -137,9 +137,12 @@ def _chained_samplers(root: Path) -> list[Path]:
     return sorted(root / name for name in files)
 
 
-def test_questions_about_class_names_answer_as_the_whole_index(tmp_path: Path) -> None:
+def test_questions_about_class_names_answer_as_the_whole_index(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # Questions keyed by a class name (get_for) read only the files that spell it, and must
-    # answer exactly as the index gathered up front.
+    # answer exactly as the index gathered up front (however many names are asked here).
+    monkeypatch.setattr(demand, "KEYED_QUESTIONS", 10_000)
     from sampler_lint.analysis import batch_samplers, rank_split, sampler_family, worker_epochs
 
     files = [*_project(), *_chained_samplers(tmp_path)]
@@ -186,6 +189,24 @@ def test_questions_about_class_names_answer_as_the_whole_index(tmp_path: Path) -
     assert "sampler classes" not in lazy.gathered
     assert "dataset classes" not in lazy.gathered
     assert "batch sampler shapes" not in lazy.gathered
+
+
+def test_past_many_names_a_collector_is_read_whole(monkeypatch: pytest.MonkeyPatch) -> None:
+    from sampler_lint.analysis.sampler_family import FACT
+
+    monkeypatch.setattr(demand, "KEYED_QUESTIONS", 2)
+    files = _project()
+    collectors = _collectors()
+    eager = build_index(files, registry.all_rules())
+    lazy = DemandIndex(_surveyed(files, collectors), collectors.collectors)
+    names = ["Sampler", "BatchSampler", "DistributedSampler", "Missing"]
+    answers = [lazy.get_for(FACT, name) for name in names]
+    assert "sampler classes" in lazy.gathered  # the third name read the whole collector
+    assert "sampler classes[DistributedSampler]" not in lazy.gathered
+    for name, answer in zip(names, answers, strict=True):
+        assert [f for f in answer if f.name == name] == [
+            f for f in eager.get(FACT) if f.name == name
+        ], name
 
 
 def test_facts_are_cached_per_file_and_digests_follow_changes(tmp_path: Path) -> None:

@@ -42,6 +42,10 @@ Mapper = Callable[["DemandIndex", FactCollector, list["Source"], bool], "list[Re
 
 # From this many files to parse for one collector, gathering them in parallel pays off.
 PARALLEL_GATHER = 16
+# Questions about names a run may ask of one collector before it reads the whole collector
+# instead: each looks for its name in every file that may hold the collector's facts, and on a
+# large project, a run over every file asks about hundreds of names.
+KEYED_QUESTIONS = 24
 
 
 @dataclass(frozen=True)
@@ -124,6 +128,8 @@ class DemandIndex(ProjectIndex):
         # The files that hold a token, per (collector, token), when scanned for several tokens
         # at once (_scan_tokens).
         self._holders: dict[tuple[str, str], set[str]] = {}
+        # The names asked about, per collector (get_for).
+        self._tokens_asked: dict[str, set[str]] = {}
         self._candidates_of: dict[str, list[Source]] = {}
         self._states: dict[str, str] = {}  # per collector: its files' paths and contents
         self._stored_digests: set[str] = set()  # digests this run found in or put in the cache
@@ -177,6 +183,11 @@ class DemandIndex(ProjectIndex):
                 or self._all[names[0]].settled is not None:
             return self.get(kind)  # gathered already, or not a question a token narrows
         keyed = f"{names[0]}[{token}]"
+        if keyed not in self.gathered:
+            asked = self._tokens_asked.setdefault(names[0], set())
+            asked.add(token)
+            if len(asked) > KEYED_QUESTIONS:
+                return self.get(kind)  # many names: one read of the whole collector is cheaper
         self._gather_keyed(keyed)
         return list(self._keyed[keyed].get(kind))
 
