@@ -253,14 +253,21 @@ def test_a_named_file_that_asks_nothing_reads_no_other_file(tmp_path: Path) -> N
     assert [call.args[1] for call in collect.call_args_list if "train" not in call.args[1]] == []
 
 
-def test_gathering_in_worker_processes_gives_the_same_answers() -> None:
+def _alone_and_pooled(files: list[Path]) -> tuple[DemandIndex, DemandIndex]:
+    """Two indexes of ``files``: one that reads in this process, one with two workers."""
     from sampler_lint.engine.runner import _gather_in_pool
 
-    files = _project()
     collectors = _collectors()
     alone = DemandIndex(_surveyed(files, collectors), collectors.collectors)
     pooled = DemandIndex(_surveyed(files, collectors), collectors.collectors, None,
                          _gather_in_pool(2))
+    return alone, pooled
+
+
+def test_gathering_in_worker_processes_gives_the_same_answers() -> None:
+    files = _project()
+    collectors = _collectors()
+    alone, pooled = _alone_and_pooled(files)
     with mock.patch.object(demand, "_collect", side_effect=demand._collect) as collect:
         answers = {kind: pooled.get(kind) for kind in _kinds(collectors)}
     assert collect.call_count < len(files)  # most were read by the workers
@@ -272,13 +279,9 @@ def test_gathering_in_worker_processes_gives_the_same_answers() -> None:
 def test_a_question_about_a_name_read_in_worker_processes_gives_the_same_answer() -> None:
     # Many files hold the name: they are read in worker processes, and only they are.
     from sampler_lint.analysis.sampler_family import FACT
-    from sampler_lint.engine.runner import _gather_in_pool
 
     files = _project()
-    collectors = _collectors()
-    alone = DemandIndex(_surveyed(files, collectors), collectors.collectors)
-    pooled = DemandIndex(_surveyed(files, collectors), collectors.collectors, None,
-                         _gather_in_pool(2))
+    alone, pooled = _alone_and_pooled(files)
     holding = [path for path in files if b"Sampler" in path.read_bytes()]
     assert len(holding) >= demand.PARALLEL_GATHER
     with mock.patch.object(demand, "_collect", side_effect=demand._collect) as collect:

@@ -83,34 +83,27 @@ class ProjectIndex:
 EMPTY_INDEX = ProjectIndex()
 
 
-# A list of facts this long is a whole collector's (ProjectIndex.get_for answered with every fact
-# of the kind): index it by name once rather than scan it for every name asked.
-_WHOLE = 256
-
-
 def facts_named(index: ProjectIndex, kind: str, name: str) -> list[Any]:
     """The facts of ``kind`` whose ``name`` is ``name``, without repeats (several rules may
     collect the same facts), in the index's order. Use it for facts made from the code that
     spells their name (``class name``): an index built on demand reads only the files that hold
-    ``name`` (:meth:`ProjectIndex.get_for`). Memoised per index."""
+    ``name`` (:meth:`ProjectIndex.get_for`). Memoised per index; the facts ``get_for`` returns
+    are indexed by name once per list (once a whole collector is gathered, it returns that same
+    list for every name)."""
     memo: dict[tuple[str, str], list[Any]] = index.__dict__.setdefault("_facts_named", {})
     found = memo.get((kind, name))
     if found is None:
         facts = index.get_for(kind, name)
-        if len(facts) < _WHOLE:
-            found = [fact for fact in dict.fromkeys(facts) if fact.name == name]
-        else:
-            tables: dict[str, tuple[list[Any], dict[str, list[Any]]]] = index.__dict__.setdefault(
-                "_facts_by_name", {}
-            )
-            entry = tables.get(kind)
-            if entry is None or entry[0] is not facts:
-                table: dict[str, list[Any]] = {}
-                for fact in dict.fromkeys(facts):
-                    table.setdefault(fact.name, []).append(fact)
-                entry = tables[kind] = (facts, table)
-            found = entry[1].get(name, [])
-        memo[kind, name] = found
+        tables: dict[str, tuple[list[Any], dict[str, list[Any]]]] = index.__dict__.setdefault(
+            "_facts_by_name", {}
+        )
+        entry = tables.get(kind)
+        if entry is None or entry[0] is not facts:
+            table: dict[str, list[Any]] = {}
+            for fact in dict.fromkeys(facts):
+                table.setdefault(fact.name, []).append(fact)
+            entry = tables[kind] = (facts, table)
+        found = memo[kind, name] = entry[1].get(name, [])
     return found
 
 

@@ -298,21 +298,32 @@ class DemandIndex(ProjectIndex):
             if token and name not in self.gathered and base in self._pending:
                 tokens.setdefault(base, set()).add(token[:-1])
         for base, wanted in tokens.items():
-            if len(wanted) < 2:
+            if len(wanted) >= 2:
+                self._find_holders(self._all[base], wanted)
+
+    def _find_holders(self, collector: FactCollector, tokens: Iterable[str]) -> None:
+        """Note, for each of ``tokens``, the files of ``collector`` that may answer a question
+        about it: those whose text holds it, among the files not known to hold none of its
+        facts (a file read here that fails the collector's pre-filter is known to hold none).
+        One read of each file, whatever the number of tokens."""
+        holders: dict[str, set[str]] = {token: set() for token in tokens}
+        for source in self._candidates(collector.name):
+            key = (collector.name, source.fact_path)
+            if not self._read.get(key, True):
+                continue  # no facts: it answers no question about a token
+            try:
+                data = read_source(source.path)
+            except OSError:
+                continue  # answers nothing, as _facts_of finds
+            if key not in self._read and source.collectors is None \
+                    and not _passes(collector, data):
+                self._read[key] = {}
                 continue
-            holders: dict[str, set[str]] = {token: set() for token in wanted}
-            for source in self._candidates(base):
-                if not self._read.get((base, source.fact_path), True):
-                    continue  # no facts: it answers no question about a token
-                try:
-                    data = read_source(source.path)
-                except OSError:
-                    continue
-                for token in wanted:
-                    if _holds(data, token):
-                        holders[token].add(source.fact_path)
             for token, paths in holders.items():
-                self._holders[base, token] = paths
+                if _holds(data, token):
+                    paths.add(source.fact_path)
+        for token, paths in holders.items():
+            self._holders[collector.name, token] = paths
 
     def _gather_keyed(self, keyed: str) -> str:
         """Gather ``collector[token]`` if not yet done; returns the digest of its facts."""
@@ -400,27 +411,10 @@ class DemandIndex(ProjectIndex):
                 self.fresh.append((key, value))
 
     def _holders_of(self, collector: FactCollector, token: str) -> set[str]:
-        """The files of ``collector`` that may answer a question about ``token``: those whose
-        text holds it, among the files not known to hold none of its facts (a file read here
-        that fails the collector's pre-filter is known to hold none)."""
-        holders = self._holders.get((collector.name, token))
-        if holders is None:
-            holders = self._holders[collector.name, token] = set()
-            for source in self._candidates(collector.name):
-                key = (collector.name, source.fact_path)
-                if not self._read.get(key, True):
-                    continue
-                try:
-                    data = read_source(source.path)
-                except OSError:
-                    continue  # answers nothing, as _facts_of finds
-                if key not in self._read and source.collectors is None \
-                        and not _passes(collector, data):
-                    self._read[key] = {}
-                    continue
-                if _holds(data, token):
-                    holders.add(source.fact_path)
-        return holders
+        """The files of ``collector`` that may answer a question about ``token``."""
+        if (collector.name, token) not in self._holders:
+            self._find_holders(collector, (token,))
+        return self._holders[collector.name, token]
 
     def _admits(self, collector: FactCollector, source: Source) -> bool:
         """Whether the bytes of a file the survey did not read pass ``collector``'s pre-filter
