@@ -21,10 +21,10 @@ from sampler_lint.analysis.loader_calls import (
     shuffles,
 )
 from sampler_lint.analysis.loader_facts import (
-    FACT_SET_EPOCH,
     LOADER_FACTS,
     EpochUse,
     is_loader_constructor,
+    set_epoch_receivers,
 )
 from sampler_lint.analysis.loaders import project_epoch_uses
 from sampler_lint.analysis.matching import get_arg
@@ -505,7 +505,7 @@ class MissingSetEpoch(Rule):
         return any(self._is_framework_call(c) for c in _uses(scope, names).calls)
 
     def _project_sets_epoch(self) -> bool:
-        receivers = set(self.context.index.get(FACT_SET_EPOCH))
+        receivers = set_epoch_receivers(self.context.index)
         receivers |= _set_epoch_receivers(self.context.module)
         return any(
             r.endswith((".sampler", ".batch_sampler")) or r == "<expression>" for r in receivers
@@ -554,7 +554,7 @@ class MissingSetEpoch(Rule):
             return
         if f"self.{attr}" not in self.context.code_for(iterate):
             return
-        receivers = set(self.context.index.get(FACT_SET_EPOCH)) | _set_epoch_receivers(
+        receivers = set_epoch_receivers(self.context.index) | _set_epoch_receivers(
             self.context.module
         )
         if any(

@@ -333,3 +333,21 @@ def test_a_parse_serves_only_the_collectors_some_rule_in_play_reads() -> None:
     everything.get(CLASS_FACT)
     assert {name for name, _ in everything._read} > read  # the others, when all are in play
     assert index.get(CLASS_FACT) == everything.get(CLASS_FACT)
+
+
+@pytest.mark.parametrize(
+    ("text", "spelled"),
+    [
+        (b"dm = AsrDataModule(args)\n", True),
+        (b"from data import (AsrDataModule)\n", True),
+        (b"x.AsrDataModule.y\n", True),
+        (b"dm = LibriSpeechAsrDataModule(args)\n", False),  # a longer name only
+        (b"AsrDataModule_v2 = 1\n", False),
+        ("é = AsrDataModuleé\n".encode(), False),  # a letter of a non-ASCII name
+        (b"nothing here\n", False),
+    ],
+)
+def test_a_question_about_a_name_reads_the_files_that_spell_the_whole_word(
+    text: bytes, spelled: bool
+) -> None:
+    assert demand._spells(text, "AsrDataModule") is spelled

@@ -69,8 +69,8 @@ class ProjectIndex:
     def get_for(self, kind: str, token: str) -> list[Any]:
         """Facts of ``kind`` enough to answer a question about ``token`` (an identifier): every
         fact of that kind, or, in an index built on demand, the facts of the files whose text
-        holds ``token``. Use it where only a fact made from code that spells ``token`` can
-        matter (``obj.offset = 3`` spells ``offset``), and filter the result yourself: the
+        spells ``token`` as a whole word. Use it where only a fact made from code that spells
+        ``token`` can matter (``obj.offset = 3`` spells ``offset``), and filter the result: the
         answer must depend only on facts about ``token`` (a cached result that read the whole
         collector is not checked again for the token's files alone)."""
         return self.get(kind)

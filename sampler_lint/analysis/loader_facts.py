@@ -16,6 +16,7 @@ from typing import Any
 
 from sampler_lint.analysis.index import (
     FactCollector,
+    ProjectIndex,
     dotted_expression,
     imported_module,
 )
@@ -573,6 +574,12 @@ def collect_loader_facts(tree: ast.Module, path: str) -> dict[str, list[Any]]:
         FACT_SET_EPOCH: sorted(collector.set_epoch),
         FACT_EPOCH_USERS: sorted(collector.epoch_users),
     }
+
+
+def set_epoch_receivers(index: ProjectIndex) -> set[str]:
+    """The receivers of every ``.set_epoch(...)`` call in the project (``FACT_SET_EPOCH``): each
+    comes from a file that spells ``set_epoch``, and only those files are read for it."""
+    return set(index.get_for(FACT_SET_EPOCH, "set_epoch"))
 
 
 LOADER_FACTS = FactCollector(

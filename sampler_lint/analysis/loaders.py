@@ -15,7 +15,6 @@ sampler.
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Iterable
 
 import libcst as cst
@@ -184,7 +183,6 @@ def _may_carry(index: ProjectIndex, origin: Origin, depth: int, seen: frozenset[
         return True
     seen = seen | {origin}
     kind = origin[0]
-    names = _names(index)
     if kind == "none":
         return False
     if kind == "loader":
@@ -206,7 +204,8 @@ def _may_carry(index: ProjectIndex, origin: Origin, depth: int, seen: frozenset[
     if kind == "param":
         _, path, owner, position, name = origin
         passed = []
-        for callee, caller, positional, keywords in index.get(FACT_CALLS):
+        names = _names_for(index, owner)
+        for callee, caller, positional, keywords in index.get_for(FACT_CALLS, owner):
             if callee != owner or not _reaches(names, caller, path, owner):
                 continue
             keyword = dict(keywords).get(name)
@@ -220,7 +219,8 @@ def _may_carry(index: ProjectIndex, origin: Origin, depth: int, seen: frozenset[
     if kind == "self":
         _, path, klass, attr = origin
         assigned = [
-            o for c, p, a, o in index.get(FACT_SELF) if c == klass and p == path and a == attr
+            o for c, p, a, o in index.get_for(FACT_SELF, klass)
+            if c == klass and p == path and a == attr
         ]
         return not assigned or any(_may_carry(index, o, depth + 1, seen) for o in assigned)
     return True
@@ -251,20 +251,22 @@ def _item_may_carry(
 
 def _returned(index: ProjectIndex, origin: Origin) -> list[Origin]:
     """What the function a ``call`` or ``method`` origin names may return."""
-    names = _names(index)
     if origin[0] == "call":
         caller, name = origin[1], origin[2]
         passed = origin[3] if len(origin) > 3 else None
+        names = _names_for(index, name)
         found = [
-            o for function, path, origins, _ in index.get(FACT_RETURNS)
+            o for function, path, origins, _ in index.get_for(FACT_RETURNS, name)
             if function == name and _reaches(names, caller, path, name)
             for o in origins
         ]
-        for where, local, module, original in index.get(FACT_ALIASES):
+        for where, local, module, original in index.get_for(FACT_ALIASES, name):
             if where == caller and local == name:  # `from .build import build_loader as bl`
+                originals = _names_for(index, original)
                 found += [
-                    o for function, path, origins, _ in index.get(FACT_RETURNS)
-                    if function == original and _from_module(names, path, module, original, caller)
+                    o for function, path, origins, _ in index.get_for(FACT_RETURNS, original)
+                    if function == original
+                    and _from_module(originals, path, module, original, caller)
                     for o in origins
                 ]
         return _reachable(found, passed)
@@ -279,14 +281,14 @@ def _returned(index: ProjectIndex, origin: Origin) -> list[Origin]:
             _class_family(index, k, home, subclasses=False) for k, home in instances
         ))
         return _reachable([
-            o for function, path, origins, owner in index.get(FACT_RETURNS)
+            o for function, path, origins, owner in index.get_for(FACT_RETURNS, name)
             if function == name and (owner, path) in family
             for o in origins
         ], None)
     _, caller, klass, name = origin
     family = _class_family(index, klass, caller)
     return _reachable([
-        o for function, path, origins, owner in index.get(FACT_RETURNS)
+        o for function, path, origins, owner in index.get_for(FACT_RETURNS, name)
         if function == name and (owner, path) in family
         for o in origins
     ], None)
@@ -362,8 +364,8 @@ def _resolve_class(index: ProjectIndex, name: str, used_in: str) -> list[str]:
     """The files defining the project class ``name`` as seen from ``used_in``."""
     cache: dict[tuple[str, str], list[str]] = index.__dict__.setdefault("_sl2_resolved", {})
     if (name, used_in) not in cache:
-        names = _names(index)
-        files = [where for klass, where, _ in index.get(FACT_CLASSES) if klass == name]
+        names = _names_for(index, name)
+        files = [where for klass, where, _ in index.get_for(FACT_CLASSES, name) if klass == name]
         if used_in in files:
             cache[(name, used_in)] = [used_in]
         else:
@@ -383,24 +385,18 @@ def _class_family(
     cache = index.__dict__.setdefault("_sl2_families", {})
     if (klass, path, subclasses) in cache:
         return cache[(klass, path, subclasses)]
-    classes: list[tuple[str, str, tuple[str, ...]]] = index.get(FACT_CLASSES)
-    by_name: dict[str, list[tuple[str, tuple[str, ...]]]] = defaultdict(list)
-    children: dict[str, list[tuple[str, str]]] = defaultdict(list)
-    for name, where, parents in classes:
-        by_name[name].append((where, parents))
-        for parent in parents:
-            children[parent].append((name, where))
-
     def resolve(name: str, used_in: str) -> list[str]:
         return _resolve_class(index, name, used_in)
 
+    # A class and its subclasses spell its name (``class name``, ``class Child(name)``): each
+    # step asks only about the name it is at.
     start = (klass, path)
     up = {start}
     stack = [start]
     while stack:
         name, where = stack.pop()
-        for candidate, parents in by_name.get(name, []):
-            if candidate != where:
+        for candidate, candidate_path, parents in index.get_for(FACT_CLASSES, name):
+            if candidate != name or candidate_path != where:
                 continue
             for parent in parents:
                 for parent_path in resolve(parent, where):
@@ -411,7 +407,9 @@ def _class_family(
     stack = [start] if subclasses else []
     while stack:
         name, where = stack.pop()
-        for child, child_path in children.get(name, []):
+        for child, child_path, parents in index.get_for(FACT_CLASSES, name):
+            if name not in parents:
+                continue
             if where in resolve(name, child_path):
                 if (child, child_path) not in down:
                     down.add((child, child_path))
@@ -421,13 +419,13 @@ def _class_family(
 
 
 class _Names:
-    """Per-file name facts of the project (defined names, imports), with the module resolver and
-    the memo that re-export lookups need: one call per loader origin must not scan the project."""
+    """Per-file name facts (defined names, imports) of the files that may tell where one name
+    comes from, with the module resolver and the memo that re-export lookups need: one call per
+    loader origin must not scan the project."""
 
-    def __init__(self, index: ProjectIndex) -> None:
+    def __init__(self, rows: list[tuple[str, tuple[str, ...], tuple[tuple[str, str], ...]]]):
         self.by_file: dict[str, tuple[frozenset[str], frozenset[tuple[str, str]]]] = {
-            path: (frozenset(defined), frozenset(imported))
-            for path, defined, imported in index.get(FACT_NAMES)
+            path: (frozenset(defined), frozenset(imported)) for path, defined, imported in rows
         }
         self.modules = ModuleResolver(self.by_file)
         self.provides_memo: dict[tuple[str, str, str], bool] = {}
@@ -438,11 +436,24 @@ class _Names:
         return self.by_file.get(path, default)
 
 
-def _names(index: ProjectIndex) -> _Names:
-    cached = index.__dict__.get("_sl2_names")
-    if cached is None:
-        cached = index.__dict__["_sl2_names"] = _Names(index)
-    return cached
+def _names_for(index: ProjectIndex, name: str) -> _Names:
+    """The name facts that can tell which definition of ``name`` a file uses: those of the files
+    that spell it. The file that uses it spells it, and so does every module on the way that
+    re-exports it (``from .loader import name``); a module that does not spell it provides it only
+    when it defines it, and the definition spells it (:func:`_reaches`). Memoised per name; once
+    the whole collector is gathered, one table serves every name."""
+    memo: dict[str, _Names] = index.__dict__.setdefault("_sl2_names", {})
+    found = memo.get(name)
+    if found is None:
+        rows = index.get_for(FACT_NAMES, name)
+        whole = index.__dict__.get("_sl2_names_whole")
+        if whole is not None and whole[0] is rows:
+            found = whole[1]
+        else:
+            found = _Names(rows)
+            index.__dict__["_sl2_names_whole"] = (rows, found)
+        memo[name] = found
+    return found
 
 
 def _reaches(names: _Names, caller: str, defined_at: str, name: str) -> bool:
@@ -503,10 +514,10 @@ def project_epoch_uses(
     """How the project function ``name``, as called from the file ``caller`` (resolved by
     module path), uses its parameters; ``None`` when the name resolves to no project function
     the index knows."""
-    names = _names(index)
+    names = _names_for(index, name)
     caller = file_key(caller)
     rows = [
-        row for row in index.get(FACT_EPOCH_USERS)
+        row for row in index.get_for(FACT_EPOCH_USERS, name)
         if row[0] == name and row[1] != caller and _reaches(names, caller, row[1], name)
     ]
     files = {row[1] for row in rows}

@@ -21,6 +21,7 @@ import ast
 import contextlib
 import marshal
 import os
+import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -320,7 +321,7 @@ class DemandIndex(ProjectIndex):
                 self._read[key] = {}
                 continue
             for token, paths in holders.items():
-                if _holds(data, token):
+                if _spells(data, token):
                     paths.add(source.fact_path)
         for token, paths in holders.items():
             self._holders[collector.name, token] = paths
@@ -487,7 +488,7 @@ class DemandIndex(ProjectIndex):
             data = read_source(source.path)
         except OSError:
             return {}
-        if token and holders is None and not _holds(data, token):
+        if token and holders is None and not _spells(data, token):
             return {}
         if known is None:
             self._read_file(source, data, collector, self._alone(token))
@@ -573,6 +574,27 @@ def _holds(data: bytes, token: str) -> bool:
     from sampler_lint.engine.survey import source_text
 
     return token in source_text(data)
+
+
+def _spells(data: bytes, name: str) -> bool:
+    """Whether a file's bytes spell the identifier ``name`` as a whole word: a question about
+    ``AsrDataModule`` need not read the many files that only spell ``LibriSpeechAsrDataModule``.
+    Bytes of 128 and up count as letters: outside strings and comments Python allows them only
+    in identifiers, so they never end one."""
+    if not name.isascii():
+        return _holds(data, name)
+    encoded = name.encode()
+    if encoded not in data:
+        return False
+    pattern = _WORDS.get(name)
+    if pattern is None:
+        pattern = _WORDS[name] = re.compile(
+            rb"(?<![\w\x80-\xff])" + re.escape(encoded) + rb"(?![\w\x80-\xff])"
+        )
+    return pattern.search(data) is not None
+
+
+_WORDS: dict[str, re.Pattern[bytes]] = {}
 
 
 def facts_key(collector: str, fact_path: str, content: str) -> str:
