@@ -4,6 +4,7 @@ front, and no file parsed for a collector until a rule asks for that collector's
 from __future__ import annotations
 
 import ast
+import contextlib
 from pathlib import Path
 from unittest import mock
 
@@ -351,3 +352,128 @@ def test_a_question_about_a_name_reads_the_files_that_spell_the_whole_word(
     text: bytes, spelled: bool
 ) -> None:
     assert demand._spells(text, "AsrDataModule") is spelled
+
+
+def _loader_project(root: Path) -> list[Path]:
+    """Loaders built in one module and reached from scripts through a package that re-exports
+    the factory, an aliased import, a whole-module import, a method inherited from a base class
+    and a module linked into a second recipe; unrelated modules define the same names with
+    other loaders (only imports by module path reach them)."""
+    files = {
+        "pkg/__init__.py": "from .build import build_loader\n",
+        "pkg/build.py": "from torch.utils.data import DataLoader\n"
+                        "def build_loader(ds, s):\n    return DataLoader(ds, sampler=s)\n"
+                        "def plain_loader(ds, s):\n    return DataLoader(ds, sampler=s)\n",
+        "other/build.py": "from torch.utils.data import DataLoader\n"
+                          "def build_loader(ds, b):\n    return DataLoader(ds, batch_sampler=b)\n"
+                          "def plain_loader(ds, b):\n    return DataLoader(ds, batch_sampler=b)\n",
+        "recipe/data.py": "from torch.utils.data import DataLoader\n"
+                          "class Base:\n    def train_loader(self):\n"
+                          "        return DataLoader(self.ds, sampler=self.s)\n"
+                          "class Module(Base):\n    def __init__(self, ds):\n"
+                          "        self.loader = DataLoader(ds, sampler=None)\n",
+        "recipe/train.py": "from pkg import build_loader\n"
+                           "from pkg.build import plain_loader as pl\n"
+                           "import pkg.build\nfrom data import Module\n"
+                           "def main(d, b, s, epochs):\n"
+                           "    one = build_loader(d, b)\n    two = pl(d, s)\n"
+                           "    three = pkg.build.plain_loader(d, s)\n"
+                           "    dm = Module(d)\n    four = dm.train_loader()\n"
+                           "    for epoch in range(epochs):\n"
+                           "        for loader in (one, two, three, four):\n"
+                           "            loader.sampler.set_epoch(epoch)\n",
+        "recipe/evaluate.py": "from pkg import build_loader\n"
+                              "def main(d, s):\n    return build_loader(d, s)\n",
+        "elsewhere/data.py": "from torch.utils.data import DataLoader\n"
+                             "class Module:\n    def train_loader(self):\n"
+                             "        return DataLoader(self.ds, batch_sampler=self.b)\n",
+    }
+    for name, code in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(code)
+    made = [root / name for name in files]
+    # Recipes that link a shared data module into their folder: recipe2 one of the project's,
+    # recipe3 one the project does not list itself (an excluded folder).
+    (root / "vendor").mkdir()
+    (root / "vendor" / "data.py").write_text(files["recipe/data.py"])
+    for recipe, shared in (("recipe2", root / "recipe" / "data.py"),
+                           ("recipe3", root / "vendor" / "data.py")):
+        (root / recipe).mkdir()
+        (root / recipe / "train.py").write_text(files["recipe/train.py"])
+        made.append(root / recipe / "train.py")
+        with contextlib.suppress(OSError):
+            (root / recipe / "data.py").symlink_to(shared)
+            made.append(root / recipe / "data.py")
+    return sorted(made)
+
+
+def test_loader_provenance_reads_the_files_imports_lead_to(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # SL201/SL202's questions (where a loader comes from, how a project function uses it) follow
+    # imports file by file and callers by name, and answer as the index gathered up front.
+    monkeypatch.setattr(demand, "KEYED_QUESTIONS", 10_000)
+    from sampler_lint.analysis import loader_facts, loaders
+
+    files = [*_project(), *_loader_project(tmp_path)]
+    collectors = _collectors()
+    eager = build_index(files, registry.all_rules())
+    lazy = DemandIndex(_surveyed(files, collectors), collectors.collectors)
+    origins = [o for _, _, returned, _ in eager.get(loader_facts.FACT_RETURNS) for o in returned]
+    for _, _, positional, keywords in eager.get(loader_facts.FACT_CALLS):
+        origins += [*positional, *(o for _, o in keywords)]
+    origins += [o for _, _, _, o in eager.get(loader_facts.FACT_SELF)]
+    assert len(origins) > 50
+    # What train.py's loaders are, as SL201 asks from that file (both recipes).
+    asked = {}
+    recipes = ("recipe", "recipe2", "recipe3")
+    for recipe in recipes:
+        train = loader_facts.file_key(str(tmp_path / recipe / "train.py"))
+        asked[recipe] = {
+            "build_loader": ("call", train, "build_loader", (2, ())),
+            "pl": ("call", train, "pl", (2, ())),
+            "plain_loader": ("call", train, "plain_loader", (2, ())),
+            "train_loader": ("objmethod", train, ("call", train, "Module", (1, ())),
+                             "train_loader"),
+        }
+        origins += asked[recipe].values()
+    evaluate = loader_facts.file_key(str(tmp_path / "recipe" / "evaluate.py"))
+    reexported = ("call", evaluate, "build_loader", (2, ()))  # through pkg/__init__.py only
+    origins.append(reexported)
+    answers = {}
+    for origin in dict.fromkeys(origins):
+        answers[origin] = loaders.can_carry_batch_sampler(eager, [origin])
+        assert loaders.can_carry_batch_sampler(lazy, [origin]) == answers[origin], origin
+    for recipe in recipes:
+        # Through the re-export, the aliased and the whole-module import: pkg/build.py's
+        # loaders, not other/build.py's; the inherited method of the Module of recipe/data.py
+        # (linked into recipe2, and its copy linked into recipe3), not elsewhere/data.py's.
+        found = {name: answers[origin] for name, origin in asked[recipe].items()}
+        assert found == {
+            "build_loader": False, "pl": False, "plain_loader": False, "train_loader": False,
+        }, recipe
+    assert answers[reexported] is False
+    for function, *_ in eager.get(loader_facts.FACT_EPOCH_USERS):
+        for caller in [*files[:: max(1, len(files) // 9)], tmp_path / "recipe" / "train.py"]:
+            assert loaders.project_epoch_uses(lazy, str(caller), function) == \
+                loaders.project_epoch_uses(eager, str(caller), function), (function, caller)
+    assert loader_facts.set_epoch_receivers(lazy) == loader_facts.set_epoch_receivers(eager)
+    assert "loader provenance" not in lazy.gathered  # asked file by file and name by name
+
+
+def test_a_question_about_a_missing_file_depends_on_the_list_of_files(tmp_path: Path) -> None:
+    from sampler_lint.analysis.loader_facts import FACT_NAMES, file_key
+
+    script = tmp_path / "train.py"
+    script.write_text("from helpers import make_loader\nloader = make_loader()\n")
+    collectors = _collectors()
+    index = DemandIndex(_surveyed([script], collectors), collectors.collectors)
+    assert index.get_for(FACT_NAMES, file_key(str(tmp_path / "helpers.py"))) == []
+    assert "loader provenance[/]" in index.gathered
+    helpers = tmp_path / "helpers.py"
+    helpers.write_text("from torch.utils.data import DataLoader\ndef make_loader():\n"
+                       "    return DataLoader(d)\n")
+    grown = DemandIndex(_surveyed([script, helpers], collectors), collectors.collectors)
+    rows = grown.get_for(FACT_NAMES, file_key(str(helpers)))
+    assert [row[0] for row in rows] == [file_key(str(helpers))]
+    assert grown.digests(["loader provenance[/]"]) != index.digests(["loader provenance[/]"])

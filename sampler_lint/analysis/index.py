@@ -72,7 +72,8 @@ class ProjectIndex:
         spells ``token`` as a whole word. Use it where only a fact made from code that spells
         ``token`` can matter (``obj.offset = 3`` spells ``offset``), and filter the result: the
         answer must depend only on facts about ``token`` (a cached result that read the whole
-        collector is not checked again for the token's files alone)."""
+        collector is not checked again for the token's files alone). A ``token`` that is an
+        absolute path asks about the facts made in that one file (:func:`facts_in_file`)."""
         return self.get(kind)
 
     def merge(self, other: ProjectIndex) -> None:
@@ -104,6 +105,28 @@ def facts_named(index: ProjectIndex, kind: str, name: str) -> list[Any]:
                 table.setdefault(fact.name, []).append(fact)
             entry = tables[kind] = (facts, table)
         found = memo[kind, name] = entry[1].get(name, [])
+    return found
+
+
+def facts_in_file(index: ProjectIndex, kind: str, path: str, where: int) -> list[Any]:
+    """The facts of ``kind`` made in the file at ``path`` (links resolved, as facts spell files;
+    ``fact[where]`` is that path): an index built on demand reads only that file
+    (:meth:`ProjectIndex.get_for` with a path). Memoised per index; a list ``get_for`` returns
+    is indexed by file once (once a whole collector is gathered, it returns that same list)."""
+    memo: dict[tuple[str, str], list[Any]] = index.__dict__.setdefault("_facts_in_file", {})
+    found = memo.get((kind, path))
+    if found is None:
+        facts = index.get_for(kind, path)
+        tables: dict[str, tuple[list[Any], dict[str, list[Any]]]] = index.__dict__.setdefault(
+            "_facts_by_file", {}
+        )
+        entry = tables.get(kind)
+        if entry is None or entry[0] is not facts:
+            table: dict[str, list[Any]] = {}
+            for fact in facts:
+                table.setdefault(fact[where], []).append(fact)
+            entry = tables[kind] = (facts, table)
+        found = memo[kind, path] = entry[1].get(path, [])
     return found
 
 
@@ -217,6 +240,10 @@ class ModuleResolver:
         self._memo: dict[tuple[str, str], tuple[str, ...]] = {}
         self._reals: dict[str, str] = {}
 
+    def is_known(self, path: str) -> bool:
+        """Whether ``path`` (links resolved) is a file the caller may resolve to."""
+        return path in self.known
+
     def _real(self, path: str) -> str:
         """``path`` with symbolic links resolved, as the index keys files: recipes often link a
         shared module into their folder (``asr_datamodule.py -> ../tdnn/asr_datamodule.py``)."""
@@ -266,6 +293,6 @@ class ModuleResolver:
             if parts:
                 candidates.insert(0, str(folder.with_name(folder.name + ".py")))
             for candidate in map(self._real, candidates):
-                if candidate in self.known and candidate not in seen:
+                if candidate not in seen and self.is_known(candidate):
                     seen.add(candidate)
                     yield candidate

@@ -16,6 +16,7 @@ sampler.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 import libcst as cst
 
@@ -23,6 +24,7 @@ from sampler_lint.analysis.imports import dotted_name
 from sampler_lint.analysis.index import (
     ModuleResolver,
     ProjectIndex,
+    facts_in_file,
 )
 from sampler_lint.analysis.loader_facts import (
     FACT_ALIASES,
@@ -204,9 +206,9 @@ def _may_carry(index: ProjectIndex, origin: Origin, depth: int, seen: frozenset[
     if kind == "param":
         _, path, owner, position, name = origin
         passed = []
-        names = _names_for(index, owner)
+        # Whoever calls it spells its name: only those files are read.
         for callee, caller, positional, keywords in index.get_for(FACT_CALLS, owner):
-            if callee != owner or not _reaches(names, caller, path, owner):
+            if callee != owner or not _reaches(index, caller, path, owner):
                 continue
             keyword = dict(keywords).get(name)
             if keyword is not None:
@@ -219,8 +221,8 @@ def _may_carry(index: ProjectIndex, origin: Origin, depth: int, seen: frozenset[
     if kind == "self":
         _, path, klass, attr = origin
         assigned = [
-            o for c, p, a, o in index.get_for(FACT_SELF, klass)
-            if c == klass and p == path and a == attr
+            o for c, _, a, o in facts_in_file(index, FACT_SELF, path, 1)
+            if c == klass and a == attr
         ]
         return not assigned or any(_may_carry(index, o, depth + 1, seen) for o in assigned)
     return True
@@ -254,19 +256,25 @@ def _returned(index: ProjectIndex, origin: Origin) -> list[Origin]:
     if origin[0] == "call":
         caller, name = origin[1], origin[2]
         passed = origin[3] if len(origin) > 3 else None
-        names = _names_for(index, name)
         found = [
-            o for function, path, origins, _ in index.get_for(FACT_RETURNS, name)
-            if function == name and _reaches(names, caller, path, name)
+            o for function, _, origins, _ in _defined_in(
+                index, FACT_RETURNS, _reach(index, caller, name)
+            )
+            if function == name
             for o in origins
         ]
-        for where, local, module, original in index.get_for(FACT_ALIASES, name):
-            if where == caller and local == name:  # `from .build import build_loader as bl`
-                originals = _names_for(index, original)
+        for _, local, module, original in facts_in_file(index, FACT_ALIASES, caller, 0):
+            if local == name:  # `from .build import build_loader as bl`
+                names = _names(index)
+                offered = [
+                    provider for module_file in names.modules.resolve(caller, module)
+                    for provider in _providers(names, module_file, original, 0, frozenset())
+                ]
                 found += [
-                    o for function, path, origins, _ in index.get_for(FACT_RETURNS, original)
+                    o for function, _, origins, _ in _defined_in(
+                        index, FACT_RETURNS, dict.fromkeys(offered)
+                    )
                     if function == original
-                    and _from_module(originals, path, module, original, caller)
                     for o in origins
                 ]
         return _reachable(found, passed)
@@ -280,15 +288,18 @@ def _returned(index: ProjectIndex, origin: Origin) -> list[Origin]:
         family = set().union(*(
             _class_family(index, k, home, subclasses=False) for k, home in instances
         ))
-        return _reachable([
-            o for function, path, origins, owner in index.get_for(FACT_RETURNS, name)
-            if function == name and (owner, path) in family
-            for o in origins
-        ], None)
+        return _methods_returned(index, family, name)
     _, caller, klass, name = origin
-    family = _class_family(index, klass, caller)
+    return _methods_returned(index, _class_family(index, klass, caller), name)
+
+
+def _methods_returned(
+    index: ProjectIndex, family: set[tuple[str, str]], name: str
+) -> list[Origin]:
+    """What the method ``name`` of the classes ``family`` (``(class, file)``) may return."""
+    files = dict.fromkeys(sorted(path for _, path in family))
     return _reachable([
-        o for function, path, origins, owner in index.get_for(FACT_RETURNS, name)
+        o for function, path, origins, owner in _defined_in(index, FACT_RETURNS, files)
         if function == name and (owner, path) in family
         for o in origins
     ], None)
@@ -364,12 +375,14 @@ def _resolve_class(index: ProjectIndex, name: str, used_in: str) -> list[str]:
     """The files defining the project class ``name`` as seen from ``used_in``."""
     cache: dict[tuple[str, str], list[str]] = index.__dict__.setdefault("_sl2_resolved", {})
     if (name, used_in) not in cache:
-        names = _names_for(index, name)
-        files = [where for klass, where, _ in index.get_for(FACT_CLASSES, name) if klass == name]
-        if used_in in files:
-            cache[(name, used_in)] = [used_in]
-        else:
-            cache[(name, used_in)] = [w for w in files if _reaches(names, used_in, w, name)]
+        def defines(where: str) -> bool:
+            return any(klass == name for klass, _, _ in facts_in_file(
+                index, FACT_CLASSES, where, 1
+            ))
+
+        cache[(name, used_in)] = [used_in] if defines(used_in) else [
+            where for where in _reach(index, used_in, name) if defines(where)
+        ]
     return cache[(name, used_in)]
 
 
@@ -395,8 +408,8 @@ def _class_family(
     stack = [start]
     while stack:
         name, where = stack.pop()
-        for candidate, candidate_path, parents in index.get_for(FACT_CLASSES, name):
-            if candidate != name or candidate_path != where:
+        for candidate, _, parents in facts_in_file(index, FACT_CLASSES, where, 1):
+            if candidate != name:
                 continue
             for parent in parents:
                 for parent_path in resolve(parent, where):
@@ -418,94 +431,108 @@ def _class_family(
     return up | down
 
 
+_NO_NAMES: tuple[frozenset[str], frozenset[tuple[str, str]]] = (frozenset(), frozenset())
+
+
+class _Modules(ModuleResolver):
+    """Resolves imports to the project files that have loader facts, asking about each file it
+    meets (:func:`facts_in_file`) instead of knowing every file up front."""
+
+    def __init__(self, names: _Names) -> None:
+        super().__init__(())
+        self._names = names
+
+    def is_known(self, path: str) -> bool:
+        return self._names.has(path)
+
+
 class _Names:
-    """Per-file name facts (defined names, imports) of the files that may tell where one name
-    comes from, with the module resolver and the memo that re-export lookups need: one call per
-    loader origin must not scan the project."""
+    """Per-file name facts (defined names, imports), read file by file as questions meet them,
+    with the module resolver and the memo of where a name used in a file may be defined: one
+    call per loader origin must not scan the project."""
 
-    def __init__(self, rows: list[tuple[str, tuple[str, ...], tuple[tuple[str, str], ...]]]):
-        self.by_file: dict[str, tuple[frozenset[str], frozenset[tuple[str, str]]]] = {
-            path: (frozenset(defined), frozenset(imported)) for path, defined, imported in rows
-        }
-        self.modules = ModuleResolver(self.by_file)
-        self.provides_memo: dict[tuple[str, str, str], bool] = {}
+    def __init__(self, index: ProjectIndex) -> None:
+        self._index = index
+        self._by_file: dict[str, tuple[frozenset[str], frozenset[tuple[str, str]]] | None] = {}
+        self.modules = _Modules(self)
+        self.reach_memo: dict[tuple[str, str], tuple[str, ...]] = {}
 
-    def get(
-        self, path: str, default: tuple[frozenset[str], frozenset[tuple[str, str]]]
-    ) -> tuple[frozenset[str], frozenset[tuple[str, str]]]:
-        return self.by_file.get(path, default)
+    def _row(self, path: str) -> tuple[frozenset[str], frozenset[tuple[str, str]]] | None:
+        if path not in self._by_file:
+            rows = facts_in_file(self._index, FACT_NAMES, path, 0)
+            self._by_file[path] = (
+                (frozenset(rows[-1][1]), frozenset(rows[-1][2])) if rows else None
+            )
+        return self._by_file[path]
+
+    def has(self, path: str) -> bool:
+        return self._row(path) is not None
+
+    def get(self, path: str) -> tuple[frozenset[str], frozenset[tuple[str, str]]]:
+        return self._row(path) or _NO_NAMES
 
 
-def _names_for(index: ProjectIndex, name: str) -> _Names:
-    """The name facts that can tell which definition of ``name`` a file uses: those of the files
-    that spell it. The file that uses it spells it, and so does every module on the way that
-    re-exports it (``from .loader import name``); a module that does not spell it provides it only
-    when it defines it, and the definition spells it (:func:`_reaches`). Memoised per name; once
-    the whole collector is gathered, one table serves every name."""
-    memo: dict[str, _Names] = index.__dict__.setdefault("_sl2_names", {})
-    found = memo.get(name)
+def _names(index: ProjectIndex) -> _Names:
+    cached = index.__dict__.get("_sl2_names")
+    if cached is None:
+        cached = index.__dict__["_sl2_names"] = _Names(index)
+    return cached
+
+
+def _reach(index: ProjectIndex, caller: str, name: str) -> tuple[str, ...]:
+    """The files where ``name`` as used in the file ``caller`` may be defined: ``caller``
+    itself, and unless it defines its own ``name``, the files its imports lead to by module path
+    (``from pkg.trainer import Trainer`` reaches ``pkg/trainer.py``, never an unrelated
+    ``recipes/trainer.py``), also through a package or module that re-exports it, and the modules
+    it imports whole (``import pkg.module``, then ``module.name(...)``). An import the project
+    cannot resolve reaches nothing. Only the files on the way are read."""
+    names = _names(index)
+    key = (caller, name)
+    found = names.reach_memo.get(key)
     if found is None:
-        rows = index.get_for(FACT_NAMES, name)
-        whole = index.__dict__.get("_sl2_names_whole")
-        if whole is not None and whole[0] is rows:
-            found = whole[1]
-        else:
-            found = _Names(rows)
-            index.__dict__["_sl2_names_whole"] = (rows, found)
-        memo[name] = found
+        files = [caller]
+        defined, imported = names.get(caller)
+        if name not in defined:
+            for local, module in sorted(imported):
+                if local == name:  # from <module> import name
+                    for module_file in names.modules.resolve(caller, module):
+                        files += _providers(names, module_file, name, 0, frozenset())
+                elif not local:
+                    files += names.modules.resolve(caller, module)
+        found = names.reach_memo[key] = tuple(dict.fromkeys(files))
     return found
 
 
-def _reaches(names: _Names, caller: str, defined_at: str, name: str) -> bool:
-    """Whether ``name`` as used in the file ``caller`` can be the one defined in ``defined_at``:
-    the same file, or an import that resolves by module path to that file (``from pkg.trainer
-    import Trainer`` reaches ``pkg/trainer.py``, never an unrelated ``recipes/trainer.py``), also
-    through a package or module that re-exports it. A file that defines its own ``name`` uses
-    that one; an import the project cannot resolve reaches nothing."""
-    if caller == defined_at:
-        return True
-    defined, imported = names.get(caller, (frozenset(), frozenset()))
+def _providers(
+    names: _Names, module_file: str, name: str, depth: int, seen: frozenset[str]
+) -> list[str]:
+    """The files whose ``name`` the module at ``module_file`` offers: itself, and unless it
+    defines its own, those of the modules it imports ``name`` from (``timm/data/__init__.py``
+    holding ``from .loader import create_loader``), a few re-exports deep; a cycle of re-exports
+    adds nothing."""
+    found = [module_file]
+    if depth > 3 or module_file in seen:
+        return found
+    defined, imported = names.get(module_file)
     if name in defined:
-        return False
-    for local, module in imported:
-        if local == name and _from_module(names, defined_at, module, name, caller):
-            return True  # from <module> import name
-        if not local and defined_at in names.modules.resolve(caller, module):
-            return True  # import pkg.module, then module.name(...)
-    return False
+        return found
+    seen = seen | {module_file}
+    for local, module in sorted(imported):
+        if local == name:
+            for inner in names.modules.resolve(module_file, module):
+                found += _providers(names, inner, name, depth + 1, seen)
+    return found
 
 
-def _from_module(
-    names: _Names, defined_at: str, module: str, name: str, importer: str = ""
-) -> bool:
-    """Whether ``name`` imported from ``module`` in the file ``importer`` can be the one defined
-    in ``defined_at``: the module is that file, or re-exports the name from it."""
-    return any(
-        _provides(names, found, name, defined_at, 0)
-        for found in names.modules.resolve(importer, module)
-    )
+def _reaches(index: ProjectIndex, caller: str, defined_at: str, name: str) -> bool:
+    """Whether ``name`` as used in the file ``caller`` can be the one defined in ``defined_at``
+    (:func:`_reach`)."""
+    return defined_at in _reach(index, caller, name)
 
 
-def _provides(names: _Names, module_file: str, name: str, defined_at: str, depth: int) -> bool:
-    """Whether the module at ``module_file`` offers ``name`` from ``defined_at``: it is that
-    file, or it imports ``name`` from a module that does (``timm/data/__init__.py`` holding
-    ``from .loader import create_loader``), a few re-exports deep."""
-    if module_file == defined_at:
-        return True
-    if depth > 3:
-        return False
-    key = (module_file, name, defined_at)
-    known = names.provides_memo.get(key)
-    if known is None:
-        names.provides_memo[key] = False  # a cycle of re-exports provides nothing
-        defined, imported = names.get(module_file, (frozenset(), frozenset()))
-        known = name not in defined and any(
-            local == name and _provides(names, inner, name, defined_at, depth + 1)
-            for local, module in imported
-            for inner in names.modules.resolve(module_file, module)
-        )
-        names.provides_memo[key] = known
-    return known
+def _defined_in(index: ProjectIndex, kind: str, paths: Iterable[str]) -> list[Any]:
+    """The facts of ``kind`` (whose second field is their file) made in ``paths``."""
+    return [fact for path in paths for fact in facts_in_file(index, kind, path, 1)]
 
 
 def project_epoch_uses(
@@ -514,11 +541,10 @@ def project_epoch_uses(
     """How the project function ``name``, as called from the file ``caller`` (resolved by
     module path), uses its parameters; ``None`` when the name resolves to no project function
     the index knows."""
-    names = _names_for(index, name)
     caller = file_key(caller)
     rows = [
-        row for row in index.get_for(FACT_EPOCH_USERS, name)
-        if row[0] == name and row[1] != caller and _reaches(names, caller, row[1], name)
+        row for row in _defined_in(index, FACT_EPOCH_USERS, _reach(index, caller, name))
+        if row[0] == name and row[1] != caller
     ]
     files = {row[1] for row in rows}
     if len(files) != 1:

@@ -132,6 +132,9 @@ class DemandIndex(ProjectIndex):
         # The names asked about, per collector (get_for).
         self._tokens_asked: dict[str, set[str]] = {}
         self._candidates_of: dict[str, list[Source]] = {}
+        # Each collector's files by path, and by real path once a question needs it.
+        self._by_path: dict[str, dict[str, list[Source]]] = {}
+        self._by_real: dict[str, dict[str, list[Source]]] = {}
         self._states: dict[str, str] = {}  # per collector: its files' paths and contents
         self._stored_digests: set[str] = set()  # digests this run found in or put in the cache
         self._digests: dict[tuple[str, str], tuple[Facts, str]] = {}
@@ -183,6 +186,8 @@ class DemandIndex(ProjectIndex):
         if len(names) != 1 or names[0] not in self._pending \
                 or self._all[names[0]].settled is not None:
             return self.get(kind)  # gathered already, or not a question a token narrows
+        if os.path.isabs(token):
+            return self._file_facts(names[0], kind, token)
         keyed = f"{names[0]}[{token}]"
         if keyed not in self.gathered:
             asked = self._tokens_asked.setdefault(names[0], set())
@@ -191,6 +196,35 @@ class DemandIndex(ProjectIndex):
                 return self.get(kind)  # many names: one read of the whole collector is cheaper
         self._gather_keyed(keyed)
         return list(self._keyed[keyed].get(kind))
+
+    def _file_facts(self, name: str, kind: str, path: str) -> list[Any]:
+        """The facts of ``kind`` made in the file at ``path`` (links resolved): read that file
+        alone. A question about a file the project does not hold depends on the project's list
+        of files (``collector[/]``): a file added there later changes its answer."""
+        if not self._sources_at(name, path):
+            self._gather_keyed(f"{name}[{FILES}]")
+            return []
+        keyed = f"{name}[{path}]"
+        self._gather_keyed(keyed)
+        return list(self._keyed[keyed].get(kind))
+
+    def _sources_at(self, name: str, path: str) -> list[Source]:
+        """The files of collector ``name`` at ``path`` (links resolved): the project spells a
+        file as it walked it, facts spell it with its links resolved."""
+        by_path = self._by_path.get(name)
+        if by_path is None:
+            by_path = self._by_path[name] = {}
+            for source in self._candidates(name):
+                by_path.setdefault(source.fact_path, []).append(source)
+        found = by_path.get(path)
+        if found is None and os.path.exists(path):
+            real = self._by_real.get(name)
+            if real is None:  # reached through a link: every file's real path, once
+                real = self._by_real[name] = {}
+                for source in self._candidates(name):
+                    real.setdefault(os.path.realpath(source.fact_path), []).append(source)
+            found = real.get(path)
+        return found or []
 
     def gather(self, name: str) -> str:
         """Gather the collector ``name`` if not yet done; returns the digest of its facts."""
@@ -296,7 +330,8 @@ class DemandIndex(ProjectIndex):
         tokens: dict[str, set[str]] = {}
         for name in keyed:
             base, _, token = name.partition("[")
-            if token and name not in self.gathered and base in self._pending:
+            if token and name not in self.gathered and base in self._pending \
+                    and not _is_file_token(token[:-1]):
                 tokens.setdefault(base, set()).add(token[:-1])
         for base, wanted in tokens.items():
             if len(wanted) >= 2:
@@ -336,16 +371,23 @@ class DemandIndex(ProjectIndex):
 
     def _gather(self, collector: FactCollector, into: ProjectIndex, token: str = "") -> str:
         """Add ``collector``'s facts to ``into``, in the project's order, from every file its
-        pre-filter admits (``token``: those of them whose text holds it); returns their
-        digest."""
+        pre-filter admits (``token``: those of them that spell it; an absolute path: that file;
+        :data:`FILES`: none, only which files there are); returns their digest."""
+        if token == FILES:  # which files the project holds, not what they say
+            paths = [source.fact_path for source in self._candidates(collector.name)]
+            return digest(collector.name, token, *paths)
         if not token:
             self._asked += 1
-        if collector.settled is None:
+        sources = self._candidates(collector.name)
+        spelled = token  # the files asked about spell it
+        if _is_file_token(token):
+            sources, spelled = self._sources_at(collector.name, token), ""
+        elif collector.settled is None:
             self._read_ahead(collector, token)
         found = ProjectIndex()
         parts: list[str] = []
-        for source in self._candidates(collector.name):
-            facts = self._facts_of(source, collector, token)
+        for source in sources:
+            facts = self._facts_of(source, collector, spelled)
             if facts:
                 for kind, values in facts.items():
                     found.add(kind, values)
@@ -574,6 +616,15 @@ def _holds(data: bytes, token: str) -> bool:
     from sampler_lint.engine.survey import source_text
 
     return token in source_text(data)
+
+
+#: The token of the question "which files does the project hold?" (see DemandIndex._file_facts).
+FILES = "/"
+
+
+def _is_file_token(token: str) -> bool:
+    """Whether a question's token names a file (an absolute path) rather than a name."""
+    return token == FILES or os.path.isabs(token)
 
 
 def _spells(data: bytes, name: str) -> bool:
