@@ -477,3 +477,46 @@ def test_a_question_about_a_missing_file_depends_on_the_list_of_files(tmp_path: 
     rows = grown.get_for(FACT_NAMES, file_key(str(helpers)))
     assert [row[0] for row in rows] == [file_key(str(helpers))]
     assert grown.digests(["loader provenance[/]"]) != index.digests(["loader provenance[/]"])
+
+
+def test_seed_keys_are_read_from_the_files_around_the_one_asking(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # "Which seed keys does `args` carry here?" reads the file itself, the modules it imports
+    # and the files that spell both the namespace and its module name (those that may import
+    # it), and answers as the index gathered up front.
+    monkeypatch.setattr(demand, "KEYED_QUESTIONS", 10_000)
+    from sampler_lint.analysis import seed_facts
+    from sampler_lint.analysis.loader_facts import file_key
+
+    files = {
+        "opts.py": "def add(parser):\n    parser.add_argument('--data-seed', type=int)\n",
+        "tools/train.py": "from opts import add\nfrom torch.utils.data import DistributedSampler\n"
+                          "def main(args, conf):\n    return DistributedSampler(d)\n",
+        "launch.py": "from tools.train import main\nmain(args, conf)\nprint(conf.run_seed)\n",
+        "unrelated.py": "import argparse\np = argparse.ArgumentParser()\n"
+                        "p.add_argument('--seed')\nprint(conf.seed, args.other_seed)\n",
+        "pkg/__init__.py": "print(conf.pkg_seed)\n",
+        "pkg/sub.py": "from . import helpers\nprint(conf.sub_seed)\n",
+    }
+    for name, code in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(code)
+    paths = sorted(tmp_path / name for name in files)
+    collectors = _collectors()
+    eager = build_index(paths, registry.all_rules())
+    lazy = DemandIndex(_surveyed(paths, collectors), collectors.collectors)
+    stems = dict(eager.get(seed_facts.FACT_IMPORTS))
+    train = tmp_path / "tools" / "train.py"
+    stems[file_key(str(train))] = seed_facts.import_stems({"opts", "torch.utils.data"}, str(train))
+    for path in paths:
+        imported = stems.get(file_key(str(path)), ())
+        for namespace in ("args", "conf", "missing"):
+            assert seed_facts.seed_keys(lazy, namespace, str(path), imported) == \
+                seed_facts.seed_keys(eager, namespace, str(path), imported), (path, namespace)
+    imported = stems[file_key(str(train))]
+    assert seed_facts.seed_keys(lazy, "args", str(train), imported) == ["data_seed"]
+    assert seed_facts.seed_keys(lazy, "conf", str(train), imported) == ["run_seed"]
+    init = tmp_path / "pkg" / "__init__.py"
+    assert seed_facts.seed_keys(lazy, "conf", str(init), ()) == ["pkg_seed", "sub_seed"]
+    assert "seeds" not in lazy.gathered

@@ -72,8 +72,9 @@ class ProjectIndex:
         spells ``token`` as a whole word. Use it where only a fact made from code that spells
         ``token`` can matter (``obj.offset = 3`` spells ``offset``), and filter the result: the
         answer must depend only on facts about ``token`` (a cached result that read the whole
-        collector is not checked again for the token's files alone). A ``token`` that is an
-        absolute path asks about the facts made in that one file (:func:`facts_in_file`)."""
+        collector is not checked again for the token's files alone). ``a+b`` asks about the
+        files that spell both; an absolute path, about the facts made in that one file
+        (:func:`facts_in_file`)."""
         return self.get(kind)
 
     def merge(self, other: ProjectIndex) -> None:

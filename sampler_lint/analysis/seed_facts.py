@@ -21,6 +21,7 @@ from sampler_lint.analysis.index import (
     FactCollector,
     ProjectIndex,
     dotted_expression,
+    facts_in_file,
     import_aliases,
     statements,
 )
@@ -256,17 +257,56 @@ def seed_keys(
     another's ``args``."""
     here = file_key(path)
     # A key on `namespace` comes from code that spells it, or, for the assumed name of the
-    # parsed command line, from an option declared with `add_argument`: only the files that
-    # hold those words are read (ProjectIndex.get_for), with their imports.
+    # parsed command line, from an option declared with `add_argument`.
     tokens = (namespace, OPTION_CALL) if namespace == PARSED_NAMESPACE else (namespace,)
     found: set[str] = set()
     for token in tokens:
-        imports = _imports_for(index, token)
+        facts, imports = _facts_near(index, token, here, imported)
         found.update(
-            key for head, key, where in index.get_for(FACT_KEYS, token)
+            key for head, key, where in facts
             if head == namespace and (where == here or _related(imports, here, where, imported))
         )
     return sorted(found)
+
+
+def _facts_near(
+    index: ProjectIndex, token: str, here: str, imported: tuple[str, ...]
+) -> tuple[list[tuple[str, str, str]], dict[str, tuple[str, ...]]]:
+    """The seed keys a question about ``token`` from the file ``here`` may use, and the import
+    stems of the files that may import ``here``: the keys of ``here``, of the files its import
+    stems name, and of the files that spell both ``token`` and ``here``'s module name (an
+    import of ``here`` spells it). Only those files are read (ProjectIndex.get_for). A package's
+    ``__init__.py``, or a module beside a folder of its own name, can be imported without its
+    name spelled (``from . import x``): then every file that spells ``token``."""
+    module = here[:-3] if here.endswith(".py") else here
+    name = os.path.basename(module)
+    if name == "__init__" or not name.isidentifier() or os.path.isdir(module):
+        return index.get_for(FACT_KEYS, token), _imports_for(index, token)
+    both = f"{token}+{name}"
+    facts: list[tuple[str, str, str]] = [*facts_in_file(index, FACT_KEYS, here, 2)]
+    for target in _stem_files(here, imported):
+        facts += facts_in_file(index, FACT_KEYS, target, 2)
+    facts += index.get_for(FACT_KEYS, both)
+    return facts, _imports_for(index, both)
+
+
+def _stem_files(here: str, imported: tuple[str, ...]) -> list[str]:
+    """The files the import stems of the file ``here`` may name (:func:`_names`): a relative
+    stem is the module itself; an absolute one starts at ``here``'s folder or a folder above."""
+    folders = [os.path.dirname(here)]
+    while folders[-1] not in ("/", ""):
+        parent = os.path.dirname(folders[-1])
+        if parent == folders[-1]:
+            break
+        folders.append(parent)
+    files: list[str] = []
+    for stem in imported:
+        modules = [stem] if stem.startswith("/") else [
+            f"{folder.rstrip('/')}/{stem}" for folder in folders
+        ]
+        for module in modules:
+            files += [f"{module}.py", f"{module}/__init__.py"]
+    return list(dict.fromkeys(files))
 
 
 def _imports_for(index: ProjectIndex, token: str) -> dict[str, tuple[str, ...]]:

@@ -627,7 +627,13 @@ def _is_file_token(token: str) -> bool:
     return token == FILES or os.path.isabs(token)
 
 
-def _spells(data: bytes, name: str) -> bool:
+def _spells(data: bytes, token: str) -> bool:
+    """Whether a file's bytes spell the identifier ``token`` as a whole word (``a+b``: both
+    ``a`` and ``b``)."""
+    return all(_spells_word(data, name) for name in token.split("+"))
+
+
+def _spells_word(data: bytes, name: str) -> bool:
     """Whether a file's bytes spell the identifier ``name`` as a whole word: a question about
     ``AsrDataModule`` need not read the many files that only spell ``LibriSpeechAsrDataModule``.
     Bytes of 128 and up count as letters: outside strings and comments Python allows them only
