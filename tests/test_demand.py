@@ -520,3 +520,30 @@ def test_seed_keys_are_read_from_the_files_around_the_one_asking(
     init = tmp_path / "pkg" / "__init__.py"
     assert seed_facts.seed_keys(lazy, "conf", str(init), ()) == ["pkg_seed", "sub_seed"]
     assert "seeds" not in lazy.gathered
+
+
+def test_lightning_near_a_file_that_imports_it_reads_that_file_alone(tmp_path: Path) -> None:
+    from sampler_lint.analysis import frameworks
+
+    files = {
+        "data/sampler.py": "import lightning as L\nfrom torch.utils.data import Sampler\n"
+                           "class Buckets(Sampler):\n    pass\n"
+                           "def train():\n    L.Trainer().fit(model)\n",
+        "data/plain.py": "from torch.utils.data import Sampler\nclass Plain(Sampler):\n    pass\n",
+        "tools/fit.py": "import lightning as L\nL.Trainer(use_distributed_sampler=False).fit(m)\n",
+    }
+    for name, code in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(code)
+    paths = sorted(tmp_path / name for name in files)
+    collectors = _collectors()
+    eager = build_index(paths, registry.all_rules())
+    lazy = DemandIndex(_surveyed(paths, collectors), collectors.collectors)
+    sampler = str(tmp_path / "data" / "sampler.py")
+    assert frameworks.lightning_near(lazy, [sampler]) is True
+    assert frameworks.injection_on_for(lazy, [sampler]) is True
+    assert "lightning files" not in lazy.gathered  # its own import answered
+    assert "batch sampler sites and trainers" not in lazy.gathered  # its own Trainer answered
+    for path in paths:
+        for ask in (frameworks.lightning_near, frameworks.injection_on_for):
+            assert ask(lazy, [str(path)]) == ask(eager, [str(path)]), (ask, path)

@@ -17,6 +17,7 @@ from sampler_lint.analysis.index import (
     FactCollector,
     ProjectIndex,
     dotted_expression,
+    facts_in_file,
     import_aliases,
     qualify,
     statements,
@@ -364,6 +365,9 @@ def lightning_near(index: ProjectIndex, paths: Iterable[str]) -> bool:
     ``paths``, above it or below it. A repository of independent examples keeps each example in
     its own folder: Lightning in one is no reason to judge a loader in another; a package that
     offers a Lightning data module anywhere in it is one project."""
+    paths = list(paths)
+    if any(facts_in_file(index, FACT_LIGHTNING_FILES, file_key(path), None) for path in paths):
+        return True  # one of them imports it: near itself (read alone, not every such file)
     lightning = {_package_root(p) for p in index.get(FACT_LIGHTNING_FILES)}
     if not lightning:
         return False
@@ -397,6 +401,14 @@ def injection_on_for(index: ProjectIndex, paths: Iterable[str]) -> bool:
     off only for the Trainer that receives the loader). A file that builds its own Trainers is
     judged by them; otherwise the project's non-test Trainers decide, and injection is off only
     when every one of them turns it off (with none seen, when some code turns it off)."""
+    paths = list(paths)
+    for path in paths:  # a file of its own Trainer that injects: read alone, not every file
+        real = file_key(path)
+        if any(
+            p.path == real and not p.in_test and not p.disabled
+            for p in index.get_for(FACT_INJECTION, real)
+        ):
+            return True
     points = [p for p in index.get(FACT_INJECTION) if not p.in_test]
     project_off = bool(points) and all(p.disabled for p in points)
     for path in paths:

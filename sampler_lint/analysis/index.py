@@ -109,11 +109,12 @@ def facts_named(index: ProjectIndex, kind: str, name: str) -> list[Any]:
     return found
 
 
-def facts_in_file(index: ProjectIndex, kind: str, path: str, where: int) -> list[Any]:
+def facts_in_file(index: ProjectIndex, kind: str, path: str, where: int | None) -> list[Any]:
     """The facts of ``kind`` made in the file at ``path`` (links resolved, as facts spell files;
-    ``fact[where]`` is that path): an index built on demand reads only that file
-    (:meth:`ProjectIndex.get_for` with a path). Memoised per index; a list ``get_for`` returns
-    is indexed by file once (once a whole collector is gathered, it returns that same list)."""
+    ``fact[where]`` is that path, or the fact itself when ``where`` is ``None``): an index built
+    on demand reads only that file (:meth:`ProjectIndex.get_for` with a path). Memoised per
+    index; a list ``get_for`` returns is indexed by file once (once a whole collector is
+    gathered, it returns that same list)."""
     memo: dict[tuple[str, str], list[Any]] = index.__dict__.setdefault("_facts_in_file", {})
     found = memo.get((kind, path))
     if found is None:
@@ -125,7 +126,7 @@ def facts_in_file(index: ProjectIndex, kind: str, path: str, where: int) -> list
         if entry is None or entry[0] is not facts:
             table: dict[str, list[Any]] = {}
             for fact in facts:
-                table.setdefault(fact[where], []).append(fact)
+                table.setdefault(fact if where is None else fact[where], []).append(fact)
             entry = tables[kind] = (facts, table)
         found = memo[kind, path] = entry[1].get(path, [])
     return found
