@@ -21,7 +21,6 @@ import ast
 import contextlib
 import marshal
 import os
-import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -640,18 +639,21 @@ def _spells_word(data: bytes, name: str) -> bool:
     in identifiers, so they never end one."""
     if not name.isascii():
         return _holds(data, name)
-    encoded = name.encode()
-    if encoded not in data:
-        return False
-    pattern = _WORDS.get(name)
-    if pattern is None:
-        pattern = _WORDS[name] = re.compile(
-            rb"(?<![\w\x80-\xff])" + re.escape(encoded) + rb"(?![\w\x80-\xff])"
-        )
-    return pattern.search(data) is not None
+    word = name.encode()
+    start = data.find(word)
+    while start != -1:  # most often the first is a whole word; a find is cheaper than a regex
+        end = start + len(word)
+        if (start == 0 or data[start - 1] not in _WORD_BYTES) and (
+            end == len(data) or data[end] not in _WORD_BYTES
+        ):
+            return True
+        start = data.find(word, start + 1)
+    return False
 
 
-_WORDS: dict[str, re.Pattern[bytes]] = {}
+_WORD_BYTES = frozenset(
+    b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_" + bytes(range(128, 256))
+)
 
 
 def facts_key(collector: str, fact_path: str, content: str) -> str:
