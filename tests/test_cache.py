@@ -350,10 +350,16 @@ def test_an_unchanged_tree_gathers_no_collector(project: Path) -> None:
     trainer.write_text("import lightning as L\n\ntrainer = L.Trainer(devices=2)\n")
     _code, first = run(project, ".")
     real = DemandIndex._gather
-    with mock.patch.object(DemandIndex, "_gather", autospec=True, side_effect=real) as gather:
+    real_load = cache_module.Cache._load
+    with mock.patch.object(DemandIndex, "_gather", autospec=True, side_effect=real) as gather, \
+            mock.patch.object(cache_module.Cache, "_load", autospec=True,
+                              side_effect=real_load) as load:
         _code, second = run(project, ".")
     assert second == first and "s.py:4:7: SL501" in second
     assert gather.call_count == 0
+    # Only the digests are read: the facts file (most of the cache) is not even loaded.
+    loaded = {call.args[0].path.name for call in load.call_args_list}
+    assert "digests.marshal" in loaded and "facts.marshal" not in loaded
     trainer.write_text(
         "import lightning as L\n\ntrainer = L.Trainer(use_distributed_sampler=False)\n"
     )

@@ -256,9 +256,17 @@ class Cache:
         self.directory = directory
         self.validate = validate
         self.key = secret_key()
-        self.old: dict[str, Any] = self._load()
+        self._old: dict[str, Any] | None = None
         self.new: dict[str, Any] = {}
         self.hits = 0
+
+    @property
+    def old(self) -> dict[str, Any]:
+        """The entries on disk, read on first use: a run that asks this cache nothing (a warm
+        run reads no facts) does not load it."""
+        if self._old is None:
+            self._old = self._load()
+        return self._old
 
     def _load(self) -> dict[str, Any]:
         if self.key is None:
@@ -306,8 +314,8 @@ class Cache:
 
     def save(self) -> None:
         """Write the entries used or made by this run (plus older ones, up to the cap)."""
-        if self.key is None:
-            return
+        if self.key is None or not self.new:
+            return  # nothing used or made: the file stays as it is
         merged = dict(self.old)
         merged.update(self.new)
         if len(merged) > MAX_ENTRIES:

@@ -116,10 +116,14 @@ class DemandIndex(ProjectIndex):
         collectors: Sequence[FactCollector],
         cache: Cache | None = None,
         mapper: Mapper | None = None,
+        digests: Cache | None = None,
     ) -> None:
         super().__init__()
         self._sources = sources
         self._cache = cache
+        # Where collectors' digests are remembered: a cache of its own, so that a warm run,
+        # which reads only digests, does not load every fact (``cache`` when not given).
+        self._digest_cache = digests if digests is not None else cache
         self._mapper = mapper
         self._all: dict[str, FactCollector] = {c.name: c for c in collectors}
         self._pending = dict(self._all)
@@ -304,7 +308,8 @@ class DemandIndex(ProjectIndex):
             self._remember_digest(name, made)
             return made
         key = self._state_key(name)
-        hit = self._cache.get(key) if key is not None and self._cache is not None else None
+        cache = self._digest_cache
+        hit = cache.get(key) if key is not None and cache is not None else None
         values = hit.get("digest") if hit is not None else None
         if values and isinstance(values[0], str):
             self._stored_digests.add(name)
@@ -316,9 +321,17 @@ class DemandIndex(ProjectIndex):
             return
         self._stored_digests.add(name)
         key = self._state_key(name)
-        if key is not None and self._cache is not None:
-            self._cache.put(key, {"digest": [made]})
+        if key is not None and self._digest_cache is not None:
+            self._digest_cache.put(key, {"digest": [made]})
             self.fresh.append((key, {"digest": [made]}))
+
+    def keep(self, fresh: Iterable[tuple[str, Facts]]) -> None:
+        """Put in the caches what another process made (:attr:`fresh`): facts, and digests in
+        their own cache."""
+        for key, value in fresh:
+            cache = self._digest_cache if _is_digest(value) else self._cache
+            if cache is not None:
+                cache.put(key, value)
 
     # -- gathering ---------------------------------------------------------------------------
 
@@ -619,6 +632,11 @@ def _holds(data: bytes, token: str) -> bool:
 
 #: The token of the question "which files does the project hold?" (see DemandIndex._file_facts).
 FILES = "/"
+
+
+def _is_digest(value: Facts) -> bool:
+    """Whether a cache entry is a remembered digest (``{"digest": [...]}``), not facts."""
+    return list(value) == ["digest"]
 
 
 def _is_file_token(token: str) -> bool:

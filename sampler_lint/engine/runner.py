@@ -687,6 +687,7 @@ def run(
     # The index gathers a collector's facts when a rule first asks for them; a lint result is
     # cached with the collectors gathered when it was made (``reads``) and their digests.
     facts_cache = Cache(cache_dir, "facts", is_facts) if caching else None
+    digest_cache = Cache(cache_dir, "digests", is_facts) if caching else None
     reads_cache = Cache(cache_dir, "reads", _is_names) if caching else None
     index = DemandIndex(
         [
@@ -695,7 +696,7 @@ def run(
             if number < linted else Source(jobs[number].path, jobs[number].fact_path or "")
             for number in order if number >= linted or surveys[number].deferred
         ],
-        collectors.collectors, facts_cache, _gather_in_pool(processes),
+        collectors.collectors, facts_cache, _gather_in_pool(processes), digest_cache,
     )
     for number in range(linted):
         fact_path = jobs[number].fact_path
@@ -787,9 +788,7 @@ def run(
             checked = pool.map(_check_task, tasks, chunksize=chunk)
             for number, (result, pairs, fresh) in zip(pending, checked, strict=True):
                 results[number], reads[number] = result, pairs
-                if facts_cache is not None:
-                    for fact_key, facts in fresh:
-                        facts_cache.put(fact_key, facts)
+                index.keep(fresh)
                 done += 1
                 if progress:
                     progress(done, total, linting)
@@ -816,8 +815,9 @@ def run(
         result_cache.save()
         survey_cache.save()
         reads_cache.save()
-        if facts_cache is not None:
-            facts_cache.save()
+        for cache in (facts_cache, digest_cache):
+            if cache is not None:
+                cache.save()
     final = [result for result in results if result is not None]
     if project_files is None:
         project_files = [jobs[number].path for number in order]
