@@ -11,6 +11,7 @@ from unittest import mock
 import pytest
 
 from sampler_lint.analysis.frameworks import project_may_use_lightning
+from sampler_lint.analysis.index import ProjectIndex
 from sampler_lint.engine import demand, registry
 from sampler_lint.engine.cache import Cache
 from sampler_lint.engine.config import ConfigResolver, RawSettings
@@ -36,6 +37,13 @@ def _surveyed(files: list[Path], collectors: Collectors) -> list[Source]:
         survey = survey_source(path.read_bytes(), str(path), None, collectors, gather=False)
         sources.append(Source(path, str(path), survey.deferred))
     return sources
+
+
+def _eager_and_lazy(files: list[Path]) -> tuple[ProjectIndex, DemandIndex]:
+    """The index of ``files`` gathered up front, and one built on demand over their survey."""
+    collectors = _collectors()
+    eager = build_index(files, registry.all_rules())
+    return eager, DemandIndex(_surveyed(files, collectors), collectors.collectors)
 
 
 def _kinds(collectors: Collectors) -> list[str]:
@@ -147,9 +155,7 @@ def test_questions_about_class_names_answer_as_the_whole_index(
     from sampler_lint.analysis import batch_samplers, rank_split, sampler_family, worker_epochs
 
     files = [*_project(), *_chained_samplers(tmp_path)]
-    collectors = _collectors()
-    eager = build_index(files, registry.all_rules())
-    lazy = DemandIndex(_surveyed(files, collectors), collectors.collectors)
+    eager, lazy = _eager_and_lazy(files)
     for torch_class in ("DistributedSampler", "Sampler", "BatchSampler"):
         assert sampler_family.project_subclass_names(lazy, torch_class) == \
             sampler_family.project_subclass_names(eager, torch_class), torch_class
@@ -197,9 +203,7 @@ def test_past_many_names_a_collector_is_read_whole(monkeypatch: pytest.MonkeyPat
 
     monkeypatch.setattr(demand, "KEYED_QUESTIONS", 2)
     files = _project()
-    collectors = _collectors()
-    eager = build_index(files, registry.all_rules())
-    lazy = DemandIndex(_surveyed(files, collectors), collectors.collectors)
+    eager, lazy = _eager_and_lazy(files)
     names = ["Sampler", "BatchSampler", "DistributedSampler", "Missing"]
     answers = [lazy.get_for(FACT, name) for name in names]
     assert "sampler classes" in lazy.gathered  # the third name read the whole collector
@@ -416,9 +420,7 @@ def test_loader_provenance_reads_the_files_imports_lead_to(
     from sampler_lint.analysis import loader_facts, loaders
 
     files = [*_project(), *_loader_project(tmp_path)]
-    collectors = _collectors()
-    eager = build_index(files, registry.all_rules())
-    lazy = DemandIndex(_surveyed(files, collectors), collectors.collectors)
+    eager, lazy = _eager_and_lazy(files)
     origins = [o for _, _, returned, _ in eager.get(loader_facts.FACT_RETURNS) for o in returned]
     for _, _, positional, keywords in eager.get(loader_facts.FACT_CALLS):
         origins += [*positional, *(o for _, o in keywords)]
@@ -503,9 +505,7 @@ def test_seed_keys_are_read_from_the_files_around_the_one_asking(
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text(code)
     paths = sorted(tmp_path / name for name in files)
-    collectors = _collectors()
-    eager = build_index(paths, registry.all_rules())
-    lazy = DemandIndex(_surveyed(paths, collectors), collectors.collectors)
+    eager, lazy = _eager_and_lazy(paths)
     stems = dict(eager.get(seed_facts.FACT_IMPORTS))
     train = tmp_path / "tools" / "train.py"
     stems[file_key(str(train))] = seed_facts.import_stems({"opts", "torch.utils.data"}, str(train))
@@ -536,9 +536,7 @@ def test_lightning_near_a_file_that_imports_it_reads_that_file_alone(tmp_path: P
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text(code)
     paths = sorted(tmp_path / name for name in files)
-    collectors = _collectors()
-    eager = build_index(paths, registry.all_rules())
-    lazy = DemandIndex(_surveyed(paths, collectors), collectors.collectors)
+    eager, lazy = _eager_and_lazy(paths)
     sampler = str(tmp_path / "data" / "sampler.py")
     assert frameworks.lightning_near(lazy, [sampler]) is True
     assert frameworks.injection_on_for(lazy, [sampler]) is True

@@ -89,46 +89,41 @@ def facts_named(index: ProjectIndex, kind: str, name: str) -> list[Any]:
     """The facts of ``kind`` whose ``name`` is ``name``, without repeats (several rules may
     collect the same facts), in the index's order. Use it for facts made from the code that
     spells their name (``class name``): an index built on demand reads only the files that hold
-    ``name`` (:meth:`ProjectIndex.get_for`). Memoised per index; the facts ``get_for`` returns
-    are indexed by name once per list (once a whole collector is gathered, it returns that same
-    list for every name)."""
-    memo: dict[tuple[str, str], list[Any]] = index.__dict__.setdefault("_facts_named", {})
-    found = memo.get((kind, name))
-    if found is None:
-        facts = index.get_for(kind, name)
-        tables: dict[str, tuple[list[Any], dict[str, list[Any]]]] = index.__dict__.setdefault(
-            "_facts_by_name", {}
-        )
-        entry = tables.get(kind)
-        if entry is None or entry[0] is not facts:
-            table: dict[str, list[Any]] = {}
-            for fact in dict.fromkeys(facts):
-                table.setdefault(fact.name, []).append(fact)
-            entry = tables[kind] = (facts, table)
-        found = memo[kind, name] = entry[1].get(name, [])
-    return found
+    ``name`` (:meth:`ProjectIndex.get_for`)."""
+    return _asked(index, kind, name, "_facts_by_name", lambda fact: fact.name, unique=True)
 
 
 def facts_in_file(index: ProjectIndex, kind: str, path: str, where: int | None) -> list[Any]:
     """The facts of ``kind`` made in the file at ``path`` (links resolved, as facts spell files;
     ``fact[where]`` is that path, or the fact itself when ``where`` is ``None``): an index built
-    on demand reads only that file (:meth:`ProjectIndex.get_for` with a path). Memoised per
-    index; a list ``get_for`` returns is indexed by file once (once a whole collector is
-    gathered, it returns that same list)."""
-    memo: dict[tuple[str, str], list[Any]] = index.__dict__.setdefault("_facts_in_file", {})
-    found = memo.get((kind, path))
+    on demand reads only that file (:meth:`ProjectIndex.get_for` with a path)."""
+    return _asked(
+        index, kind, path, "_facts_by_file",
+        (lambda fact: fact) if where is None else (lambda fact: fact[where]), unique=False,
+    )
+
+
+def _asked(
+    index: ProjectIndex, kind: str, token: str, tables_name: str,
+    key_of: Callable[[Any], str], unique: bool,
+) -> list[Any]:
+    """The facts ``get_for(kind, token)`` returns whose key (``key_of``) is ``token``, memoised
+    per index. Each list ``get_for`` returns is indexed by key once: once a whole collector is
+    gathered, it returns that same list for every token."""
+    memo: dict[tuple[str, str], list[Any]] = index.__dict__.setdefault(tables_name + "_memo", {})
+    found = memo.get((kind, token))
     if found is None:
-        facts = index.get_for(kind, path)
+        facts = index.get_for(kind, token)
         tables: dict[str, tuple[list[Any], dict[str, list[Any]]]] = index.__dict__.setdefault(
-            "_facts_by_file", {}
+            tables_name, {}
         )
         entry = tables.get(kind)
         if entry is None or entry[0] is not facts:
             table: dict[str, list[Any]] = {}
-            for fact in facts:
-                table.setdefault(fact if where is None else fact[where], []).append(fact)
+            for fact in dict.fromkeys(facts) if unique else facts:
+                table.setdefault(key_of(fact), []).append(fact)
             entry = tables[kind] = (facts, table)
-        found = memo[kind, path] = entry[1].get(path, [])
+        found = memo[kind, token] = entry[1].get(token, [])
     return found
 
 
