@@ -39,6 +39,21 @@ def _surveyed(files: list[Path], collectors: Collectors) -> list[Source]:
     return sources
 
 
+@pytest.fixture
+def any_number_of_names(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Questions about names stay questions about names, however many a test asks (past
+    KEYED_QUESTIONS a run reads the whole collector instead)."""
+    monkeypatch.setattr(demand, "KEYED_QUESTIONS", 10_000)
+
+
+def _write(root: Path, files: dict[str, str]) -> list[Path]:
+    """Write ``files`` (path below ``root`` -> code); their paths, sorted."""
+    for name, code in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(code)
+    return sorted(root / name for name in files)
+
+
 def _eager_and_lazy(files: list[Path]) -> tuple[ProjectIndex, DemandIndex]:
     """The index of ``files`` gathered up front, and one built on demand over their survey."""
     collectors = _collectors()
@@ -147,11 +162,10 @@ def _chained_samplers(root: Path) -> list[Path]:
 
 
 def test_questions_about_class_names_answer_as_the_whole_index(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, any_number_of_names: None
 ) -> None:
     # Questions keyed by a class name (get_for) read only the files that spell it, and must
     # answer exactly as the index gathered up front (however many names are asked here).
-    monkeypatch.setattr(demand, "KEYED_QUESTIONS", 10_000)
     from sampler_lint.analysis import batch_samplers, rank_split, sampler_family, worker_epochs
 
     files = [*_project(), *_chained_samplers(tmp_path)]
@@ -392,10 +406,7 @@ def _loader_project(root: Path) -> list[Path]:
                              "class Module:\n    def train_loader(self):\n"
                              "        return DataLoader(self.ds, batch_sampler=self.b)\n",
     }
-    for name, code in files.items():
-        (root / name).parent.mkdir(parents=True, exist_ok=True)
-        (root / name).write_text(code)
-    made = [root / name for name in files]
+    made = _write(root, files)
     # Recipes that link a shared data module into their folder: recipe2 one of the project's,
     # recipe3 one the project does not list itself (an excluded folder).
     (root / "vendor").mkdir()
@@ -412,11 +423,10 @@ def _loader_project(root: Path) -> list[Path]:
 
 
 def test_loader_provenance_reads_the_files_imports_lead_to(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, any_number_of_names: None
 ) -> None:
     # SL201/SL202's questions (where a loader comes from, how a project function uses it) follow
     # imports file by file and callers by name, and answer as the index gathered up front.
-    monkeypatch.setattr(demand, "KEYED_QUESTIONS", 10_000)
     from sampler_lint.analysis import loader_facts, loaders
 
     files = [*_project(), *_loader_project(tmp_path)]
@@ -482,12 +492,11 @@ def test_a_question_about_a_missing_file_depends_on_the_list_of_files(tmp_path: 
 
 
 def test_seed_keys_are_read_from_the_files_around_the_one_asking(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, any_number_of_names: None
 ) -> None:
     # "Which seed keys does `args` carry here?" reads the file itself, the modules it imports
     # and the files that spell both the namespace and its module name (those that may import
     # it), and answers as the index gathered up front.
-    monkeypatch.setattr(demand, "KEYED_QUESTIONS", 10_000)
     from sampler_lint.analysis import seed_facts
     from sampler_lint.analysis.loader_facts import file_key
 
@@ -501,10 +510,7 @@ def test_seed_keys_are_read_from_the_files_around_the_one_asking(
         "pkg/__init__.py": "print(conf.pkg_seed)\n",
         "pkg/sub.py": "from . import helpers\nprint(conf.sub_seed)\n",
     }
-    for name, code in files.items():
-        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / name).write_text(code)
-    paths = sorted(tmp_path / name for name in files)
+    paths = _write(tmp_path, files)
     eager, lazy = _eager_and_lazy(paths)
     stems = dict(eager.get(seed_facts.FACT_IMPORTS))
     train = tmp_path / "tools" / "train.py"
@@ -532,10 +538,7 @@ def test_lightning_near_a_file_that_imports_it_reads_that_file_alone(tmp_path: P
         "data/plain.py": "from torch.utils.data import Sampler\nclass Plain(Sampler):\n    pass\n",
         "tools/fit.py": "import lightning as L\nL.Trainer(use_distributed_sampler=False).fit(m)\n",
     }
-    for name, code in files.items():
-        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / name).write_text(code)
-    paths = sorted(tmp_path / name for name in files)
+    paths = _write(tmp_path, files)
     eager, lazy = _eager_and_lazy(paths)
     sampler = str(tmp_path / "data" / "sampler.py")
     assert frameworks.lightning_near(lazy, [sampler]) is True

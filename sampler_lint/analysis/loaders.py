@@ -265,11 +265,7 @@ def _returned(index: ProjectIndex, origin: Origin) -> list[Origin]:
         ]
         for _, local, module, original in facts_in_file(index, FACT_ALIASES, caller, 0):
             if local == name:  # `from .build import build_loader as bl`
-                names = _names(index)
-                offered = [
-                    provider for module_file in names.modules.resolve(caller, module)
-                    for provider in _providers(names, module_file, original, 0, frozenset())
-                ]
+                offered = _offered(_names(index), caller, module, original)
                 found += [
                     o for function, _, origins, _ in _defined_in(
                         index, FACT_RETURNS, dict.fromkeys(offered)
@@ -495,12 +491,23 @@ def _reach(index: ProjectIndex, caller: str, name: str) -> tuple[str, ...]:
         if name not in defined:
             for local, module in sorted(imported):
                 if local == name:  # from <module> import name
-                    for module_file in names.modules.resolve(caller, module):
-                        files += _providers(names, module_file, name, 0, frozenset())
+                    files += _offered(names, caller, module, name)
                 elif not local:
                     files += names.modules.resolve(caller, module)
         found = names.reach_memo[key] = tuple(dict.fromkeys(files))
     return found
+
+
+def _offered(
+    names: _Names, importer: str, module: str, name: str, depth: int = 0,
+    seen: frozenset[str] = frozenset(),
+) -> list[str]:
+    """The files whose ``name`` the file ``importer`` gets by ``from <module> import name``: the
+    module's files by module path, and the files they re-export it from (:func:`_providers`)."""
+    return [
+        provider for module_file in names.modules.resolve(importer, module)
+        for provider in _providers(names, module_file, name, depth, seen)
+    ]
 
 
 def _providers(
@@ -519,8 +526,7 @@ def _providers(
     seen = seen | {module_file}
     for local, module in sorted(imported):
         if local == name:
-            for inner in names.modules.resolve(module_file, module):
-                found += _providers(names, inner, name, depth + 1, seen)
+            found += _offered(names, module_file, module, name, depth + 1, seen)
     return found
 
 

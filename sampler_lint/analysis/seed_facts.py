@@ -15,6 +15,7 @@ from __future__ import annotations
 import ast
 import os
 from dataclasses import dataclass
+from pathlib import PurePath
 from typing import Any
 
 from sampler_lint.analysis.index import (
@@ -293,12 +294,8 @@ def _facts_near(
 def _stem_files(here: str, imported: tuple[str, ...]) -> list[str]:
     """The files the import stems of the file ``here`` may name (:func:`_names`): a relative
     stem is the module itself; an absolute one starts at ``here``'s folder or a folder above."""
-    folders = [os.path.dirname(here)]
-    while folders[-1] not in ("/", ""):
-        parent = os.path.dirname(folders[-1])
-        if parent == folders[-1]:
-            break
-        folders.append(parent)
+    folder = PurePath(here).parent
+    folders = [str(path) for path in (folder, *folder.parents)]
     files: list[str] = []
     for stem in imported:
         modules = [stem] if stem.startswith("/") else [
