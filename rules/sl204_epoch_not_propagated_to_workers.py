@@ -13,6 +13,7 @@ from sampler_lint.analysis.frameworks import (
     FRAMEWORK_FACTS,
     LIGHTNING_FILES,
     LIGHTNING_IMPORTS,
+    TRAINERS,
     batch_sampler_sites,
     lightning_near,
     project_may_use_lightning,
@@ -61,7 +62,9 @@ class EpochNotPropagatedToWorkers(Rule):
     severity = Severity.ERROR
     # Persistent workers and an epoch written in the loop, or a class with its own set_epoch.
     requires = (("epoch",), ("persistent_workers", "set_epoch"))
-    collectors = (EPOCH_CLASSES, LIGHTNING_1X, FRAMEWORK_FACTS, LIGHTNING_IMPORTS, LIGHTNING_FILES)
+    collectors = (
+        EPOCH_CLASSES, LIGHTNING_1X, FRAMEWORK_FACTS, TRAINERS, LIGHTNING_IMPORTS, LIGHTNING_FILES
+    )
     uses_index = True
     has_syntax_filter = True
 

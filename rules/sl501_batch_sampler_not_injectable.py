@@ -22,6 +22,7 @@ from sampler_lint.analysis.frameworks import (
     FRAMEWORK_FACTS,
     LIGHTNING_FILES,
     LIGHTNING_IMPORTS,
+    TRAINERS,
     project_may_use_lightning,
     sampler_arguments,
 )
@@ -56,7 +57,9 @@ class BatchSamplerNotInjectable(Rule):
     # A class of the index passed as `batch_sampler=` elsewhere is judged even when it defines
     # no method of its own.
     requires = (CLASS_FACT_WORDS,)
-    collectors = (FRAMEWORK_FACTS, CLASS_FACTS, SHAPES, LIGHTNING_IMPORTS, LIGHTNING_FILES)
+    collectors = (
+        FRAMEWORK_FACTS, TRAINERS, CLASS_FACTS, SHAPES, LIGHTNING_IMPORTS, LIGHTNING_FILES
+    )
     uses_index = True
     has_syntax_filter = True
 

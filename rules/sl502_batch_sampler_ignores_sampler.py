@@ -13,6 +13,7 @@ from sampler_lint.analysis.frameworks import (
     FRAMEWORK_FACTS,
     LIGHTNING_FILES,
     LIGHTNING_IMPORTS,
+    TRAINERS,
     project_may_use_lightning,
 )
 from sampler_lint.analysis.index import ProjectIndex
@@ -40,7 +41,7 @@ class BatchSamplerIgnoresSampler(Rule):
     severity = Severity.ERROR
     # BatchSampler may be a base of a base elsewhere; the class needs a fact of the index.
     requires = (CLASS_FACT_WORDS, ("__iter__",))
-    collectors = (CLASS_FACTS, FRAMEWORK_FACTS, LIGHTNING_IMPORTS, LIGHTNING_FILES)
+    collectors = (CLASS_FACTS, FRAMEWORK_FACTS, TRAINERS, LIGHTNING_IMPORTS, LIGHTNING_FILES)
     uses_index = True
     has_syntax_filter = True
 

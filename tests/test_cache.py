@@ -172,11 +172,20 @@ def test_a_change_relints_only_what_depends_on_it(project: Path) -> None:
     out, parsed = _parsed_files(project, ".")
     assert parsed == [] and "s.py:4:7: SL501" in out and "a.py:2:12: SL101" in out
 
-    # A change to facts s.py reads (which classes reach `batch_sampler=`) re-lints s.py, and
-    # only s.py.
+    # Another class reaching `batch_sampler=`: s.py asks only where `Chunks` does, so it is not
+    # re-linted.
     trainer.write_text(
         "import lightning as L\n\ntrainer = L.Trainer(use_distributed_sampler=True)\n"
         "loader = DataLoader(data, batch_sampler=Other(data))\n"
+    )
+    out, parsed = _parsed_files(project, ".")
+    assert parsed == [] and "s.py:4:7: SL501" in out and "a.py:2:12: SL101" in out
+
+    # A change to facts s.py reads (where `Chunks` reaches `batch_sampler=`) re-lints s.py, and
+    # only s.py.
+    trainer.write_text(
+        "import lightning as L\n\ntrainer = L.Trainer(use_distributed_sampler=True)\n"
+        "loader = DataLoader(data, batch_sampler=Chunks(data))\n"
     )
     out, parsed = _parsed_files(project, ".")
     assert parsed == ["s.py"] and "s.py:4:7: SL501" in out and "a.py:2:12: SL101" in out

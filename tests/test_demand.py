@@ -548,3 +548,62 @@ def test_lightning_near_a_file_that_imports_it_reads_that_file_alone(tmp_path: P
     for path in paths:
         for ask in (frameworks.lightning_near, frameworks.injection_on_for):
             assert ask(lazy, [str(path)]) == ask(eager, [str(path)]), (ask, path)
+
+
+@pytest.mark.parametrize("projects_trainer", ["L.Trainer()", "L.Trainer(use_distributed_sampler=False)"])
+def test_the_project_wide_injection_question_stops_at_the_first_injecting_trainer(
+    tmp_path: Path, projects_trainer: str
+) -> None:
+    from sampler_lint.analysis import frameworks
+
+    files = {
+        "a/off.py": "import lightning as L\nL.Trainer(use_distributed_sampler=False).fit(m)\n",
+        "b/fit.py": f"import lightning as L\n{projects_trainer}.fit(m)\n",
+        "c/later.py": "import lightning as L\nL.Trainer().fit(m)\n"
+        if projects_trainer == "L.Trainer()" else "import lightning as L\nL.Trainer(\n"
+        "    replace_sampler_ddp=False).fit(m)\n",
+        "d/data.py": "from torch.utils.data import Sampler\nclass Plain(Sampler):\n    pass\n",
+        "tests/test_fit.py": "import lightning as L\nL.Trainer().fit(m)\n",
+    }
+    paths = _write(tmp_path, files)
+    eager, lazy = _eager_and_lazy(paths)
+    data, off = str(tmp_path / "d" / "data.py"), str(tmp_path / "a" / "off.py")
+    injects = projects_trainer == "L.Trainer()"
+    assert frameworks.injection_on_for(lazy, [data]) is injects  # tests' Trainers do not count
+    assert frameworks.injection_on_for(lazy, [off]) is False  # judged by its own Trainer
+    assert frameworks.injection_on_for(lazy, [off, data]) is injects
+    read = {path for name, path in lazy._read if name == frameworks.TRAINERS.name}
+    later = str(tmp_path / "c" / "later.py")
+    # Settled by b/fit.py when its Trainer injects; else every Trainer must be seen to be off.
+    assert (later in read) is not injects
+    for path in paths:
+        for others in ([], [data], [off]):
+            asked = [str(path), *others]
+            assert frameworks.injection_on_for(lazy, asked) == \
+                frameworks.injection_on_for(eager, asked), asked
+
+
+def test_a_class_on_a_base_the_tool_cannot_see_is_not_looked_for_at_batch_sampler(
+    tmp_path: Path, any_number_of_names: None
+) -> None:
+    from sampler_lint.analysis import batch_samplers, frameworks
+    from sampler_lint.analysis.sampler_family import find_class
+
+    files = {
+        "model.py": "import torch\nfrom torch.utils.data import Sampler\n"
+                    "class Net(torch.nn.Module):\n    pass\n"
+                    "class Chunks(Sampler):\n    def __iter__(self):\n        yield [1, 2]\n",
+        "fit.py": "from torch.utils.data import DataLoader\nfrom model import Net, Chunks\n"
+                  "DataLoader(d, batch_sampler=Net())\nDataLoader(d, batch_sampler=Chunks())\n",
+    }
+    paths = _write(tmp_path, files)
+    eager, lazy = _eager_and_lazy(paths)
+    model = str(tmp_path / "model.py")
+    for index in (eager, lazy):
+        net, chunks = find_class(index, "Net", model), find_class(index, "Chunks", model)
+        assert net is not None and chunks is not None
+        assert batch_samplers.breakage(index, net) is None  # its base may be a BatchSampler
+        assert batch_samplers.breakage(index, chunks) is not None  # no batch_size / drop_last
+    sites = frameworks.FRAMEWORK_FACTS.name
+    assert f"{sites}[Chunks]" in lazy.gathered
+    assert f"{sites}[Net]" not in lazy.gathered

@@ -263,12 +263,14 @@ def breakage(index: ProjectIndex, fact: ClassAttributes) -> Breakage | None:
 
 
 def _breakage(index: ProjectIndex, fact: ClassAttributes) -> Breakage | None:
-    if not is_batch_sampler(index, fact):
-        return None
     chain = chain_of(index, fact)
     subclasses = "BatchSampler" in chain.torch_bases
     if chain.opaque and not subclasses:
-        return None  # a base the tool cannot see may well be a BatchSampler
+        # A base the tool cannot see may well be a BatchSampler. Asked first: most classes of
+        # a project derive from such a base, and are not looked for at `batch_sampler=`.
+        return None
+    if not is_batch_sampler(index, fact):
+        return None
     init = nearest_init(index, fact)
     if subclasses:
         if init is None or init.accepts("sampler"):

@@ -35,6 +35,9 @@ _INJECTION_SWITCHES = ("use_distributed_sampler", "replace_sampler_ddp")
 FACT_SITES = "sl5_batch_sampler_sites"  # Site: a class that reaches batch_sampler=, and where
 FACT_SAMPLER_ARGS = "sl5_sampler_args"  # Site: a class passed as sampler=
 FACT_INJECTION = "sl5_injection_points"  # InjectionPoint: a Trainer / setup_dataloaders call
+# The same points, from a collector that stops at the first non-test one that injects: whether
+# the project as a whole turns injection off (``_project_turns_injection_off``).
+FACT_TRAINERS = "sl5_project_injection_points"
 FACT_LIGHTNING_FILES = "sl5_lightning_files"  # paths of the files that import Lightning / Fabric
 FACT_MODULES = "sl5_modules"  # the modules of DISTRIBUTED that some project file imports
 INDEX_REQUIRES: tuple[tuple[str, ...], ...] = (
@@ -327,6 +330,30 @@ FRAMEWORK_FACTS = FactCollector(
 )
 
 
+def collect_trainer_facts(tree: ast.Module, path: str) -> dict[str, list[Any]]:
+    """The injection points of :func:`collect_framework_facts` alone, for the project-wide
+    question."""
+    return {FACT_TRAINERS: collect_framework_facts(tree, path)[FACT_INJECTION]}
+
+
+def _injects(point: InjectionPoint) -> bool:
+    return not point.in_test and not point.disabled
+
+
+# Does some non-test Trainer leave injection on? The first one settles it (most projects build
+# one early and never turn injection off), so the project's other Trainer files are not read.
+# Every injection point spells one of these: a Lightning `Trainer` is named in its import or
+# call, a Fabric one calls `setup_dataloaders`, and a switch set apart from its call names the
+# switch.
+TRAINERS = FactCollector(
+    "trainers that may inject",
+    (("Trainer", "setup_dataloaders", *_INJECTION_SWITCHES),),
+    collect_trainer_facts,
+    settled=lambda index: any(_injects(point) for point in index.get(FACT_TRAINERS)),
+    kinds=(FACT_TRAINERS,),
+)
+
+
 def collect_lightning_files(tree: ast.Module, path: str) -> dict[str, list[Any]]:
     modules = collect_module_facts(tree, path)[FACT_MODULES]
     lightning = any(
@@ -402,19 +429,17 @@ def injection_on_for(index: ProjectIndex, paths: Iterable[str]) -> bool:
     judged by them; otherwise the project's non-test Trainers decide, and injection is off only
     when every one of them turns it off (with none seen, when some code turns it off)."""
     paths = list(paths)
-    for path in paths:  # a file of its own Trainer that injects: read alone, not every file
+    judged_here = True  # every path builds Trainers of its own, and all of them turn it off
+    for path in paths:  # each file read alone, not every file
         real = file_key(path)
-        if any(
-            p.path == real and not p.in_test and not p.disabled
-            for p in index.get_for(FACT_INJECTION, real)
-        ):
+        own = [p for p in index.get_for(FACT_INJECTION, real) if p.path == real]
+        if any(_injects(p) for p in own):
             return True
-    points = [p for p in index.get(FACT_INJECTION) if not p.in_test]
-    project_off = bool(points) and all(p.disabled for p in points)
-    for path in paths:
-        here = [p for p in points if p.path == path]
-        if here and not all(p.disabled for p in here):
-            return True
-        if not here and not project_off:
-            return True
-    return False
+        judged_here = judged_here and any(p.path == path and not p.in_test for p in own)
+    return not judged_here and not _project_turns_injection_off(index)
+
+
+def _project_turns_injection_off(index: ProjectIndex) -> bool:
+    """Whether the project has non-test injection points and every one turns injection off."""
+    points = [p for p in index.get(FACT_TRAINERS) if not p.in_test]
+    return bool(points) and not any(_injects(p) for p in points)
