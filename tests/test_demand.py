@@ -550,7 +550,9 @@ def test_lightning_near_a_file_that_imports_it_reads_that_file_alone(tmp_path: P
             assert ask(lazy, [str(path)]) == ask(eager, [str(path)]), (ask, path)
 
 
-@pytest.mark.parametrize("projects_trainer", ["L.Trainer()", "L.Trainer(use_distributed_sampler=False)"])
+@pytest.mark.parametrize(
+    "projects_trainer", ["L.Trainer()", "L.Trainer(use_distributed_sampler=False)"]
+)
 def test_the_project_wide_injection_question_stops_at_the_first_injecting_trainer(
     tmp_path: Path, projects_trainer: str
 ) -> None:
