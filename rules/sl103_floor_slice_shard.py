@@ -25,6 +25,7 @@ from sampler_lint.analysis.sharding import (
     modulos_in_scope,
 )
 from sampler_lint.analysis.syntax_summary import SyntaxSummary, argument
+from sampler_lint.analysis.vocabulary import RANK_CALLS, Vocabulary
 from sampler_lint.rule import Applicability, Example, FileContext, Fix, Rule, Severity
 
 
@@ -92,14 +93,38 @@ def _is_pure(node: cst.BaseExpression) -> bool:
     return False
 
 
+@dataclass(frozen=True)
+class _Assigned:
+    """What the file assigns to plain names anywhere (the rule follows a name through its one
+    assignment in scope, which is one of these)."""
+
+    #: The ``BinOp`` values each name is assigned.
+    operations: dict[str, list[ast.BinOp]]
+    #: The names assigned a rank (``r = dist.get_rank()``).
+    ranks: frozenset[str]
+
+
+def _names_rank(node: ast.expr, vocabulary: Vocabulary) -> bool:
+    """``is_rank_like`` without following a name: a rank name of the vocabulary (its last
+    part), or a call of ``get_rank`` / ``get_local_rank``."""
+    if isinstance(node, ast.Name):
+        return vocabulary.is_rank_name(node.id)
+    if isinstance(node, ast.Attribute):
+        return vocabulary.is_rank_name(node.attr)
+    if isinstance(node, ast.Call):
+        func = node.func
+        called = func.id if isinstance(func, ast.Name) else getattr(func, "attr", None)
+        return called in RANK_CALLS
+    return False
+
+
 def _may_bound(
-    lower: ast.expr | None, upper: ast.expr | None, assigned: dict[str, list[ast.BinOp]]
+    lower: ast.expr | None, upper: ast.expr | None, assigned: _Assigned, vocabulary: Vocabulary
 ) -> bool:
-    """The ``ast`` side of ``_bounds``: ``rank * per`` below (a rank is a name, attribute or
-    call; ``per`` a ``//`` or a name assigned one), directly or as a name assigned that product,
-    and a product or a sum above; the upper bound may be a name assigned its shape.
-    ``assigned``: the ``BinOp`` values each plain name is assigned anywhere in the file (the
-    rule follows a name through its one assignment in scope, which is one of them)."""
+    """The ``ast`` side of ``_bounds``: ``rank * per`` below (a rank as ``is_rank_like`` sees
+    one, or a name assigned one; ``per`` a ``//`` or a name assigned one), directly or as a name
+    assigned that product, and a product or a sum above; the upper bound may be a name assigned
+    its shape."""
 
     def binary(node: ast.expr | None, operator: type[ast.operator]) -> list[ast.expr]:
         if type(node) is ast.BinOp and type(node.op) is operator:
@@ -109,13 +134,18 @@ def _may_bound(
     def values(node: ast.expr | None, *operators: type[ast.operator]) -> list[ast.BinOp]:
         if type(node) is not ast.Name:
             return []
-        return [value for value in assigned.get(node.id, []) if type(value.op) in operators]
+        return [
+            value for value in assigned.operations.get(node.id, [])
+            if type(value.op) in operators
+        ]
 
     def per(node: ast.expr) -> bool:
         return bool(values(node, ast.FloorDiv)) or bool(binary(node, ast.FloorDiv))
 
     def rank(node: ast.expr) -> bool:
-        return type(node) in (ast.Name, ast.Attribute, ast.Call)
+        return _names_rank(node, vocabulary) or (
+            type(node) is ast.Name and node.id in assigned.ranks
+        )
 
     def product(node: ast.expr | None) -> bool:
         low = binary(node, ast.Mult)
@@ -132,12 +162,17 @@ def _may_bound(
     )
 
 
-def _binary_assignments(summary: SyntaxSummary) -> dict[str, list[ast.BinOp]]:
-    found: dict[str, list[ast.BinOp]] = {}
+def _assigned(summary: SyntaxSummary) -> _Assigned:
+    operations: dict[str, list[ast.BinOp]] = {}
+    ranks: set[str] = set()
     for target, value in summary.assignments():
-        if type(target) is ast.Name and type(value) is ast.BinOp:
-            found.setdefault(target.id, []).append(value)
-    return found
+        if type(target) is not ast.Name or value is None:
+            continue
+        if type(value) is ast.BinOp:
+            operations.setdefault(target.id, []).append(value)
+        elif _names_rank(value, summary.vocabulary):
+            ranks.add(target.id)
+    return _Assigned(operations, frozenset(ranks))
 
 
 _PAD = re.compile(r"pad|ceil\(", re.IGNORECASE)
@@ -159,9 +194,9 @@ class FloorSliceShard(Rule):
         # (or names, which may be assigned them) in a `[lo:hi]` slice, `range` or `islice`.
         if "FloorDiv" not in summary.kinds:
             return False
-        assigned = _binary_assignments(summary)
+        assigned, vocabulary = _assigned(summary), summary.vocabulary
         if any(
-            piece.step is None and _may_bound(piece.lower, piece.upper, assigned)
+            piece.step is None and _may_bound(piece.lower, piece.upper, assigned, vocabulary)
             for piece in summary.nodes(ast.Slice)
         ):
             return True
@@ -174,13 +209,13 @@ class FloorSliceShard(Rule):
             count = len(call.args) + len(call.keywords)
             func = call.func
             if count == 2 and type(func) is ast.Name and func.id in ranges:
-                if _may_bound(argument(call, 0), argument(call, 1), assigned):
+                if _may_bound(argument(call, 0), argument(call, 1), assigned, vocabulary):
                     return True
             islice = (type(func) is ast.Name and "islice" in summary.names) or (
                 type(func) is ast.Attribute and func.attr == "islice"
             )
             if count == 3 and islice:
-                if _may_bound(argument(call, 1), argument(call, 2), assigned):
+                if _may_bound(argument(call, 1), argument(call, 2), assigned, vocabulary):
                     return True
         return False
 

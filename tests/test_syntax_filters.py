@@ -294,6 +294,9 @@ REJECTED = {
     "SL503": "from torch.utils.data import DataLoader\n"
     "loader = DataLoader(d, batch_size=8, shuffle=(s is None), sampler=s)\n",
     "SL103": "def f(x, i, bs):\n    return x[i * bs:(i + 1) * bs], f(a, b)\n",
+    # Sliced by a loop counter, not a rank (the text still spells both words elsewhere).
+    "SL103 counter": "def f(x, rank, world_size):\n    per = len(x) // world_size\n"
+    "    return [x[i * per:(i + 1) * per] for i in range(world_size)]\n",
     "SL502": "from torch.utils.data import BatchSampler\nclass B(BatchSampler):\n    pass\n",
     "SL404": "from torch.utils.data import DistributedSampler\n"
     "local_rank = 0\ns = DistributedSampler(d, rank=0)\n",
@@ -490,3 +493,28 @@ def test_walk_is_ast_walk_without_the_context_markers() -> None:
             continue
         expected = [n for n in ast.walk(tree) if not isinstance(n, ast.expr_context)]
         assert list(walk(tree)) == expected, source
+
+
+SL103_SHARDS = (
+    "import torch.distributed as dist\n"
+    "def shard(items):\n"
+    "    me = {rank}\n"
+    "    per = len(items) // dist.get_world_size()\n"
+    "    return items[me * per:(me + 1) * per]\n"
+)
+
+
+@pytest.mark.parametrize(("rank", "options"), [
+    ("dist.get_rank()", {}),  # a name assigned a rank
+    ("args.rank", {}),
+    ("args.shard_index", {"rank-names": ["shard_index"]}),  # the configured vocabulary
+])
+def test_sl103_sees_a_rank_as_the_rule_does(rank: str, options: dict[str, list[str]]) -> None:
+    snippet = SL103_SHARDS.format(rank=rank)
+    without = lint_code(snippet, select=["SL103"], options=options, use_prefilter=False)
+    assert [f.code for f in without.findings] == ["SL103"]
+    assert [f.code for f in lint_code(snippet, select=["SL103"], options=options).findings] \
+        == ["SL103"]
+    if options:  # without the configured name, neither the rule nor its filter sees a rank
+        assert not lint_code(snippet, select=["SL103"], use_prefilter=False).findings
+        assert not rules_by_code()["SL103"].may_match(SyntaxSummary(ast.parse(snippet)))

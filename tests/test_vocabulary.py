@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from click.testing import CliRunner
+
 from sampler_lint.api import lint_code
+from sampler_lint.cli import main
 
 CODE = "def f(x, n_ranks, me):\n    return x.split(x.size(0) // n_ranks)[me]\n"
 
@@ -24,3 +29,19 @@ def test_prefilter_agrees_with_a_full_parse_on_vocabulary_forms() -> None:
     fast = lint_code(code, select=["ALL"]).findings
     full = lint_code(code, select=["ALL"], use_prefilter=False).findings
     assert [f.code for f in fast] == [f.code for f in full] == ["SL101"]
+
+
+def test_a_configured_rank_reaches_the_syntax_filter_of_a_project_run(tmp_path: Path) -> None:
+    # The survey of a run (not lint_code's path) hands the configured names to the syntax stage.
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.sampler-lint]\nselect = ["SL103"]\nrank-names = ["shard_index"]\n'
+    )
+    (tmp_path / "shard.py").write_text(
+        "def shard(items, args, world_size):\n"
+        "    per = len(items) // world_size\n"
+        "    return items[args.shard_index * per:(args.shard_index + 1) * per]\n"
+    )
+    result = CliRunner().invoke(
+        main, ["check", "--no-cache", "--output-format", "concise", str(tmp_path)]
+    )
+    assert "shard.py:3:12: SL103" in result.output, result.output

@@ -17,6 +17,8 @@ from collections import defaultdict
 from collections.abc import Iterator
 from typing import TypeVar
 
+from sampler_lint.analysis.vocabulary import Vocabulary
+
 Node = TypeVar("Node", bound=ast.AST)
 
 
@@ -89,6 +91,9 @@ class SyntaxSummary:
         #: -> ``"X"``) and the original name of everything imported (``from itertools import
         #: islice as cut`` -> ``"islice"``), so an aliased import still counts.
         self.names: frozenset[str] = frozenset(self._names())
+        #: What counts as a rank, a world size or a seed in the run that asks (the engine sets
+        #: the configured one before the rules' syntax filters read the summary).
+        self.vocabulary = Vocabulary()
 
     @classmethod
     def of(cls, tree: ast.Module) -> SyntaxSummary:

@@ -114,7 +114,7 @@ def survey_source(
         # libcst decides (and reports SL001); the file contributes no facts, as before.
         return Survey(EMPTY_FACTS, "", _codes(rules), has_noqa)
     if not gather:
-        rules = _syntax_stage(tree, rules) if syntax_stage else rules
+        rules = _syntax_stage(tree, rules, lint) if syntax_stage else rules
         read = tuple(
             (collector.name, collector.facts_in(tree, fact_path)) for collector in questions
         ) if fact_path is not None else ()
@@ -122,14 +122,17 @@ def survey_source(
     # Parsed anyway: the project questions are answered from this file now.
     facts = _collect(tree, fact_path, wanted + questions) if fact_path else EMPTY_FACTS
     if syntax_stage:
-        rules = _syntax_stage(tree, rules)
+        rules = _syntax_stage(tree, rules, lint)
     return Survey(facts, _digest(facts), _codes(rules), has_noqa)
 
 
-def _syntax_stage(tree: ast.Module, rules: list[type[Rule]] | None) -> list[type[Rule]] | None:
-    if not rules:
+def _syntax_stage(
+    tree: ast.Module, rules: list[type[Rule]] | None, lint: LintOptions | None
+) -> list[type[Rule]] | None:
+    if not rules or lint is None:
         return rules
     summary = SyntaxSummary.of(tree)
+    summary.vocabulary = lint.vocabulary
     return [rule for rule in rules if rule.may_match(summary)]
 
 
