@@ -15,14 +15,17 @@ from sampler_lint.analysis.index import ProjectIndex
 from sampler_lint.analysis.loader_calls import (
     distributed_sampler_calls,
     is_evaluation_name,
-    may_shuffle,
     shuffles,
 )
 from sampler_lint.analysis.matching import get_arg, has_star_args
 from sampler_lint.analysis.sampler_family import CLASS_FACTS, spells_project_subclass
-from sampler_lint.analysis.seed_facts import NAMED_SAMPLER_FACTS, SEED_FACTS, builds_named_sampler
+from sampler_lint.analysis.seed_facts import (
+    NAMED_SAMPLER_FACTS,
+    SEED_FACTS,
+    builds_named_sampler,
+    may_fix_the_seed,
+)
 from sampler_lint.analysis.seeds import (
-    SEED_POSITION,
     class_like,
     is_distributed_construction,
     may_be_none,
@@ -31,11 +34,15 @@ from sampler_lint.analysis.seeds import (
     seed_reaches_set_epoch,
     visible_shared_seed,
 )
-from sampler_lint.analysis.syntax_summary import SyntaxSummary, argument, is_constant
+from sampler_lint.analysis.syntax_summary import SyntaxSummary
 from sampler_lint.analysis.tree import descendants
 from sampler_lint.rule import Applicability, Example, Fix, Option, Rule, Severity
 
 _INTEGER = (cst.Integer,)
+# Lightning's global seed, and a seed defaulted into the kwargs: where either is, the seed a
+# sampler is built with comes from the run.
+_GLOBAL_SEED = "PL_GLOBAL_SEED"
+_SEED_DEFAULTED = re.compile(r"setdefault\(\s*['\"]seed['\"]")
 
 
 class HardcodedSamplerSeed(Rule):
@@ -70,21 +77,16 @@ class HardcodedSamplerSeed(Rule):
         # not visible here, tells).
         calls = summary.nodes(ast.Call)
         candidates = distributed_sampler_calls(calls) + [c for c in calls if class_like(c.func)]
-        for call in candidates:
-            if any(keyword.arg is None for keyword in call.keywords):
-                continue
-            if not may_shuffle(call):
-                continue
-            seed = argument(call, SEED_POSITION, "seed")
-            if seed is None or is_constant(seed, int):
-                return True
-        return False
+        return any(may_fix_the_seed(call) for call in candidates)
 
     @classmethod
     def may_match_index(cls, index: ProjectIndex, path: str, text: str) -> bool:
-        # A DistributedSampler built by name here, or a project subclass, at any depth, whose
-        # name this file spells (a class-like call the syntax stage let through builds it).
-        return builds_named_sampler(index, path) or spells_project_subclass(
+        # A DistributedSampler built by name here with a seed that may be fixed, or a project
+        # subclass, at any depth, whose name this file spells (a class-like call the syntax
+        # stage let through builds it); never where the visitor trusts a global seed.
+        if _GLOBAL_SEED in text or _SEED_DEFAULTED.search(text):
+            return False
+        return builds_named_sampler(index, path, fixed_seed=True) or spells_project_subclass(
             index, text, "DistributedSampler"
         )
 
@@ -94,7 +96,7 @@ class HardcodedSamplerSeed(Rule):
         if any(arg.star == "**" for arg in node.args):
             return  # the seed may arrive through **kwargs
         code = self.context.source
-        if "PL_GLOBAL_SEED" in code or re.search(r"setdefault\(\s*['\"]seed['\"]", code):
+        if _GLOBAL_SEED in code or _SEED_DEFAULTED.search(code):
             return  # Lightning's global seed, or a seed defaulted into the kwargs
         seed = seed_argument(node)
         if seed is not None and not isinstance(seed.value, _INTEGER):

@@ -10,9 +10,13 @@ from sampler_lint.analysis.index import ProjectIndex
 from sampler_lint.analysis.loader_calls import distributed_sampler_calls
 from sampler_lint.analysis.matching import get_arg
 from sampler_lint.analysis.sampler_family import CLASS_FACTS, spells_project_subclass
-from sampler_lint.analysis.seed_facts import NAMED_SAMPLER_FACTS, SEED_FACTS, builds_named_sampler
-from sampler_lint.analysis.seeds import (
+from sampler_lint.analysis.seed_facts import (
+    NAMED_SAMPLER_FACTS,
+    SEED_FACTS,
     SEED_POSITION,
+    builds_named_sampler,
+)
+from sampler_lint.analysis.seeds import (
     class_like,
     is_distributed_construction,
     rank_dependent_part,

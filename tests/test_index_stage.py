@@ -7,6 +7,7 @@ from pathlib import Path
 
 from sampler_lint.engine import registry
 from sampler_lint.engine.runner import build_index
+from tests.test_prefilter_runs import _findings
 
 SAMPLERS = (
     "from torch.utils.data import DistributedSampler\n\n\n"
@@ -120,3 +121,38 @@ def test_only_rules_with_an_index_stage_make_the_engine_read_the_file_again() ->
     rules = registry.rules_by_code()
     assert rules["SL301"].has_index_stage() and rules["SL105"].has_index_stage()
     assert not rules["SL101"].has_index_stage()  # reads no index: the default stage
+
+
+def test_hardcoded_seed_rule_keeps_named_samplers_only_where_the_seed_may_be_fixed(
+    tmp_path: Path,
+) -> None:
+    head = (
+        "import torch\nfrom torch.utils.data import DistributedSampler\n\n"
+        "def main(args, ds):\n    torch.manual_seed(args.seed)\n    net = Net()\n"
+    )
+    texts = {
+        "from_args.py": head + "    return DistributedSampler(ds, seed=args.seed)\n",
+        "in_order.py": head + "    return DistributedSampler(ds, shuffle=False)\n",
+        "literal.py": head + "    return DistributedSampler(ds, seed=3)\n",
+        "default.py": head + "    return DistributedSampler(ds)\n",
+        "global_seed.py": "import os\nos.environ['PL_GLOBAL_SEED'] = '1'\n" + head
+        + "    return DistributedSampler(ds)\n",
+    }
+    files = _project(tmp_path, texts)
+    index = build_index(files, registry.all_rules())
+    rules = registry.rules_by_code()
+    kept = {
+        name for name, text in texts.items()
+        if rules["SL301"].may_match_index(index, str(tmp_path / name), text)
+    }
+    assert kept == {"literal.py", "default.py"}
+    # SL302 judges seeds that are there: every file that builds one by name stays for it.
+    assert all(
+        rules["SL302"].may_match_index(index, str(tmp_path / name), text)
+        for name, text in texts.items()
+    )
+    # And a run finds what a run without any pre-filter finds.
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'seeds'\n")
+    found = _findings(tmp_path, "--select", "SL301")
+    assert found == _findings(tmp_path, "--select", "SL301", "--no-prefilter")
+    assert {name for name, *_ in found} == {"literal.py", "default.py"}

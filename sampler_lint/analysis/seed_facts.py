@@ -26,9 +26,9 @@ from sampler_lint.analysis.index import (
     import_aliases,
     statements,
 )
-from sampler_lint.analysis.loader_calls import distributed_sampler_calls
+from sampler_lint.analysis.loader_calls import distributed_sampler_calls, may_shuffle
 from sampler_lint.analysis.loader_facts import file_key
-from sampler_lint.analysis.syntax_summary import SyntaxSummary, walk
+from sampler_lint.analysis.syntax_summary import SyntaxSummary, argument, is_constant, walk
 
 FACT_KEYS = "sl3_seed_keys"  # (namespace, key, path): `cfg`, `TRAIN.SEED`
 FACT_IMPORTS = "sl3_imports"  # (path, module stems it imports): see _import_stems
@@ -36,6 +36,11 @@ FACT_SEED_METHODS = "sl3_seed_methods"  # (class, path, name): `def seed(self, s
 FACT_SEEDED_EPOCH = "sl3_seeded_epoch"  # (function name, names inside set_epoch's argument)
 FACT_INITS = "sl3_inits"  # InitSignature
 FACT_NAMED = "sl3_named_samplers"  # paths of files that build a DistributedSampler by its name
+# Paths of files that build one by its name with a seed that may be fixed (see may_fix_the_seed).
+FACT_FIXED_SEED = "sl3_named_samplers_fixed_seed"
+
+# DistributedSampler(dataset, num_replicas, rank, shuffle, seed, drop_last)
+SEED_POSITION = 4
 
 # Heads that are never a configuration namespace.
 _NOT_NAMESPACES = frozenset({"self", "cls", "torch", "np", "numpy", "random", "os", "tf", "jax"})
@@ -224,9 +229,23 @@ SEED_FACTS = FactCollector(
 )
 
 
+def may_fix_the_seed(call: ast.Call) -> bool:
+    """A sampler construction that may shuffle with torch's default seed or a literal one (the
+    shape of SL301): no ``**kwargs``, ``shuffle`` not literally ``False``, and no seed or an
+    integer literal."""
+    if any(keyword.arg is None for keyword in call.keywords) or not may_shuffle(call):
+        return False
+    seed = argument(call, SEED_POSITION, "seed")
+    return seed is None or is_constant(seed, int)
+
+
 def collect_named_constructions(tree: ast.Module, path: str) -> dict[str, list[Any]]:
     calls = distributed_sampler_calls(SyntaxSummary.of(tree).nodes(ast.Call))
-    return {FACT_NAMED: [file_key(path)] if calls else []}
+    here = [file_key(path)]
+    return {
+        FACT_NAMED: here if calls else [],
+        FACT_FIXED_SEED: here if any(may_fix_the_seed(call) for call in calls) else [],
+    }
 
 
 # Every name of loader_calls.DISTRIBUTED_SAMPLERS holds one of these.
@@ -234,7 +253,7 @@ NAMED_SAMPLER_FACTS = FactCollector(
     "distributed samplers built by name",
     (("DistributedSampler", "DistributedLengthGroupedSampler"),),
     collect_named_constructions,
-    kinds=(FACT_NAMED,),
+    kinds=(FACT_NAMED, FACT_FIXED_SEED),
 )
 
 
@@ -242,10 +261,13 @@ NAMED_SAMPLER_FACTS = FactCollector(
 # Questions
 
 
-def builds_named_sampler(index: ProjectIndex, path: str) -> bool:
-    named: set[str] | None = index.__dict__.get("_sl3_named")
+def builds_named_sampler(index: ProjectIndex, path: str, fixed_seed: bool = False) -> bool:
+    """Whether the file at ``path`` builds a ``DistributedSampler`` by its name (``fixed_seed``:
+    one whose seed may be fixed, :func:`may_fix_the_seed`)."""
+    kind = FACT_FIXED_SEED if fixed_seed else FACT_NAMED
+    named: set[str] | None = index.__dict__.get("_sl3_" + kind)
     if named is None:
-        named = index.__dict__["_sl3_named"] = set(index.get(FACT_NAMED))
+        named = index.__dict__["_sl3_" + kind] = set(index.get(kind))
     return file_key(path) in named
 
 

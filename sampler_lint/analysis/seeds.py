@@ -15,6 +15,7 @@ from sampler_lint.analysis.loader_calls import (
 from sampler_lint.analysis.matching import get_arg, is_rank_like
 from sampler_lint.analysis.sampler_family import constructed_class, lineage, torch_bases_of
 from sampler_lint.analysis.seed_facts import (
+    SEED_POSITION,
     import_stems,
     init_takes_seed,
     is_seed_method,
@@ -31,10 +32,6 @@ _PER_PROCESS_MODULES = ("uuid", "random", "numpy.random", "np.random", "secrets"
 SEEDING_CALLS = (
     "manual_seed", "seed_everything", "set_seed", "fix_random_seeds", "set_random_seed",
 )
-# DistributedSampler(dataset, num_replicas, rank, shuffle, seed, drop_last)
-SEED_POSITION = 4
-
-
 def seed_argument(call: cst.Call) -> cst.Arg | None:
     return get_arg(call, SEED_POSITION, "seed")
 
