@@ -202,6 +202,12 @@ def _switch_off(node: ast.expr) -> bool:
 def collect_framework_facts(tree: ast.Module, path: str) -> dict[str, list[Any]]:
     """Where project classes reach ``batch_sampler=`` / ``sampler=``, and the Trainer /
     ``setup_dataloaders`` calls with whether each turns injection off."""
+    made = _framework_facts(tree, path)
+    tree._sampler_lint_sites = (path, made)  # type: ignore[attr-defined]
+    return made
+
+
+def _framework_facts(tree: ast.Module, path: str) -> dict[str, list[Any]]:
     key_path = file_key(path)
     summary = SyntaxSummary.of(tree)
     aliases = import_aliases(tree)
@@ -332,8 +338,11 @@ FRAMEWORK_FACTS = FactCollector(
 
 def collect_trainer_facts(tree: ast.Module, path: str) -> dict[str, list[Any]]:
     """The injection points of :func:`collect_framework_facts` alone, for the project-wide
-    question."""
-    return {FACT_TRAINERS: collect_framework_facts(tree, path)[FACT_INJECTION]}
+    question (a file read for both collectors is read once)."""
+    made: tuple[str, dict[str, list[Any]]] | None = getattr(tree, "_sampler_lint_sites", None)
+    if made is None or made[0] != path:
+        made = (path, collect_framework_facts(tree, path))
+    return {FACT_TRAINERS: list(made[1][FACT_INJECTION])}
 
 
 def _injects(point: InjectionPoint) -> bool:

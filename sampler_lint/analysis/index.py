@@ -147,7 +147,17 @@ def class_names_in(text: str) -> set[str]:
 def statements(tree: ast.AST) -> Iterator[ast.stmt]:
     """Every statement of the tree, in every block (functions and classes included), without
     visiting expressions: imports and class definitions are statements, and a full ``ast.walk``
-    costs several times more."""
+    costs several times more. A module's are listed once, however many fact collectors ask."""
+    if not isinstance(tree, ast.Module):
+        return _statements(tree)
+    made: list[ast.stmt] | None = getattr(tree, "_sampler_lint_statements", None)
+    if made is None:
+        made = list(_statements(tree))
+        tree._sampler_lint_statements = made  # type: ignore[attr-defined]
+    return iter(made)
+
+
+def _statements(tree: ast.AST) -> Iterator[ast.stmt]:
     stack: list[ast.AST] = [tree]
     while stack:
         node = stack.pop()

@@ -326,7 +326,8 @@ def collect_dataset_loaders(tree: ast.Module, path: str) -> dict[str, list[Any]]
         FACT_SUBCLASSES: subclasses,
         FACT: sorted(facts, key=lambda f: (f.path, f.line, f.name)),
         FACT_PARAMETERS: sorted(parameters, key=lambda f: (f.path, f.line, f.function)),
-        FACT_PASSED: sorted(passed, key=lambda f: (f.path, f.line, f.callee, f.position)),
+        # repr last: a call may pass several constructions at one place (set order varies).
+        FACT_PASSED: sorted(passed, key=lambda f: (f.path, f.line, f.callee, f.position, repr(f))),
     }
 
 

@@ -506,37 +506,44 @@ def epoch_uses(function: _Function) -> list[tuple[str, int, EpochUse]]:
     positional = [a.arg for a in args.posonlyargs + args.args]
     parameters = [(name, i) for i, name in enumerate(positional)]
     parameters += [(a.arg, -1) for a in args.kwonlyargs]
-    nodes = list(walk(function))
-    sets = any(
-        isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
-        and n.func.attr == "set_epoch" for n in nodes
-    )
+    sets = False
+    looped: set[str] = set()  # names an epoch loop iterates
+    handed: set[str] = set()  # names handed to a call that neither iterates nor only reads
+    # One walk for every parameter: the function's names are gathered, then looked up.
+    for node in walk(function):
+        if isinstance(node, (ast.For, ast.AsyncFor)) and _is_epoch_loop_ast(node):
+            looped.update(_iterated(node))
+        elif isinstance(node, ast.Call):
+            func = node.func
+            sets = sets or (isinstance(func, ast.Attribute) and func.attr == "set_epoch")
+            names = [
+                a.id for a in [*node.args, *(k.value for k in node.keywords)]
+                if isinstance(a, ast.Name)
+            ]
+            if names:
+                called = (dotted_expression(func) or "").rsplit(".", 1)[-1]
+                if called not in _ITERATING_CALLS and called not in _READING_CALLS:
+                    handed.update(names)
     found = [("", -2, (sets, False, False))]  # the function itself: known to the index
     for name, position in parameters:
-        loops = hands_on = False
-        for node in nodes:
-            if isinstance(node, (ast.For, ast.AsyncFor)) and _is_epoch_loop_ast(node):
-                loops = loops or any(_iterates(inner, name) for inner in walk(node))
-            elif isinstance(node, ast.Call) and any(
-                isinstance(a, ast.Name) and a.id == name
-                for a in [*node.args, *(k.value for k in node.keywords)]
-            ):
-                called = (dotted_expression(node.func) or "").rsplit(".", 1)[-1]
-                if called not in _ITERATING_CALLS and called not in _READING_CALLS:
-                    hands_on = True
+        loops, hands_on = name in looped, name in handed
         if loops or hands_on or sets:
             found.append((name, position, (sets, loops, hands_on)))
     return found
 
 
-def _iterates(node: ast.AST, name: str) -> bool:
-    if isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
-        return isinstance(node.iter, ast.Name) and node.iter.id == name
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
-        return node.func.id in _ITERATING_CALLS and any(
-            isinstance(a, ast.Name) and a.id == name for a in node.args
-        )
-    return False
+def _iterated(loop: ast.AST) -> set[str]:
+    """The names iterated within ``loop``: by a ``for`` or a comprehension, or handed to one of
+    the iterating calls (``enumerate(loader)``)."""
+    names: set[str] = set()
+    for node in walk(loop):
+        if isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
+            if isinstance(node.iter, ast.Name):
+                names.add(node.iter.id)
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            if node.func.id in _ITERATING_CALLS:
+                names.update(a.id for a in node.args if isinstance(a, ast.Name))
+    return names
 
 
 def _is_epoch_loop_ast(loop: ast.For | ast.AsyncFor) -> bool:

@@ -28,7 +28,7 @@ from sampler_lint.analysis.index import (
     statements,
 )
 from sampler_lint.analysis.loader_facts import file_key
-from sampler_lint.analysis.syntax_summary import walk
+from sampler_lint.analysis.syntax_summary import SyntaxSummary, walk
 
 FACT_CLASSES = "sl204_epoch_classes"
 FACT_BATCH_EPOCH_CALLERS = "sl204_batch_epoch_callers"
@@ -146,19 +146,17 @@ def _receiver_names(tree: ast.Module) -> Iterator[str]:
     """The receivers of ``<x>.set_epoch(...)`` calls that may be a batch sampler: a dotted
     receiver naming a batch sampler, or a name bound to a class construction (the class name)."""
     constructed: dict[str, set[str]] = {}
-    for node in walk(tree):
-        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
-            called = dotted_expression(node.value.func)
-            for target in node.targets:
+    summary = SyntaxSummary.of(tree)  # its nodes by kind: no walk of the whole tree here
+    for assign in summary.nodes(ast.Assign):
+        if isinstance(assign.value, ast.Call):
+            called = dotted_expression(assign.value.func)
+            for target in assign.targets:
                 held = dotted_expression(target)
                 if called and held:
                     constructed.setdefault(held, set()).add(called.rsplit(".", 1)[-1])
-    for node in walk(tree):
-        if (
-            isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-            and node.func.attr == "set_epoch"
-        ):
-            receiver = dotted_expression(node.func.value) or "<unknown>"
+    for call in summary.nodes(ast.Call):
+        if isinstance(call.func, ast.Attribute) and call.func.attr == "set_epoch":
+            receiver = dotted_expression(call.func.value) or "<unknown>"
             yield receiver
             yield from constructed.get(receiver, ())
 
