@@ -609,3 +609,47 @@ def test_a_class_on_a_base_the_tool_cannot_see_is_not_looked_for_at_batch_sample
     sites = frameworks.FRAMEWORK_FACTS.name
     assert f"{sites}[Chunks]" in lazy.gathered
     assert f"{sites}[Net]" not in lazy.gathered
+
+
+def test_the_survey_reads_costly_facts_only_where_a_rule_left_for_the_file_reads_them(
+    tmp_path: Path,
+) -> None:
+    from sampler_lint.analysis.loader_facts import FACT_RETURNS, LOADER_FACTS
+    from sampler_lint.engine.runner import lint_options_for
+
+    files = {
+        # SL301 is left (an unseeded DistributedSampler); no rule that reads loader provenance.
+        "seeds.py": "from torch.utils.data import DistributedSampler\n\n"
+                    "def make_loader(ds):\n    return DistributedSampler(ds)\n",
+        # SL202 is left (a loader built with a sampler), and it reads loader provenance.
+        "train.py": "from torch.utils.data import DataLoader, DistributedSampler\n\n"
+                    "def make_loader(ds):\n"
+                    "    loader = DataLoader(ds, sampler=DistributedSampler(ds))\n"
+                    "    return loader\n",
+    }
+    paths = _write(tmp_path, files)
+    assert LOADER_FACTS.costly
+    collectors = _collectors()
+    resolver = ConfigResolver(RawSettings(select=("ALL",)), isolated=True)
+    lint = lint_options_for(resolver.for_path(paths[0]), paths[0], RunOptions())
+    surveys = {
+        path.name: survey_source(path.read_bytes(), str(path), lint, collectors, gather=False)
+        for path in paths
+    }
+    for survey in surveys.values():
+        assert LOADER_FACTS.name in survey.deferred  # both pass its text pre-filter
+    assert "SL202" not in (surveys["seeds.py"].rules or ())
+    assert LOADER_FACTS.name not in dict(surveys["seeds.py"].read)
+    assert "SL202" in (surveys["train.py"].rules or ())
+    assert LOADER_FACTS.name in dict(surveys["train.py"].read)
+    # A question that reaches seeds.py reads it again: the answers are those of an index
+    # gathered up front.
+    lazy = DemandIndex(
+        [Source(path, str(path), surveys[path.name].deferred) for path in paths],
+        collectors.collectors,
+    )
+    for path in paths:
+        lazy.known(str(path), surveys[path.name].read)
+    eager = build_index(paths, registry.all_rules())
+    assert sorted(map(repr, lazy.get(FACT_RETURNS))) == sorted(map(repr, eager.get(FACT_RETURNS)))
+    assert {r[1] for r in lazy.get(FACT_RETURNS)} == {str(path) for path in paths}

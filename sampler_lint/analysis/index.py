@@ -50,6 +50,11 @@ class FactCollector:
     #: asks for one of them (:mod:`sampler_lint.engine.demand`); a collector that names none is
     #: gathered when a rule asks for any fact no other collector names.
     kinds: tuple[str, ...] = ()
+    #: Reading these facts costs about as much as parsing the file, and questions ask about few
+    #: files: the survey reads them from its own parse only for a file that some rule left for
+    #: it reads them (it asks about its own file first); any other file is parsed again if a
+    #: question reaches it.
+    costly: bool = False
 
     def facts_in(self, tree: ast.Module, path: str) -> dict[str, list[Any]]:
         """This collector's facts of one file, without the kinds it found nothing for."""

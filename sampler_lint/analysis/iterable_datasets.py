@@ -505,6 +505,7 @@ DATASET_LOADERS = FactCollector(
     "dataset loaders", (("DataLoader", "loader", "Loader", "Dataset"),),
     collect_dataset_loaders,
     kinds=(FACT_SUBCLASSES, FACT, FACT_PARAMETERS, FACT_PASSED),
+    costly=True,  # every call's constructions traced; asked about the datasets of one file
 )
 
 

@@ -593,4 +593,5 @@ LOADER_FACTS = FactCollector(
     "loader provenance", INDEX_REQUIRES, collect_loader_facts,
     kinds=(FACT_RETURNS, FACT_CLASSES, FACT_ALIASES, FACT_CALLS, FACT_SELF, FACT_NAMES,
            FACT_SET_EPOCH, FACT_EPOCH_USERS),
+    costly=True,  # every call's arguments traced; asked by name about a few files
 )

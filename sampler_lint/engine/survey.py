@@ -117,6 +117,7 @@ def survey_source(
         rules = _syntax_stage(tree, rules, lint) if syntax_stage else rules
         read = tuple(
             (collector.name, collector.facts_in(tree, fact_path)) for collector in questions
+            if not collector.costly or _reads(rules, collector)
         ) if fact_path is not None else ()
         return Survey(EMPTY_FACTS, "", _codes(rules), has_noqa, _names(questions), read)
     # Parsed anyway: the project questions are answered from this file now.
@@ -134,6 +135,11 @@ def _syntax_stage(
     summary = SyntaxSummary.of(tree)
     summary.vocabulary = lint.vocabulary
     return [rule for rule in rules if rule.may_match(summary)]
+
+
+def _reads(rules: list[type[Rule]] | None, collector: FactCollector) -> bool:
+    """Whether a rule left for the file (``None``: any rule) reads ``collector``."""
+    return rules is None or any(collector in rule.collectors for rule in rules)
 
 
 def _digest(facts: ProjectIndex) -> str:
