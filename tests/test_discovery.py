@@ -74,3 +74,27 @@ def test_a_project_walk_reusing_the_linted_folders_finds_the_same_files(tmp_path
     assert reused == fresh
     assert [p.relative_to(tmp_path).as_posix() for p in fresh] == ["a/m.py", "b/m.py", "c/m.py",
                                                                     "top.py"]
+
+
+def test_paths_from_two_repositories_index_those_two_not_their_common_folder(
+    tmp_path: Path,
+) -> None:
+    from sampler_lint.engine.config import ConfigResolver, RawSettings
+    from sampler_lint.engine.discovery import project_roots
+    from sampler_lint.engine.runner import RunOptions, run
+
+    for name in ("a", "b", "unrelated"):
+        (tmp_path / name / ".git").mkdir(parents=True)
+        (tmp_path / name / "pkg").mkdir()
+        (tmp_path / name / "pkg" / "data.py").write_text(
+            "from torch.utils.data import DataLoader\nloader = DataLoader(ds, shuffle=True)\n"
+        )
+    a, b = tmp_path / "a", tmp_path / "b"
+    inner = a / "pkg" / "data.py"
+    assert project_roots([a, b]) == [a.resolve(), b.resolve()]
+    assert project_roots([inner, b / "pkg", a]) == [a.resolve(), b.resolve()]
+    assert project_roots([inner, a / "pkg"]) == [a.resolve()]
+    result = run([inner, b / "pkg"], ConfigResolver(RawSettings(select=("ALL",)), isolated=True),
+                 RunOptions(use_cache=False, jobs=1))
+    project = {Path(path).resolve() for path in result.project}
+    assert project == {(a / "pkg" / "data.py").resolve(), (b / "pkg" / "data.py").resolve()}

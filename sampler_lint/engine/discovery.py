@@ -37,6 +37,29 @@ def project_root(paths: list[Path]) -> Path:
     return common
 
 
+def project_roots(paths: list[Path]) -> list[Path]:
+    """The projects the named paths belong to: each path's own :func:`project_root`, a project
+    inside another left to the outer one, in the order first named. Paths from two repositories
+    are two projects: their common folder may hold many more that nothing named."""
+    if len(paths) <= 1:
+        return [project_root(paths)]
+    by_folder: dict[str, Path] = {}  # pre-commit names many files of few folders
+    found: dict[Path, None] = {}
+    for path in paths:
+        where = os.path.abspath(path)
+        folder = where if os.path.isdir(where) else os.path.dirname(where)
+        root = None if os.path.islink(path) else by_folder.get(folder)  # a link: its target's
+        if root is None:
+            root = project_root([path])
+            if not os.path.islink(path):
+                by_folder[folder] = root
+        found.setdefault(root, None)
+    return [
+        root for root in found
+        if not any(other != root and root.is_relative_to(other) for other in found)
+    ]
+
+
 def _matcher(spec: pathspec.GitIgnoreSpec) -> Callable[[str], bool]:
     """``spec.match_file``, as one regular expression when no pattern negates another: then any
     match ignores the path, and pathspec's pattern-by-pattern loop was most of a warm run's time

@@ -28,7 +28,13 @@ from sampler_lint.engine.cache import (
 )
 from sampler_lint.engine.config import ConfigResolver, Settings
 from sampler_lint.engine.demand import DemandIndex, Read, Shared, Source, is_facts, reads_key
-from sampler_lint.engine.discovery import Problems, Walked, iter_source_files, project_root
+from sampler_lint.engine.discovery import (
+    Problems,
+    Walked,
+    iter_source_files,
+    project_root,
+    project_roots,
+)
 from sampler_lint.engine.findings import FileResult
 from sampler_lint.engine.linter import PARSE_ERROR, UNUSED_NOQA, LintOptions, decode, lint_source
 from sampler_lint.engine.sources import in_overlay, read_source, source_size
@@ -865,15 +871,15 @@ class _LazyProject(Sequence[Path]):
                  walked: Walked, problems: Problems) -> None:
         self._linted = {os.path.abspath(job.path): job.path for job in jobs}
         # The root now: the paths may be relative to a folder the caller leaves.
-        self._walk = (project_root(paths), resolver, walked, problems)
+        self._walk = (project_roots(paths), resolver, walked, problems)
         self._files: list[Path] | None = None
 
     def _load(self) -> list[Path]:
         if self._files is None:
-            root, resolver, walked, problems = self._walk
+            roots, resolver, walked, problems = self._walk
             self._files = [
                 self._linted.get(os.path.abspath(path), path)
-                for path in iter_source_files([root], resolver, known=walked, problems=problems)
+                for path in iter_source_files(roots, resolver, known=walked, problems=problems)
             ]
         return self._files
 
@@ -894,7 +900,8 @@ def _add_project_files(
     project: list[Path] | None = None,
 ) -> list[int]:
     """Give the linted jobs their place in the project index and add the project's other files
-    (the nearest ``pyproject.toml`` or git root around ``paths``) as index-only jobs. Returns the
+    (the nearest ``pyproject.toml`` or git root around each of ``paths``, :func:`project_roots`)
+    as index-only jobs. Returns the
     jobs in the project's file order, the order the index is merged in."""
     if not wanted:
         return []
@@ -908,7 +915,7 @@ def _add_project_files(
     linted = {os.path.abspath(job.path): number for number, job in enumerate(jobs)}
     order: list[int] = []
     walk = project if project is not None else iter_source_files(
-        [root], resolver, known=walked, problems=problems
+        project_roots(paths), resolver, known=walked, problems=problems
     )
     for path in walk:
         found = linted.get(os.path.abspath(path))
