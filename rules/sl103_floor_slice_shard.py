@@ -24,8 +24,8 @@ from sampler_lint.analysis.sharding import (
     is_length_of,
     modulos_in_scope,
 )
-from sampler_lint.analysis.syntax_summary import SyntaxSummary, argument
-from sampler_lint.analysis.vocabulary import RANK_CALLS, Vocabulary
+from sampler_lint.analysis.syntax_summary import SyntaxSummary, argument, names_rank
+from sampler_lint.analysis.vocabulary import Vocabulary
 from sampler_lint.rule import Applicability, Example, FileContext, Fix, Rule, Severity
 
 
@@ -104,20 +104,6 @@ class _Assigned:
     ranks: frozenset[str]
 
 
-def _names_rank(node: ast.expr, vocabulary: Vocabulary) -> bool:
-    """``is_rank_like`` without following a name: a rank name of the vocabulary (its last
-    part), or a call of ``get_rank`` / ``get_local_rank``."""
-    if isinstance(node, ast.Name):
-        return vocabulary.is_rank_name(node.id)
-    if isinstance(node, ast.Attribute):
-        return vocabulary.is_rank_name(node.attr)
-    if isinstance(node, ast.Call):
-        func = node.func
-        called = func.id if isinstance(func, ast.Name) else getattr(func, "attr", None)
-        return called in RANK_CALLS
-    return False
-
-
 def _may_bound(
     lower: ast.expr | None, upper: ast.expr | None, assigned: _Assigned, vocabulary: Vocabulary
 ) -> bool:
@@ -143,7 +129,7 @@ def _may_bound(
         return bool(values(node, ast.FloorDiv)) or bool(binary(node, ast.FloorDiv))
 
     def rank(node: ast.expr) -> bool:
-        return _names_rank(node, vocabulary) or (
+        return names_rank(node, vocabulary) or (
             type(node) is ast.Name and node.id in assigned.ranks
         )
 
@@ -170,7 +156,7 @@ def _assigned(summary: SyntaxSummary) -> _Assigned:
             continue
         if type(value) is ast.BinOp:
             operations.setdefault(target.id, []).append(value)
-        elif _names_rank(value, summary.vocabulary):
+        elif names_rank(value, summary.vocabulary):
             ranks.add(target.id)
     return _Assigned(operations, frozenset(ranks))
 

@@ -23,7 +23,7 @@ from sampler_lint.analysis.index import (
     statements,
 )
 from sampler_lint.analysis.loader_facts import file_key
-from sampler_lint.analysis.syntax_summary import SyntaxSummary
+from sampler_lint.analysis.syntax_summary import SyntaxSummary, per_tree
 from sampler_lint.rule import FileContext
 
 LIGHTNING = ("lightning", "pytorch_lightning", "lightning_fabric", "lightning.fabric")
@@ -201,10 +201,9 @@ def _switch_off(node: ast.expr) -> bool:
 
 def collect_framework_facts(tree: ast.Module, path: str) -> dict[str, list[Any]]:
     """Where project classes reach ``batch_sampler=`` / ``sampler=``, and the Trainer /
-    ``setup_dataloaders`` calls with whether each turns injection off."""
-    made = _framework_facts(tree, path)
-    tree._sampler_lint_sites = (path, made)  # type: ignore[attr-defined]
-    return made
+    ``setup_dataloaders`` calls with whether each turns injection off (read once per parse:
+    :data:`TRAINERS` reads them too)."""
+    return per_tree(tree, "framework facts " + path, lambda: _framework_facts(tree, path))
 
 
 def _framework_facts(tree: ast.Module, path: str) -> dict[str, list[Any]]:
@@ -338,11 +337,8 @@ FRAMEWORK_FACTS = FactCollector(
 
 def collect_trainer_facts(tree: ast.Module, path: str) -> dict[str, list[Any]]:
     """The injection points of :func:`collect_framework_facts` alone, for the project-wide
-    question (a file read for both collectors is read once)."""
-    made: tuple[str, dict[str, list[Any]]] | None = getattr(tree, "_sampler_lint_sites", None)
-    if made is None or made[0] != path:
-        made = (path, collect_framework_facts(tree, path))
-    return {FACT_TRAINERS: list(made[1][FACT_INJECTION])}
+    question."""
+    return {FACT_TRAINERS: list(collect_framework_facts(tree, path)[FACT_INJECTION])}
 
 
 def _injects(point: InjectionPoint) -> bool:

@@ -30,6 +30,8 @@ from dataclasses import dataclass, field
 from pathlib import PurePath
 from typing import Any
 
+from sampler_lint.analysis.syntax_summary import per_tree
+
 
 @dataclass(frozen=True)
 class FactCollector:
@@ -155,11 +157,7 @@ def statements(tree: ast.AST) -> Iterator[ast.stmt]:
     costs several times more. A module's are listed once, however many fact collectors ask."""
     if not isinstance(tree, ast.Module):
         return _statements(tree)
-    made: list[ast.stmt] | None = getattr(tree, "_sampler_lint_statements", None)
-    if made is None:
-        made = list(_statements(tree))
-        tree._sampler_lint_statements = made  # type: ignore[attr-defined]
-    return iter(made)
+    return iter(per_tree(tree, "statements", lambda: list(_statements(tree))))
 
 
 def _statements(tree: ast.AST) -> Iterator[ast.stmt]:
@@ -177,11 +175,7 @@ def _statements(tree: ast.AST) -> Iterator[ast.stmt]:
 def import_aliases(tree: ast.Module) -> dict[str, str]:
     """Local name -> what it was imported as (``dist`` -> ``torch.distributed``). Read once per
     tree, however many fact collectors ask (a copy each: callers may add to it)."""
-    made: dict[str, str] | None = getattr(tree, "_sampler_lint_aliases", None)
-    if made is None:
-        made = _import_aliases(tree)
-        tree._sampler_lint_aliases = made  # type: ignore[attr-defined]
-    return dict(made)
+    return dict(per_tree(tree, "aliases", lambda: _import_aliases(tree)))
 
 
 def _import_aliases(tree: ast.Module) -> dict[str, str]:

@@ -8,6 +8,7 @@ import libcst as cst
 
 from sampler_lint.analysis.imports import dotted_name
 from sampler_lint.analysis.tree import assignment_table
+from sampler_lint.analysis.vocabulary import RANK_CALLS
 from sampler_lint.rule import FileContext
 
 # ------------------------------------------------------------------------------------------------
@@ -165,7 +166,7 @@ def is_rank_like(context: FileContext, node: cst.BaseExpression, *, follow: bool
         return True
     if isinstance(node, cst.Call):
         called = dotted_name(node.func)
-        if called is not None and called.rsplit(".", 1)[-1] in ("get_rank", "get_local_rank"):
+        if called is not None and called.rsplit(".", 1)[-1] in RANK_CALLS:
             return True
     if follow:
         value = single_assignment(context, node)

@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import ast
 from collections import defaultdict
-from collections.abc import Iterator
-from typing import TypeVar
+from collections.abc import Callable, Iterator
+from typing import Any, TypeVar
 
-from sampler_lint.analysis.vocabulary import Vocabulary
+from sampler_lint.analysis.vocabulary import RANK_CALLS, Vocabulary
 
 Node = TypeVar("Node", bound=ast.AST)
+Made = TypeVar("Made")
 
 
 # Fields that never hold a node worth a look: names and flags, and ``ctx`` (the Load / Store /
@@ -98,11 +99,7 @@ class SyntaxSummary:
     @classmethod
     def of(cls, tree: ast.Module) -> SyntaxSummary:
         """The summary of ``tree``, made once however many pre-filters and fact collectors ask."""
-        made: SyntaxSummary | None = getattr(tree, "_sampler_lint_summary", None)
-        if made is None:
-            made = cls(tree)
-            tree._sampler_lint_summary = made  # type: ignore[attr-defined]
-        return made
+        return per_tree(tree, "summary", lambda: cls(tree))
 
     def nodes(self, kind: type[Node]) -> list[Node]:
         """Every node of exactly this type, in ``ast.walk`` order."""
@@ -146,6 +143,30 @@ class SyntaxSummary:
             for alias in statement.names:
                 names.add(alias.name.rsplit(".", 1)[-1])
         return names
+
+
+def per_tree(tree: ast.AST, key: str, make: Callable[[], Made]) -> Made:
+    """What ``make`` gives for ``tree``, made once however many pre-filters and fact collectors
+    of one parse ask (kept on the tree: it lives as long as the parse)."""
+    memo: dict[str, Any] = tree.__dict__.setdefault("_sampler_lint_memo", {})
+    if key not in memo:
+        memo[key] = make()
+    made: Made = memo[key]
+    return made
+
+
+def names_rank(node: ast.expr, vocabulary: Vocabulary) -> bool:
+    """The ``ast`` twin of :func:`analysis.matching.is_rank_like` without following a name: a
+    rank name of the vocabulary (its last part), or a call of one of ``RANK_CALLS``."""
+    if isinstance(node, ast.Name):
+        return vocabulary.is_rank_name(node.id)
+    if isinstance(node, ast.Attribute):
+        return vocabulary.is_rank_name(node.attr)
+    if isinstance(node, ast.Call):
+        func = node.func
+        called = func.id if isinstance(func, ast.Name) else getattr(func, "attr", None)
+        return called in RANK_CALLS
+    return False
 
 
 def within(node: ast.expr | ast.stmt, outer: ast.stmt) -> bool:
