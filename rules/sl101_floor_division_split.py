@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import ast
 
-import libcst as cst
-
+import sampler_lint.analysis.lazy_libcst as cst
 from sampler_lint.analysis.matching import is_repeatable
 from sampler_lint.analysis.sharding import (
     SHARD_SIZE_RISK,

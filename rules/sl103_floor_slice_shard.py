@@ -7,8 +7,7 @@ import ast
 import re
 from dataclasses import dataclass
 
-import libcst as cst
-
+import sampler_lint.analysis.lazy_libcst as cst
 from sampler_lint.analysis.imports import dotted_name
 from sampler_lint.analysis.matching import (
     expression_key,
@@ -54,9 +53,6 @@ def _is_rank_plus_one(node: cst.BaseExpression, rank: cst.BaseExpression) -> boo
     return False
 
 
-_ATOMIC = (cst.Name, cst.Attribute, cst.Call, cst.Subscript, cst.Integer)
-
-
 def _expression(text: str) -> cst.BaseExpression:
     """``text`` parsed as one expression. The pieces come from inside brackets, where a line
     break is allowed (``idx\\n.size(0)``): parsed within parentheses, then taken out of them."""
@@ -66,7 +62,8 @@ def _expression(text: str) -> cst.BaseExpression:
 
 def _text(node: cst.BaseExpression) -> str:
     code = cst.Module(body=[]).code_for_node(node).strip()
-    if isinstance(node, _ATOMIC) or (getattr(node, "lpar", None)):
+    atomic = cst.Name | cst.Attribute | cst.Call | cst.Subscript | cst.Integer
+    if isinstance(node, atomic) or (getattr(node, "lpar", None)):
         return code
     return f"({code})"
 

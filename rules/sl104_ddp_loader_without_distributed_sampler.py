@@ -8,8 +8,7 @@ import builtins
 import os
 import re
 
-import libcst as cst
-
+import sampler_lint.analysis.lazy_libcst as cst
 from sampler_lint.analysis.imports import dotted_name
 from sampler_lint.analysis.loader_calls import is_epoch_loop, is_evaluation_name
 from sampler_lint.analysis.matching import get_arg, is_pure_reference

@@ -8,8 +8,7 @@ import ast
 import re
 from pathlib import Path
 
-import libcst as cst
-
+import sampler_lint.analysis.lazy_libcst as cst
 from sampler_lint.analysis.imports import dotted_name
 from sampler_lint.analysis.index import (
     ProjectIndex,

@@ -5,8 +5,7 @@ from __future__ import annotations
 import ast
 import re
 
-import libcst as cst
-
+import sampler_lint.analysis.lazy_libcst as cst
 from sampler_lint.analysis.imports import dotted_name
 from sampler_lint.analysis.loader_facts import LOADER_FACTS
 from sampler_lint.analysis.loaders import can_carry_batch_sampler, origins_at

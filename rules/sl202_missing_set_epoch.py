@@ -5,8 +5,7 @@ from __future__ import annotations
 import ast
 import re
 
-import libcst as cst
-
+import sampler_lint.analysis.lazy_libcst as cst
 from sampler_lint.analysis.frameworks import is_framework_name
 from sampler_lint.analysis.imports import dotted_name
 from sampler_lint.analysis.index import ProjectIndex, dotted_expression

@@ -7,8 +7,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-import libcst as cst
-
+import sampler_lint.analysis.lazy_libcst as cst
 from sampler_lint.analysis.frameworks import (
     FRAMEWORK_FACTS,
     LIGHTNING_FILES,
@@ -39,8 +38,6 @@ from sampler_lint.analysis.worker_epochs import (
 )
 from sampler_lint.rule import Example, FileContext, Rule, Severity
 
-_LOOPS = (cst.For, cst.While)
-
 
 @dataclass(frozen=True)
 class _Loader:
@@ -53,9 +50,6 @@ class _Loader:
     bound_in: cst.FunctionDef | cst.Module  # the scope of that binding
     dataset: cst.BaseExpression  # the dataset, as seen from `dataset_scope`
     dataset_scope: cst.FunctionDef | cst.Module
-_SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Module, cst.Lambda)
-
-
 class EpochNotPropagatedToWorkers(Rule):
     code = "SL204"
     name = "epoch-not-propagated-to-workers"
@@ -161,9 +155,9 @@ class EpochNotPropagatedToWorkers(Rule):
 
     def _enclosing_loop(self, node: cst.CSTNode) -> cst.For | cst.While | None:
         for ancestor in self.context.ancestors(node):
-            if isinstance(ancestor, _LOOPS):
+            if isinstance(ancestor, cst.For | cst.While):
                 return ancestor
-            if isinstance(ancestor, _SCOPES):
+            if isinstance(ancestor, cst.FunctionDef | cst.ClassDef | cst.Module | cst.Lambda):
                 return None
         return None
 
@@ -568,7 +562,7 @@ def _within(node: cst.CSTNode, outer: cst.CSTNode) -> bool:
     return any(child is node for child in descendants(outer))
 
 
-# The ``ast`` twins of _LOOPS and _SCOPES, for the syntax pre-filter.
+# The ``ast`` twins of the loops and scopes `_in_loop` stops at, for the syntax pre-filter.
 _AST_LOOPS = (ast.For, ast.AsyncFor, ast.While)
 _AST_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Module, ast.Lambda)
 

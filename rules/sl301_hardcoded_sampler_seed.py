@@ -8,8 +8,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-import libcst as cst
-
+import sampler_lint.analysis.lazy_libcst as cst
 from sampler_lint.analysis.imports import dotted_name
 from sampler_lint.analysis.index import ProjectIndex
 from sampler_lint.analysis.loader_calls import (
@@ -38,7 +37,6 @@ from sampler_lint.analysis.syntax_summary import SyntaxSummary
 from sampler_lint.analysis.tree import descendants
 from sampler_lint.rule import Applicability, Example, Fix, Option, Rule, Severity
 
-_INTEGER = (cst.Integer,)
 # Lightning's global seed, and a seed defaulted into the kwargs: where either is, the seed a
 # sampler is built with comes from the run.
 _GLOBAL_SEED = "PL_GLOBAL_SEED"
@@ -99,7 +97,7 @@ class HardcodedSamplerSeed(Rule):
         if _GLOBAL_SEED in code or _SEED_DEFAULTED.search(code):
             return  # Lightning's global seed, or a seed defaulted into the kwargs
         seed = seed_argument(node)
-        if seed is not None and not isinstance(seed.value, _INTEGER):
+        if seed is not None and not isinstance(seed.value, cst.Integer):
             return  # an explicit, non-literal seed (SL302 judges rank-dependent ones)
         if has_star_args(node) and seed is None:
             return
@@ -226,7 +224,7 @@ class HardcodedSamplerSeed(Rule):
         )
         new_function = function.with_changes(params=new_params)
         # Apply both changes in one replacement of the function.
-        replaced = new_function.visit(_Replace(node, new_call))
+        replaced = new_function.deep_replace(node, new_call)
         assert isinstance(replaced, cst.FunctionDef)
         return Fix(
             replacements=[(function, replaced)],
@@ -365,15 +363,6 @@ def _uses_name(function: cst.FunctionDef, name: str) -> bool:
         isinstance(node, cst.Name) and node.value == name and id(node) not in labels
         for node in descendants(function)
     )
-
-
-class _Replace(cst.CSTTransformer):
-    def __init__(self, old: cst.CSTNode, new: cst.CSTNode) -> None:
-        super().__init__()
-        self.old, self.new = old, new
-
-    def on_leave(self, original_node: cst.CSTNode, updated_node: cst.CSTNode) -> Any:
-        return self.new if original_node is self.old else updated_node
 
 
 def _append_keyword(

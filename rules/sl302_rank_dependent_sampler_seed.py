@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import ast
 
-import libcst as cst
-
+import sampler_lint.analysis.lazy_libcst as cst
 from sampler_lint.analysis.index import ProjectIndex
 from sampler_lint.analysis.loader_calls import distributed_sampler_calls
 from sampler_lint.analysis.matching import get_arg

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import ast
 
-import libcst as cst
-
+import sampler_lint.analysis.lazy_libcst as cst
 from sampler_lint.analysis.imports import dotted_name
 from sampler_lint.analysis.index import dotted_expression
 from sampler_lint.analysis.syntax_summary import SyntaxSummary, walk

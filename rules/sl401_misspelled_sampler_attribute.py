@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import ast
 
-import libcst as cst
-
+import sampler_lint.analysis.lazy_libcst as cst
 from sampler_lint.analysis.attribute_facts import OUTSIDE_WRITES, assigned_from_outside
 from sampler_lint.analysis.imports import dotted_name
 from sampler_lint.analysis.index import ProjectIndex

@@ -5,8 +5,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-import libcst as cst
-
+import sampler_lint.analysis.lazy_libcst as cst
 from sampler_lint.analysis.imports import dotted_name
 from sampler_lint.analysis.index import ProjectIndex, dotted_expression
 from sampler_lint.analysis.matching import expression_key, is_repeatable

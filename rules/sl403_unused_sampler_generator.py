@@ -6,8 +6,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-import libcst as cst
-
+import sampler_lint.analysis.lazy_libcst as cst
 from sampler_lint.analysis.matching import get_arg, has_star_args
 from sampler_lint.analysis.syntax_summary import SyntaxSummary
 from sampler_lint.analysis.tree import descendants

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import ast
 
-import libcst as cst
-
+import sampler_lint.analysis.lazy_libcst as cst
 from sampler_lint.analysis.leftovers import leaves_unused_names
 from sampler_lint.analysis.loader_calls import (
     constructed,

@@ -6,8 +6,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable
 
-import libcst as cst
-
+import sampler_lint.analysis.lazy_libcst as cst
 from sampler_lint.analysis.batch_samplers import (
     SHAPES,
     Breakage,
@@ -38,6 +37,7 @@ from sampler_lint.analysis.sampler_family import (
     torch_sampler,
 )
 from sampler_lint.analysis.syntax_summary import SyntaxSummary
+from sampler_lint.analysis.tree import children
 from sampler_lint.rule import Applicability, Example, FileContext, Fix, Replacement, Rule, Severity
 
 _HOW = (
@@ -326,23 +326,20 @@ def _is_bare_super_init(value: cst.BaseExpression) -> bool:
     )
 
 
-class _SamplerNames(cst.CSTVisitor):
-    """Every use of the bare name ``Sampler`` (not an attribute's name, not an import's)."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.found: list[cst.Name] = []
-
-    def visit_Attribute(self, node: cst.Attribute) -> bool:
-        node.value.visit(self)
-        return False
-
-    def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
-        return False
-
-    def visit_Name(self, node: cst.Name) -> None:
-        if node.value == "Sampler":
-            self.found.append(node)
+def _sampler_names(module: cst.Module) -> list[cst.Name]:
+    """Every use of the bare name ``Sampler`` (not an attribute's name, not a from-import's)."""
+    found: list[cst.Name] = []
+    stack: list[cst.CSTNode] = [module]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.Name):
+            if node.value == "Sampler":
+                found.append(node)
+        elif isinstance(node, cst.Attribute):
+            stack.append(node.value)
+        elif not isinstance(node, cst.ImportFrom):
+            stack.extend(reversed(children(node)))
+    return found
 
 
 def _import_edit(context: FileContext, base: cst.Name) -> list[Replacement] | None:
@@ -362,10 +359,8 @@ def _import_edit(context: FileContext, base: cst.Name) -> list[Replacement] | No
         return None  # the name means something else here
     if any(isinstance(s, cst.ClassDef) and s.name.value == "BatchSampler" for s in module.body):
         return None
-    uses = _SamplerNames()
-    module.visit(uses)
     # A package's __init__ or a module listing it in __all__ may re-export `Sampler`: keep it.
-    still_used = any(name is not base for name in uses.found) or _may_reexport(context)
+    still_used = any(name is not base for name in _sampler_names(module)) or _may_reexport(context)
     names = [_alias_name(a) for a in holder.names]  # type: ignore[union-attr]
     wanted = list(names)
     if not still_used:

@@ -6,8 +6,7 @@ from __future__ import annotations
 import ast
 import re
 
-import libcst as cst
-
+import sampler_lint.analysis.lazy_libcst as cst
 from sampler_lint.analysis.batch_samplers import lightning_injects
 from sampler_lint.analysis.frameworks import (
     FRAMEWORK_FACTS,

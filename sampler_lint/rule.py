@@ -1,7 +1,8 @@
 """The contract between the engine and a rule: the one module of the engine a rule imports.
 
-A rule is a :class:`Rule` subclass in one module of ``rules/``. It is a libcst batchable visitor:
-the engine runs every enabled rule over a file in a single traversal, so a rule only writes the
+A rule is a :class:`Rule` subclass in one module of ``rules/``. It works as a libcst batchable
+visitor: the engine runs every enabled rule over a file in a single traversal, so a rule only
+writes the
 ``visit_*`` / ``leave_*`` methods it needs and calls :meth:`Rule.report`. Everything about the
 rule (detection, fix, documentation, examples, options, text pre-filter) lives on the class, so the
 engine never needs to know any rule by name. What a rule may ask about the file it looks at is
@@ -16,13 +17,12 @@ the engine, so a rule written against it runs under any engine version that keep
 from __future__ import annotations
 
 import enum
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-import libcst as cst
-
+import sampler_lint.analysis.lazy_libcst as cst
 from sampler_lint.analysis.imports import ImportTable
 from sampler_lint.analysis.tree import assignment_table, parents_of
 from sampler_lint.analysis.vocabulary import Vocabulary
@@ -30,6 +30,9 @@ from sampler_lint.analysis.vocabulary import Vocabulary
 if TYPE_CHECKING:
     from sampler_lint.analysis.index import FactCollector, ProjectIndex
     from sampler_lint.analysis.syntax_summary import SyntaxSummary
+
+
+_NO_DEFAULT: Any = object()
 
 
 class Severity(str, enum.Enum):
@@ -76,7 +79,7 @@ class Example:
 
 # A replacement is ``(original node, new node)``. The new node may be a ``cst.FlattenSentinel`` to
 # insert statements around a statement, or ``cst.RemovalSentinel.REMOVE`` to delete it.
-Replacement = tuple[cst.CSTNode, "cst.CSTNode | cst.FlattenSentinel[Any] | cst.RemovalSentinel"]
+Replacement = tuple["cst.CSTNode", "cst.CSTNode | cst.FlattenSentinel[Any] | cst.RemovalSentinel"]
 
 
 @dataclass
@@ -221,8 +224,18 @@ class FileContext:
         return self.module.code_for_node(node)
 
 
-class Rule(cst.BatchableCSTVisitor):
-    """Base class of all rules. Subclasses set the class attributes and write visitor methods."""
+class Rule:
+    """Base class of all rules. Subclasses set the class attributes and write visitor methods.
+
+    A rule is a libcst batchable visitor by duck typing (``get_visitors``,
+    ``METADATA_DEPENDENCIES``, ``get_metadata``), not by inheritance: subclassing libcst's class
+    would import libcst whenever the rules are listed, and most runs (a warm cache, a pre-commit
+    file no pre-filter keeps) never parse a file with it (``sampler_lint.analysis.lazy_libcst``).
+    """
+
+    #: libcst metadata providers the rule reads with :meth:`get_metadata`; the engine then runs
+    #: the rules with libcst's own traversal, which resolves them.
+    METADATA_DEPENDENCIES: ClassVar[tuple[Any, ...]] = ()
 
     code: ClassVar[str]
     name: ClassVar[str]
@@ -253,8 +266,9 @@ class Rule(cst.BatchableCSTVisitor):
     uses_index: ClassVar[bool] = False
 
     def __init__(self, context: FileContext) -> None:
-        super().__init__()
         self.context = context
+        #: Provider -> node -> value, for ``METADATA_DEPENDENCIES`` (set by the engine).
+        self.metadata: Mapping[Any, Mapping[Any, Any]] = {}
 
     #: Whether the rule answers :meth:`may_match` (the engine parses with ``ast`` first only
     #: when every rule left after the text pre-filter does).
@@ -280,6 +294,26 @@ class Rule(cst.BatchableCSTVisitor):
         """Whether the rule has a third pre-filter stage of its own (``may_match_index``)."""
         own = getattr(cls.may_match_index, "__func__", None)
         return own is not getattr(Rule.may_match_index, "__func__", None)
+
+    def get_visitors(self) -> dict[str, Callable[[Any], object]]:
+        """The ``visit_<Node>`` / ``leave_<Node>`` methods (and libcst's attribute visitors,
+        ``visit_<Node>_<field>``) this rule wrote, by name: what libcst's
+        ``BatchableCSTVisitor.get_visitors`` answers, so libcst's ``visit_batched`` runs a rule
+        as it runs its own visitors."""
+        return {
+            name: getattr(self, name)
+            for name in dir(type(self))
+            if name.startswith(("visit_", "leave_")) and callable(getattr(type(self), name))
+        }
+
+    def get_metadata(self, key: Any, node: cst.CSTNode, default: Any = _NO_DEFAULT) -> Any:
+        """libcst's ``MetadataDependent.get_metadata``: the value of provider ``key`` for
+        ``node``, resolved by the engine for the providers in ``METADATA_DEPENDENCIES``."""
+        if key not in self.metadata:
+            raise KeyError(f"{key.__name__} is not in {type(self).__name__}.METADATA_DEPENDENCIES")
+        if default is _NO_DEFAULT:
+            return self.metadata[key][node]
+        return self.metadata[key].get(node, default)
 
     def report(self, node: cst.CSTNode, message: str, fix: Fix | None = None) -> None:
         self.context.reports.append(Report(type(self), node, message, fix))

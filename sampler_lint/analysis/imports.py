@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import libcst as cst
+import sampler_lint.analysis.lazy_libcst as cst
 
 
 def dotted_name(node: cst.CSTNode) -> str | None:

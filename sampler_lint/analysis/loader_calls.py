@@ -7,8 +7,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable
 
-import libcst as cst
-
+import sampler_lint.analysis.lazy_libcst as cst
 from sampler_lint.analysis.imports import dotted_name
 from sampler_lint.analysis.index import dotted_expression
 from sampler_lint.analysis.loader_facts import BATCH_SAMPLER_POSITION, SAMPLER_POSITION

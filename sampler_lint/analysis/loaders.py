@@ -18,8 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-import libcst as cst
-
+import sampler_lint.analysis.lazy_libcst as cst
 from sampler_lint.analysis.imports import dotted_name
 from sampler_lint.analysis.index import (
     ModuleResolver,

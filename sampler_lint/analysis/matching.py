@@ -4,8 +4,7 @@ local assignments. Written once here so that every rule agrees on what the vocab
 
 from __future__ import annotations
 
-import libcst as cst
-
+import sampler_lint.analysis.lazy_libcst as cst
 from sampler_lint.analysis.imports import dotted_name
 from sampler_lint.analysis.tree import assignment_table
 from sampler_lint.analysis.vocabulary import RANK_CALLS

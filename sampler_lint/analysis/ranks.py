@@ -3,8 +3,7 @@ machine, which are the size of the whole job, and how the file spells ``torch.di
 
 from __future__ import annotations
 
-import libcst as cst
-
+import sampler_lint.analysis.lazy_libcst as cst
 from sampler_lint.analysis.imports import dotted_name
 from sampler_lint.analysis.vocabulary import LOCAL_RANK_CALLS, LOCAL_RANK_ENV, LOCAL_RANK_NAMES
 from sampler_lint.rule import FileContext

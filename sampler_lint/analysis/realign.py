@@ -11,11 +11,10 @@ from __future__ import annotations
 from typing import TypeVar
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
 
 from sampler_lint.rule import FileContext
 
-_Node = TypeVar("_Node", bound=cst.CSTNode)
+_Node = TypeVar("_Node", bound="cst.CSTNode")
 
 
 def realign_call(context: FileContext, old: cst.Call, new: cst.Call) -> cst.Call:
@@ -27,7 +26,9 @@ def realign_call(context: FileContext, old: cst.Call, new: cst.Call) -> cst.Call
         return new
     if "\t" in context.code_for(context.enclosing_statement(old) or old):
         return new  # columns of tabs depend on the reader's settings
-    positions = MetadataWrapper(context.module, unsafe_skip_copy=True).resolve(PositionProvider)
+    positions = cst.MetadataWrapper(context.module, unsafe_skip_copy=True).resolve(
+        cst.metadata.PositionProvider
+    )
     statement = context.enclosing_statement(old)
     if old.func not in positions or statement is None or statement not in positions:
         return new

@@ -6,8 +6,7 @@ the shared form for rules written since, and SL202 can move to it without a chan
 
 from __future__ import annotations
 
-import libcst as cst
-
+import sampler_lint.analysis.lazy_libcst as cst
 from sampler_lint.rule import FileContext, Replacement
 
 

@@ -7,8 +7,7 @@ import ast
 import re
 from dataclasses import dataclass
 
-import libcst as cst
-
+import sampler_lint.analysis.lazy_libcst as cst
 from sampler_lint.analysis.matching import (
     expression_key,
     get_arg,
@@ -18,7 +17,6 @@ from sampler_lint.analysis.matching import (
     same_expression,
     single_assignment,
 )
-from sampler_lint.analysis.realign import realign_call
 from sampler_lint.analysis.syntax_summary import SyntaxSummary, argument
 from sampler_lint.analysis.tree import descendants, scope_body_statements
 from sampler_lint.rule import Applicability, FileContext, Fix
@@ -288,6 +286,9 @@ def tensor_split_fix(context: FileContext, shard: Shard, world_size: cst.BaseExp
             args.append(arg)
     assert size_arg_seen
     assert isinstance(call.func, cst.Attribute)
+    # realign subclasses libcst's transformer, so importing it imports libcst: only a fix does.
+    from sampler_lint.analysis.realign import realign_call
+
     new_call = realign_call(context, call, call.with_changes(
         func=call.func.with_changes(attr=cst.Name("tensor_split")), args=_positional_first(args)
     ))

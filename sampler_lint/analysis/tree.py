@@ -15,17 +15,8 @@ import inspect
 import re
 from collections.abc import Callable, Iterator
 
-import libcst as cst
-
+import sampler_lint.analysis.lazy_libcst as cst
 from sampler_lint.analysis.imports import dotted_name
-
-_SKIPPED = (
-    cst.BaseParenthesizableWhitespace,
-    cst.TrailingWhitespace,
-    cst.EmptyLine,
-    cst.Newline,
-    cst.Comment,
-)
 
 _VISITED_FIELD = re.compile(r'visit_\w+\(\s*self,\s*"(\w+)"')
 _FIELDS: dict[type[cst.CSTNode], tuple[str, ...]] = {}
@@ -86,7 +77,14 @@ def _is_child(kind: type) -> bool:
     """Whether values of this type are children to visit (cached: the ABC checks are slow)."""
     known = _IS_CHILD.get(kind)
     if known is None:
-        known = _IS_CHILD[kind] = issubclass(kind, cst.CSTNode) and not issubclass(kind, _SKIPPED)
+        skipped = (  # whitespace and comments
+            cst.BaseParenthesizableWhitespace,
+            cst.TrailingWhitespace,
+            cst.EmptyLine,
+            cst.Newline,
+            cst.Comment,
+        )
+        known = _IS_CHILD[kind] = issubclass(kind, cst.CSTNode) and not issubclass(kind, skipped)
     return known
 
 

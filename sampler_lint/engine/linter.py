@@ -13,19 +13,18 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from io import BytesIO
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
-import libcst as cst
-from libcst._nodes.base import CSTNode
-from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
-
+import sampler_lint.analysis.lazy_libcst as cst
 from sampler_lint.analysis.index import EMPTY_INDEX, ProjectIndex
 from sampler_lint.analysis.syntax_summary import summarize
 from sampler_lint.analysis.vocabulary import Vocabulary
 from sampler_lint.engine import noqa, walk
 from sampler_lint.engine.findings import Edit, FileResult, Finding, FixInfo, Location
-from sampler_lint.engine.fixes import apply_fixes
 from sampler_lint.rule import Applicability, FileContext, Fix, Report, Rule, TokenGroup
+
+if TYPE_CHECKING:
+    from libcst.metadata import CodeRange
 
 PARSE_ERROR = "SL001"
 UNUSED_NOQA = "SL002"
@@ -95,19 +94,19 @@ def _python_syntax_error(data: bytes) -> tuple[str, int, int] | None:
 
 @contextmanager
 def _parser_built_nodes() -> Iterator[None]:
-    """libcst checks every node as it is built (``CSTNode.__post_init__`` calls ``_validate``).
+    """libcst checks every node as it is built (``cst.CSTNode.__post_init__`` calls ``_validate``).
     Nodes its parser builds from source are valid by construction and the check is about 15% of
     the parse (libcst's own comment there suggests moving it out). It is off while the parser
     runs and on again for everything else: nodes that fixes build by hand are still checked."""
-    original = CSTNode.__dict__["__post_init__"]
-    CSTNode.__post_init__ = _unchecked  # type: ignore[method-assign]
+    original = cst.CSTNode.__dict__["__post_init__"]
+    cst.CSTNode.__post_init__ = _unchecked  # type: ignore[method-assign]
     try:
         yield
     finally:
-        CSTNode.__post_init__ = original  # type: ignore[method-assign]
+        cst.CSTNode.__post_init__ = original  # type: ignore[method-assign]
 
 
-def _unchecked(self: CSTNode) -> None:
+def _unchecked(self: cst.CSTNode) -> None:
     return None
 
 
@@ -163,23 +162,45 @@ def run_rules(
         context.set_parents(parents, complete=False)
         walk.walk(module, visitors, parents)
         context.set_parents(parents, complete=True)
-    elif any(v.METADATA_DEPENDENCIES for v in visitors):
-        MetadataWrapper(module, unsafe_skip_copy=True).visit_batched(visitors)
     else:
-        cst.visit_batched(module, visitors)
+        # Attribute visitors or metadata: libcst's traversal (rules are its batchable
+        # visitors by duck typing), with each rule's providers resolved first.
+        if any(v.METADATA_DEPENDENCIES for v in visitors):
+            wrapper = cst.MetadataWrapper(module, unsafe_skip_copy=True)
+            for visitor in visitors:
+                visitor.metadata = wrapper.resolve_many(_dependencies(type(visitor)))
+        cst.visit_batched(module, visitors)  # type: ignore[arg-type]
     return context
+
+
+def _apply_fixes(module: cst.Module, fixes: Sequence[Fix], path: Path) -> cst.Module | None:
+    # engine.fixes subclasses libcst's transformer, so importing it imports libcst: the first
+    # fix pays for it, not the start-up of every run.
+    from sampler_lint.engine.fixes import apply_fixes
+
+    return apply_fixes(module, fixes, package_init=_is_package_init(path))
+
+
+def _dependencies(rule: type[Rule]) -> set[Any]:
+    """The providers a rule and its bases declare (libcst's ``get_inherited_dependencies``)."""
+    return {
+        provider
+        for kind in rule.__mro__
+        for provider in vars(kind).get("METADATA_DEPENDENCIES", ())
+    }
 
 
 def positions_of(module: cst.Module) -> Mapping[cst.CSTNode, CodeRange]:
     """The position of every node: libcst's PositionProvider run on its own. Through a
     ``MetadataWrapper`` the same positions cost a whole extra traversal of the tree besides the
     code generation that computes them (almost half the time of locating a file's findings)."""
-    provider = PositionProvider()
+    provider = cst.metadata.PositionProvider()
     try:
         provider._gen_impl(module)
         return cast("Mapping[cst.CSTNode, CodeRange]", provider._computed)
     except AttributeError:  # another libcst's internals: the public way
-        return MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+        wrapper = cst.MetadataWrapper(module, unsafe_skip_copy=True)
+        return wrapper.resolve(cst.metadata.PositionProvider)
 
 
 def locate(context: FileContext) -> list[Located]:
@@ -449,9 +470,7 @@ def _lint_with_rules(path: Path, data: bytes, lint: LintOptions, index: ProjectI
         edits = None
         if lint.want_edits and item.report.fix is not None:
             try:
-                fixed_module = apply_fixes(
-                    outcome.module, [item.report.fix], package_init=_is_package_init(path)
-                )
+                fixed_module = _apply_fixes(outcome.module, [item.report.fix], path)
             except Exception:  # a rule built a tree libcst refuses: no edits, never a crash
                 fixed_module = None
             if fixed_module is not None:
@@ -586,7 +605,7 @@ def _fix_loop(
             break
         fixes = [item.report.fix for item in chosen if item.report.fix is not None]
         try:
-            new_module = apply_fixes(current.module, fixes, package_init=_is_package_init(path))
+            new_module = _apply_fixes(current.module, fixes, path)
         except Exception as error:  # a rule built an invalid tree: refuse, never crash
             result.errors.append(f"{result.filename}: fix failed and was not applied: {error}")
             return first, None

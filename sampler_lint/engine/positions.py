@@ -15,13 +15,14 @@ from __future__ import annotations
 import ast
 import itertools
 from collections.abc import Callable, Iterable, Mapping
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
-import libcst as cst
-from libcst.metadata import CodeRange, PositionProvider
+import sampler_lint.analysis.lazy_libcst as cst
 
-_Parent = Callable[[cst.CSTNode], "cst.CSTNode | None"]
-_LINE_LEVEL = (cst.SimpleStatementLine, cst.BaseCompoundStatement)
+if TYPE_CHECKING:
+    from libcst.metadata import CodeRange, PositionProvider
+
+_Parent = Callable[["cst.CSTNode"], "cst.CSTNode | None"]
 
 
 def positions_near(
@@ -34,7 +35,7 @@ def positions_near(
     except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError):
         return None
     starts = _line_starts(source)
-    provider = PositionProvider()
+    provider = cst.metadata.PositionProvider()
     done: set[int] = set()
     for node in nodes:
         chain = _chain(node, parent, module)
@@ -65,7 +66,9 @@ def _chain(node: cst.CSTNode, parent: _Parent, module: cst.Module) -> list[cst.C
 
 def _line_level(chain: list[cst.CSTNode]) -> cst.BaseStatement | None:
     for below, above in itertools.pairwise(chain):
-        if isinstance(below, _LINE_LEVEL) and isinstance(above, cst.IndentedBlock | cst.Module):
+        if isinstance(below, cst.SimpleStatementLine | cst.BaseCompoundStatement) and isinstance(
+            above, cst.IndentedBlock | cst.Module
+        ):
             return below
     return None
 

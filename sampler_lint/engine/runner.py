@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import importlib
 import multiprocessing
 import os
 import signal
@@ -783,6 +784,10 @@ def run(
     sharing = tempfile.TemporaryDirectory(prefix="sampler-lint-")
     # Set before the workers start: what one reads for the index, the others reuse.
     index.shared = Shared(_context(), [c.name for c in collectors.collectors], Path(sharing.name))
+    if tasks:
+        # Every pending file is parsed with libcst: import it here, once, so that forked
+        # workers start with it instead of each importing it (sampler_lint.analysis.lazy_libcst).
+        importlib.import_module("libcst")
     pool = _pool(processes, len(tasks), _init_lint_worker, index, lints, heavy=heavy)
     if pool is None:
         index.shared = None

@@ -10,20 +10,28 @@ traversal is needed for it either.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Callable, Collection, Mapping, Sequence
+from typing import Any, Protocol
 
-import libcst as cst
-
+import sampler_lint.analysis.lazy_libcst as cst
 from sampler_lint.analysis.tree import children
 
 Handler = Callable[[Any], object]
 
 
-_METHODS: dict[type[cst.BatchableCSTVisitor], tuple[tuple[str, str, str], ...]] = {}
+class Visitor(Protocol):
+    """What the walk needs of a visitor: a rule, or any libcst batchable visitor."""
+
+    @property
+    def METADATA_DEPENDENCIES(self) -> Collection[Any]: ...  # libcst's name
+
+    def get_visitors(self) -> Mapping[str, Callable[[Any], object]]: ...
 
 
-def _methods(kind: type[cst.BatchableCSTVisitor], visitor: cst.BatchableCSTVisitor) -> tuple[
+_METHODS: dict[type[Visitor], tuple[tuple[str, str, str], ...]] = {}
+
+
+def _methods(kind: type[Visitor], visitor: Visitor) -> tuple[
     tuple[str, str, str], ...
 ]:
     """``(visit|leave, node type, method name)`` for the methods a rule class wrote, once per
@@ -39,7 +47,7 @@ def _methods(kind: type[cst.BatchableCSTVisitor], visitor: cst.BatchableCSTVisit
     return methods
 
 
-def _handlers(visitors: Sequence[cst.BatchableCSTVisitor]) -> tuple[
+def _handlers(visitors: Sequence[Visitor]) -> tuple[
     dict[str, list[Handler]], dict[str, list[Handler]]
 ]:
     """Node type name -> the visitors' ``visit_<Node>`` (and ``leave_<Node>``) methods."""
@@ -52,7 +60,7 @@ def _handlers(visitors: Sequence[cst.BatchableCSTVisitor]) -> tuple[
     return visit, leave
 
 
-def supported(visitors: Sequence[cst.BatchableCSTVisitor]) -> bool:
+def supported(visitors: Sequence[Visitor]) -> bool:
     """This walk calls ``visit_<Node>`` and ``leave_<Node>`` only; attribute visitors
     (``visit_<Node>_<field>``) and metadata need libcst's traversal."""
     return not any(
@@ -64,7 +72,7 @@ def supported(visitors: Sequence[cst.BatchableCSTVisitor]) -> bool:
 
 def walk(
     module: cst.Module,
-    visitors: Sequence[cst.BatchableCSTVisitor],
+    visitors: Sequence[Visitor],
     parents: dict[cst.CSTNode, cst.CSTNode] | None = None,
 ) -> dict[cst.CSTNode, cst.CSTNode]:
     """Call the visitors' methods over ``module``; return the parent of every visited node.
