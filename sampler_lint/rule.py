@@ -2,11 +2,11 @@
 
 A rule is a :class:`Rule` subclass in one module of ``rules/``. It works as a libcst batchable
 visitor: the engine runs every enabled rule over a file in a single traversal, so a rule only
-writes the
-``visit_*`` / ``leave_*`` methods it needs and calls :meth:`Rule.report`. Everything about the
-rule (detection, fix, documentation, examples, options, text pre-filter) lives on the class, so the
-engine never needs to know any rule by name. What a rule may ask about the file it looks at is
-:class:`FileContext`; what it may ask about the code it reads lives in ``sampler_lint.analysis``.
+writes the ``visit_*`` / ``leave_*`` methods it needs and calls :meth:`Rule.report`. Everything
+about the rule (detection, fix, documentation, examples, options, text pre-filter) lives on the
+class, so the engine never needs to know any rule by name. What a rule may ask about the file it
+looks at is :class:`FileContext`; what it may ask about the code it reads lives in
+``sampler_lint.analysis``.
 
 Public: :class:`Rule`, :class:`FileContext`, :class:`Fix`, :class:`Report`, :class:`Option`,
 :class:`Example`, :class:`Severity`, :class:`Applicability`. This module imports only the

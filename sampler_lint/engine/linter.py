@@ -94,7 +94,7 @@ def _python_syntax_error(data: bytes) -> tuple[str, int, int] | None:
 
 @contextmanager
 def _parser_built_nodes() -> Iterator[None]:
-    """libcst checks every node as it is built (``cst.CSTNode.__post_init__`` calls ``_validate``).
+    """libcst checks every node as it is built (``CSTNode.__post_init__`` calls ``_validate``).
     Nodes its parser builds from source are valid by construction and the check is about 15% of
     the parse (libcst's own comment there suggests moving it out). It is off while the parser
     runs and on again for everything else: nodes that fixes build by hand are still checked."""
