@@ -102,3 +102,29 @@ def test_a_deeply_nested_config_is_a_config_error(monorepo: Path) -> None:
     )
     code, _, err = run(monorepo, "speech/model.py")
     assert code == 2 and "invalid TOML" in err and "report it" not in err
+
+
+def test_the_resolver_finds_each_folders_closest_configuration_searching_each_folder_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Remembered per folder (a walk asks for every folder of a tree): the same answers as
+    ``find_config`` asked afresh, and no folder's files are looked for twice."""
+    from sampler_lint.engine import config
+
+    (tmp_path / "pyproject.toml").write_text("[tool.sampler-lint]\nselect = ['SL1']\n")
+    inner = tmp_path / "a" / "b"
+    (inner / "c" / "d").mkdir(parents=True)
+    (tmp_path / "a" / "pyproject.toml").write_text("[tool.black]\n")  # not ours: passed over
+    (inner / "sampler-lint.toml").write_text("select = ['SL2']\n")
+    (tmp_path / "e" / "f").mkdir(parents=True)
+    folders = [inner / "c" / "d", inner / "c", inner, tmp_path / "a", tmp_path / "e" / "f",
+               tmp_path / "e", tmp_path, inner / "c" / "d"]
+    expected = [config.find_config(folder) for folder in folders]
+    assert expected[:4] == [inner / "sampler-lint.toml"] * 3 + [tmp_path / "pyproject.toml"]
+    searched: list[Path] = []
+    real = config._config_in
+    monkeypatch.setattr(config, "_config_in", lambda f: searched.append(f) or real(f))
+    resolver = config.ConfigResolver(config.RawSettings())
+    assert [resolver._find_config(folder) for folder in folders] == expected
+    assert len(searched) == len(set(searched))
+    assert tmp_path.parent not in searched  # the project's own file answers before the root

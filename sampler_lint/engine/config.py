@@ -429,13 +429,19 @@ def _misspelled_table(path: Path, tool: object) -> None:
 def find_config(directory: Path) -> Path | None:
     """The closest configuration file at or above ``directory``."""
     for folder in [directory, *directory.parents]:
-        for name in CONFIG_FILES:
-            candidate = folder / name
-            # os.path.isfile: False, not PermissionError, in a folder that may not be searched.
-            if os.path.isfile(candidate) and (
-                name != "pyproject.toml" or _has_our_table(candidate)
-            ):
-                return candidate
+        found = _config_in(folder)
+        if found is not None:
+            return found
+    return None
+
+
+def _config_in(folder: Path) -> Path | None:
+    """The configuration file of ``folder`` itself, if it has one."""
+    for name in CONFIG_FILES:
+        candidate = folder / name
+        # os.path.isfile: False, not PermissionError, in a folder that may not be searched.
+        if os.path.isfile(candidate) and (name != "pyproject.toml" or _has_our_table(candidate)):
+            return candidate
     return None
 
 
@@ -505,6 +511,7 @@ class ConfigResolver:
         self._by_file: dict[Path | None, Settings] = {}
         self._by_dir: dict[Path, Settings] = {}
         self._broken: dict[Path | None, ConfigError] = {}
+        self._configs: dict[Path, Path | None] = {}
         self.fixed: Settings | None = None
         if isolated:
             self.fixed = resolve(RawSettings().layered(cli), self.cwd, None)
@@ -523,7 +530,7 @@ class ConfigResolver:
         cached = self._by_dir.get(directory)
         if cached is not None:
             return cached
-        source = find_config(directory)
+        source = self._find_config(directory)
         broken = self._broken.get(source)
         if broken is not None:
             raise broken
@@ -541,6 +548,23 @@ class ConfigResolver:
             self._by_file[source] = settings
         self._by_dir[directory] = settings
         return settings
+
+    def _find_config(self, directory: Path) -> Path | None:
+        """:func:`find_config`, each folder searched once per resolver: a walk asks for every
+        folder of a tree, and a folder without a file of its own has its parent's answer."""
+        unanswered: list[Path] = []
+        folder = directory
+        while folder not in self._configs:
+            unanswered.append(folder)
+            found = _config_in(folder)
+            if found is not None or folder.parent == folder:
+                break
+            folder = folder.parent
+        else:
+            found = self._configs[folder]
+        for below in unanswered:  # the folders climbed through share the answer
+            self._configs[below] = found
+        return found
 
     def for_path(self, path: Path) -> Settings:
         return self.for_directory(path if os.path.isdir(path) else path.parent)
