@@ -18,7 +18,7 @@ from sampler_lint.analysis.sharding import (
     one_line,
     tensor_split_fix,
 )
-from sampler_lint.analysis.syntax_summary import SyntaxSummary
+from sampler_lint.analysis.syntax_summary import SyntaxSummary, names_world_size
 from sampler_lint.rule import Applicability, Example, Fix, Option, Rule, Severity
 
 
@@ -65,9 +65,32 @@ class FloorDivisionSplit(Rule):
     @classmethod
     def may_match(cls, summary: SyntaxSummary) -> bool:
         # `x.split(S)` / `torch.split(x, S)` indexed (directly or through a name) by what may be
-        # a rank, with S a `//` or a name (which may be assigned one).
-        return "FloorDiv" in summary.kinds and any(
-            type(size) is ast.Name or (type(size) is ast.BinOp and type(size.op) is ast.FloorDiv)
+        # a rank, with S an `A // W` whose W may be a world size, or a name assigned one
+        # somewhere in the file (the visitor follows one plain or annotated assignment of S, and
+        # one of W).
+        if "FloorDiv" not in summary.kinds:
+            return False
+        vocabulary = summary.vocabulary
+        values: dict[str, list[ast.expr | None]] = {}
+        for target, value in summary.assignments():
+            if type(target) is ast.Name:
+                values.setdefault(target.id, []).append(value)
+
+        def world_size(node: ast.expr) -> bool:
+            return names_world_size(node, vocabulary) or (
+                type(node) is ast.Name
+                and any(v is not None and names_world_size(v, vocabulary)
+                        for v in values.get(node.id, ()))
+            )
+
+        def per_rank(node: ast.expr | None) -> bool:
+            return type(node) is ast.BinOp and type(node.op) is ast.FloorDiv and world_size(
+                node.right
+            )
+
+        return any(
+            per_rank(size)
+            or (type(size) is ast.Name and any(per_rank(v) for v in values.get(size.id, ())))
             for _, sizes in indexed_shards(summary, ("split",)) for size in sizes
         )
     options = (

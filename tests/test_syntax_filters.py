@@ -90,6 +90,13 @@ CASES = {
         "    parts = idx.split(idx.size(0) // world_size)\n"
         "    return parts[rank]\n",
     ),
+    # The size is a name assigned a floor division (annotated): the visitor follows it.
+    "SL101 size through an annotated name": (
+        "SL101",
+        "def shard(idx, rank, world_size):\n"
+        "    per_rank: int = idx.size(0) // world_size\n"
+        "    return idx.split(per_rank)[rank]\n",
+    ),
     "SL102 chunk": (
         "SL102",
         "def shard(idx, rank, world_size):\n"
@@ -286,6 +293,13 @@ def test_flagged_with_and_without_the_prefilter(name: str) -> None:
 
 REJECTED = {
     "SL402": "def f(n, k, m):\n    q = n // k\n    return q % m\n",
+    # A floor division in the file, but the split size is a name never assigned one.
+    "SL101 size not divided": "def shard(idx, rank, world_size, per_rank):\n"
+    "    n = idx.size(0) // world_size\n    return idx.split(per_rank)[rank], n\n",
+    # Divided by something that is no world size, directly or through its one assignment.
+    "SL101 divided by a chunk count": "def shard(idx, rank, world_size, k):\n"
+    "    per = idx.size(0) // k\n    step = len(idx) // (k + 1)\n"
+    "    return idx.split(per)[rank], idx.split(step)[rank], world_size\n",
     "SL402 before": "def f(n, b):\n    low = n % b\n    n = n // b\n    return low\n",
     "SL301": "from torch.utils.data import DistributedSampler\n"
     "s = DistributedSampler(d, shuffle=False)\n",
@@ -518,3 +532,32 @@ def test_sl103_sees_a_rank_as_the_rule_does(rank: str, options: dict[str, list[s
     if options:  # without the configured name, neither the rule nor its filter sees a rank
         assert not lint_code(snippet, select=["SL103"], use_prefilter=False).findings
         assert not rules_by_code()["SL103"].may_match(SyntaxSummary(ast.parse(snippet)))
+
+
+SL101_SPLITS = (
+    "import os\n"
+    "import torch.distributed as dist\n"
+    "def shard(items, rank, args):\n"
+    "    parts = {world}\n"
+    "    per = len(items) // parts\n"
+    "    return items.split(per)[rank]\n"
+)
+
+
+@pytest.mark.parametrize(("world", "options"), [
+    ("dist.get_world_size()", {}),  # the divisor a name assigned a world size
+    ("int(os.environ['WORLD_SIZE'])", {}),
+    ("args.world_size", {}),
+    ("args.n_shards", {"world-size-names": ["n_shards"]}),  # the configured vocabulary
+])
+def test_sl101_sees_a_world_size_as_the_rule_does(
+    world: str, options: dict[str, list[str]]
+) -> None:
+    snippet = SL101_SPLITS.format(world=world)
+    without = lint_code(snippet, select=["SL101"], options=options, use_prefilter=False)
+    assert [f.code for f in without.findings] == ["SL101"]
+    assert [f.code for f in lint_code(snippet, select=["SL101"], options=options).findings] \
+        == ["SL101"]
+    if options:  # without the configured name, neither the rule nor its filter sees one
+        assert not lint_code(snippet, select=["SL101"], use_prefilter=False).findings
+        assert not rules_by_code()["SL101"].may_match(SyntaxSummary(ast.parse(snippet)))

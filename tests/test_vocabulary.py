@@ -45,3 +45,20 @@ def test_a_configured_rank_reaches_the_syntax_filter_of_a_project_run(tmp_path: 
         main, ["check", "--no-cache", "--output-format", "concise", str(tmp_path)]
     )
     assert "shard.py:3:12: SL103" in result.output, result.output
+
+
+def test_a_configured_world_size_reaches_sl101s_syntax_filter_in_a_project_run(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.sampler-lint]\nselect = ["SL101"]\nworld-size-names = ["n_shards"]\n'
+    )
+    (tmp_path / "shard.py").write_text(
+        "def shard(items, rank, args):\n"
+        "    per = len(items) // args.n_shards\n"
+        "    return items.split(per)[rank]\n"
+    )
+    result = CliRunner().invoke(
+        main, ["check", "--no-cache", "--output-format", "concise", str(tmp_path)]
+    )
+    assert "shard.py:3:12: SL101" in result.output, result.output

@@ -17,7 +17,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
-from sampler_lint.analysis.vocabulary import RANK_CALLS, Vocabulary
+from sampler_lint.analysis.vocabulary import RANK_CALLS, WORLD_SIZE_CALLS, Vocabulary
 
 Node = TypeVar("Node", bound=ast.AST)
 Made = TypeVar("Made")
@@ -166,6 +166,21 @@ def names_rank(node: ast.expr, vocabulary: Vocabulary) -> bool:
         func = node.func
         called = func.id if isinstance(func, ast.Name) else getattr(func, "attr", None)
         return called in RANK_CALLS
+    return False
+
+
+def names_world_size(node: ast.expr, vocabulary: Vocabulary) -> bool:
+    """The ``ast`` twin of :func:`analysis.matching.is_world_size_like` without following a name:
+    a world-size name of the vocabulary (its last part), a call of one of ``WORLD_SIZE_CALLS``,
+    or a call of ``int`` (which may read ``os.environ["WORLD_SIZE"]``)."""
+    if isinstance(node, ast.Name):
+        return vocabulary.is_world_size_name(node.id)
+    if isinstance(node, ast.Attribute):
+        return vocabulary.is_world_size_name(node.attr)
+    if isinstance(node, ast.Call):
+        func = node.func
+        called = func.id if isinstance(func, ast.Name) else getattr(func, "attr", None)
+        return called in WORLD_SIZE_CALLS or called == "int"
     return False
 
 
