@@ -17,6 +17,7 @@ the engine, so a rule written against it runs under any engine version that keep
 from __future__ import annotations
 
 import enum
+import inspect
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
 
 
 _NO_DEFAULT: Any = object()
+_VISITOR_PREFIXES = ("visit_", "leave_")
 
 
 class Severity(str, enum.Enum):
@@ -231,6 +233,10 @@ class Rule:
     ``METADATA_DEPENDENCIES``, ``get_metadata``), not by inheritance: subclassing libcst's class
     would import libcst whenever the rules are listed, and most runs (a warm cache, a pre-commit
     file no pre-filter keeps) never parse a file with it (``sampler_lint.analysis.lazy_libcst``).
+    So what libcst's class alone gave is not here: its no-op ``visit_<Node>`` stubs (a rule does
+    not call ``super().visit_Call(node)``), ``MetadataDependent.resolve`` (the engine, not
+    ``MetadataWrapper.visit_batched``, resolves a rule's providers), and
+    ``isinstance(rule, libcst.BatchableCSTVisitor)``.
     """
 
     #: libcst metadata providers the rule reads with :meth:`get_metadata`; the engine then runs
@@ -298,13 +304,19 @@ class Rule:
     def get_visitors(self) -> dict[str, Callable[[Any], object]]:
         """The ``visit_<Node>`` / ``leave_<Node>`` methods (and libcst's attribute visitors,
         ``visit_<Node>_<field>``) this rule wrote, by name: what libcst's
-        ``BatchableCSTVisitor.get_visitors`` answers, so libcst's ``visit_batched`` runs a rule
-        as it runs its own visitors."""
-        return {
-            name: getattr(self, name)
-            for name in dir(type(self))
-            if name.startswith(("visit_", "leave_")) and callable(getattr(type(self), name))
-        }
+        ``BatchableCSTVisitor.get_visitors`` answers (bound methods whose own name starts so: a
+        static method, or a wrapper that hides the name, is not one), so libcst's
+        ``visit_batched`` runs a rule as it runs its own visitors. A property is never
+        evaluated here."""
+        found: dict[str, Callable[[Any], object]] = {}
+        for name in dir(type(self)):
+            if name.startswith(_VISITOR_PREFIXES) and not isinstance(
+                inspect.getattr_static(self, name), property
+            ):
+                method = getattr(self, name)
+                if inspect.ismethod(method) and method.__name__.startswith(_VISITOR_PREFIXES):
+                    found[name] = method
+        return found
 
     def get_metadata(self, key: Any, node: cst.CSTNode, default: Any = _NO_DEFAULT) -> Any:
         """libcst's ``MetadataDependent.get_metadata``: the value of provider ``key`` for

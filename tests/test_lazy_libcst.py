@@ -189,3 +189,46 @@ def test_get_metadata_names_a_provider_the_rule_did_not_declare() -> None:
     lint = LintOptions(rules=(Undeclared,), options={}, vocabulary=Vocabulary())
     with pytest.raises(KeyError, match="PositionProvider"):
         run_rules(Path("x.py"), cst.parse_module("f()\n"), (Undeclared,), lint, EMPTY_INDEX)
+
+
+def test_get_visitors_answers_as_libcsts_batchable_visitor_does() -> None:
+    """Bound methods whose own name starts with visit_ / leave_: a static method or a wrapper
+    that hides the name is left out (as libcst leaves them out), and a property is never read."""
+
+    def hidden(method):  # type: ignore[no-untyped-def]
+        def wrapper(self, node):  # type: ignore[no-untyped-def]
+            return method(self, node)
+        return wrapper
+
+    class Probe(Rule):
+        code: ClassVar[str] = "SLX702"
+        name: ClassVar[str] = "probe"
+        severity: ClassVar[Severity] = Severity.WARNING
+
+        def visit_Call(self, node: cst.Call) -> None:
+            pass
+
+        def leave_Name_value(self, node: cst.Name) -> None:
+            pass
+
+        @staticmethod
+        def visit_Name(node: cst.Name) -> None:
+            pass
+
+        @hidden
+        def visit_Integer(self, node: cst.Integer) -> None:
+            pass
+
+        @property
+        def visit_Float(self) -> None:
+            raise AssertionError("a property was read")
+
+    class Theirs(cst.BatchableCSTVisitor):
+        visit_Call = Probe.visit_Call
+        leave_Name_value = Probe.leave_Name_value
+        visit_Name = Probe.__dict__["visit_Name"]
+        visit_Integer = Probe.visit_Integer
+
+    probe = Probe(None)  # type: ignore[arg-type]
+    assert sorted(probe.get_visitors()) == ["leave_Name_value", "visit_Call"]
+    assert sorted(probe.get_visitors()) == sorted(Theirs().get_visitors())
