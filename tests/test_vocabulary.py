@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from sampler_lint.api import lint_code
@@ -31,34 +32,25 @@ def test_prefilter_agrees_with_a_full_parse_on_vocabulary_forms() -> None:
     assert [f.code for f in fast] == [f.code for f in full] == ["SL101"]
 
 
-def test_a_configured_rank_reaches_the_syntax_filter_of_a_project_run(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("code", "setting", "source"), [
+    ("SL103", 'rank-names = ["shard_index"]',
+     "def shard(items, args, world_size):\n"
+     "    per = len(items) // world_size\n"
+     "    return items[args.shard_index * per:(args.shard_index + 1) * per]\n"),
+    ("SL101", 'world-size-names = ["n_shards"]',
+     "def shard(items, rank, args):\n"
+     "    per = len(items) // args.n_shards\n"
+     "    return items.split(per)[rank]\n"),
+])
+def test_a_configured_name_reaches_the_syntax_filter_of_a_project_run(
+    tmp_path: Path, code: str, setting: str, source: str
+) -> None:
     # The survey of a run (not lint_code's path) hands the configured names to the syntax stage.
     (tmp_path / "pyproject.toml").write_text(
-        '[tool.sampler-lint]\nselect = ["SL103"]\nrank-names = ["shard_index"]\n'
+        f'[tool.sampler-lint]\nselect = ["{code}"]\n{setting}\n'
     )
-    (tmp_path / "shard.py").write_text(
-        "def shard(items, args, world_size):\n"
-        "    per = len(items) // world_size\n"
-        "    return items[args.shard_index * per:(args.shard_index + 1) * per]\n"
-    )
+    (tmp_path / "shard.py").write_text(source)
     result = CliRunner().invoke(
         main, ["check", "--no-cache", "--output-format", "concise", str(tmp_path)]
     )
-    assert "shard.py:3:12: SL103" in result.output, result.output
-
-
-def test_a_configured_world_size_reaches_sl101s_syntax_filter_in_a_project_run(
-    tmp_path: Path,
-) -> None:
-    (tmp_path / "pyproject.toml").write_text(
-        '[tool.sampler-lint]\nselect = ["SL101"]\nworld-size-names = ["n_shards"]\n'
-    )
-    (tmp_path / "shard.py").write_text(
-        "def shard(items, rank, args):\n"
-        "    per = len(items) // args.n_shards\n"
-        "    return items.split(per)[rank]\n"
-    )
-    result = CliRunner().invoke(
-        main, ["check", "--no-cache", "--output-format", "concise", str(tmp_path)]
-    )
-    assert "shard.py:3:12: SL101" in result.output, result.output
+    assert f"shard.py:3:12: {code}" in result.output, result.output

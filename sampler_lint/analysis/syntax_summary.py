@@ -158,29 +158,26 @@ def per_tree(tree: ast.AST, key: str, make: Callable[[], Made]) -> Made:
 def names_rank(node: ast.expr, vocabulary: Vocabulary) -> bool:
     """The ``ast`` twin of :func:`analysis.matching.is_rank_like` without following a name: a
     rank name of the vocabulary (its last part), or a call of one of ``RANK_CALLS``."""
-    if isinstance(node, ast.Name):
-        return vocabulary.is_rank_name(node.id)
-    if isinstance(node, ast.Attribute):
-        return vocabulary.is_rank_name(node.attr)
-    if isinstance(node, ast.Call):
-        func = node.func
-        called = func.id if isinstance(func, ast.Name) else getattr(func, "attr", None)
-        return called in RANK_CALLS
-    return False
+    return _names(node, vocabulary.is_rank_name, RANK_CALLS)
 
 
 def names_world_size(node: ast.expr, vocabulary: Vocabulary) -> bool:
     """The ``ast`` twin of :func:`analysis.matching.is_world_size_like` without following a name:
     a world-size name of the vocabulary (its last part), a call of one of ``WORLD_SIZE_CALLS``,
     or a call of ``int`` (which may read ``os.environ["WORLD_SIZE"]``)."""
+    return _names(node, vocabulary.is_world_size_name, (*WORLD_SIZE_CALLS, "int"))
+
+
+def _names(node: ast.expr, is_name: Callable[[str], bool], calls: tuple[str, ...]) -> bool:
+    """A name or attribute whose last part ``is_name`` accepts, or a call of one of ``calls``."""
     if isinstance(node, ast.Name):
-        return vocabulary.is_world_size_name(node.id)
+        return is_name(node.id)
     if isinstance(node, ast.Attribute):
-        return vocabulary.is_world_size_name(node.attr)
+        return is_name(node.attr)
     if isinstance(node, ast.Call):
         func = node.func
         called = func.id if isinstance(func, ast.Name) else getattr(func, "attr", None)
-        return called in WORLD_SIZE_CALLS or called == "int"
+        return called in calls
     return False
 
 
