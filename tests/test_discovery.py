@@ -98,3 +98,52 @@ def test_paths_from_two_repositories_index_those_two_not_their_common_folder(
                  RunOptions(use_cache=False, jobs=1))
     project = {Path(path).resolve() for path in result.project}
     assert project == {(a / "pkg" / "data.py").resolve(), (b / "pkg" / "data.py").resolve()}
+
+
+GITIGNORES = {
+    "plain": "build/\n*.log\n/dist\n__pycache__/\n**/gen/*.py\n",
+    "negated": "*.log\n!keep.log\nbuild/\n!build/\nlogs/**\n!logs/**/important.py\n",
+    "negation first": "!a.py\n*.py\n",
+    "directory then file": "data/\n!data/x.py\n*.tmp\n!*.tmp/\n",
+    "only negations": "!a.py\n!b/\n",
+    "comments and blanks": "# a comment\n\n   \n*.pyc\n\\!literal.py\n",
+    "anchored and deep": (
+        "/a.py\nsrc/**/gen/\n**/logs\nb/*.py\nd[a-c]ta/\n!src/keep/gen/\n*\n!*/\n!*.py\n"
+    ),
+}
+GITIGNORE_PATHS = [
+    "a.py", "b/", "b/a.py", "build/", "build/x.py", "src/build/", "x.log", "keep.log",
+    "deep/keep.log", "dist/", "src/dist/", "gen/m.py", "a/gen/m.py", "logs/", "logs/x/",
+    "logs/x/important.py", "logs/x/other.py", "data/", "data/x.py", "data/y.py", "t.tmp",
+    "t.tmp/", "!literal.py", "m.pyc", "__pycache__/", "pkg/__pycache__/", "src/x/gen/",
+    "src/keep/gen/", "src/gen/", "x/logs", "dbta/", "b/c.py", "notes.txt", "x/notes.txt",
+]
+
+
+@pytest.mark.parametrize("text", GITIGNORES.values(), ids=GITIGNORES.keys())
+def test_gitignore_matcher_answers_as_pathspec(text: str) -> None:
+    """The combined expressions (with a fallback where an ignoring and a negating pattern both
+    match) answer exactly as pathspec's pattern-by-pattern loop, negations included."""
+    import pathspec
+
+    from sampler_lint.engine.discovery import _matcher
+
+    spec = pathspec.GitIgnoreSpec.from_lines(text.splitlines())
+    matches = _matcher(spec)
+    for path in GITIGNORE_PATHS:
+        assert matches(path) == bool(spec.match_file(path)), path
+
+
+def test_a_negated_gitignore_pattern_keeps_its_files_in_the_walk(tmp_path: Path) -> None:
+    from sampler_lint.engine.config import ConfigResolver, RawSettings
+    from sampler_lint.engine.discovery import iter_source_files
+
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".gitignore").write_text("*_gen.py\n!kept_gen.py\nscratch/\n")
+    for name in ("a.py", "x_gen.py", "kept_gen.py", "scratch/s.py", "sub/y_gen.py",
+                 "sub/kept_gen.py"):
+        (tmp_path / name).parent.mkdir(exist_ok=True)
+        (tmp_path / name).write_text("x = 1\n")
+    resolver = ConfigResolver(RawSettings(), isolated=True)
+    found = {p.relative_to(tmp_path).as_posix() for p in iter_source_files([tmp_path], resolver)}
+    assert found == {"a.py", "kept_gen.py", "sub/kept_gen.py"}

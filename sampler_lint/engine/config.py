@@ -523,10 +523,13 @@ class ConfigResolver:
                 raise ConfigError(f"{config_file}: has no [tool.sampler-lint] table")
             self.fixed = resolve(loaded.layered(cli), config_file.resolve().parent, config_file)
 
-    def for_directory(self, directory: Path) -> Settings:
+    def for_directory(self, directory: Path, *, resolved: bool = False) -> Settings:
+        """The settings of the files in ``directory`` (``resolved``: the caller knows it is a
+        real path already, as a walk's folders are; resolving costs a system call per part)."""
         if self.fixed is not None:
             return self.fixed
-        directory = directory.resolve()
+        if not resolved:
+            directory = directory.resolve()
         cached = self._by_dir.get(directory)
         if cached is not None:
             return cached

@@ -61,21 +61,53 @@ def project_roots(paths: list[Path]) -> list[Path]:
 
 
 def _matcher(spec: pathspec.GitIgnoreSpec) -> Callable[[str], bool]:
-    """``spec.match_file``, as one regular expression when no pattern negates another: then any
-    match ignores the path, and pathspec's pattern-by-pattern loop was most of a warm run's time
-    (a 200-line ``.gitignore`` tried on every file)."""
+    """``spec.match_file``, with the patterns that ignore a path tried as one regular
+    expression: pathspec's pattern-by-pattern loop was most of a warm run's time (a 200-line
+    ``.gitignore`` tried on every file).
+
+    The last pattern that matches decides. So a path no ignoring pattern matches is kept, and
+    one that some ignoring pattern matches and no negation (``!pattern``) matches is ignored;
+    only a path both kinds match (rare) needs pathspec's ordered loop."""
     patterns = [p for p in spec.patterns if p.include is not None]
     regexes = [getattr(p, "regex", None) for p in patterns]
-    if not all(p.include for p in patterns) or not all(
-        isinstance(r, re.Pattern) for r in regexes
-    ):
+    if not all(isinstance(r, re.Pattern) for r in regexes):
         return spec.match_file
-    if not regexes:
-        return lambda path: False
-    combined = re.compile("|".join(
-        f"(?:{r.pattern.replace('(?P<ps_d>', '(?:')})" for r in regexes if r is not None
-    ))
-    return lambda path: combined.match(path) is not None
+    pairs = list(zip(patterns, regexes, strict=True))
+    ignoring = _combined([regex for pattern, regex in pairs if pattern.include])
+    negating = _combined([regex for pattern, regex in pairs if not pattern.include])
+    if ignoring is None:
+        return lambda path: False  # a negation alone un-ignores nothing that was ignored
+    if negating is None:
+        return lambda path: ignoring.match(path) is not None
+
+    def matches(path: str) -> bool:
+        if ignoring.match(path) is None:
+            return False
+        if negating.match(path) is None:
+            return True
+        return bool(spec.match_file(path))
+
+    return matches
+
+
+# How pathspec begins the expression of a pattern that may match at any depth (``*.pyc``,
+# ``build/``): most lines of a ``.gitignore``.
+_ANY_DEPTH = "^(?:.+/)?"
+
+
+def _combined(regexes: list[re.Pattern[str] | None]) -> re.Pattern[str] | None:
+    """One expression matching what any of ``regexes`` matches (``None`` for none). The
+    patterns that may match at any depth share one leading ``(?:.+/)?``: a path is then split at
+    its slashes once, not once per pattern (a path matches ``^(?:.+/)?(?:A|B)`` exactly when it
+    matches ``^(?:.+/)?A`` or ``^(?:.+/)?B``)."""
+    bodies = [r.pattern.replace("(?P<ps_d>", "(?:") for r in regexes if r is not None]
+    if not bodies:
+        return None
+    anywhere = [body[len(_ANY_DEPTH):] for body in bodies if body.startswith(_ANY_DEPTH)]
+    anchored = [f"(?:{body})" for body in bodies if not body.startswith(_ANY_DEPTH)]
+    if anywhere:
+        anchored.append(_ANY_DEPTH + "(?:" + "|".join(f"(?:{body})" for body in anywhere) + ")")
+    return re.compile("|".join(anchored))
 
 
 @dataclass
@@ -131,14 +163,32 @@ class _GitIgnores:
         return _GitIgnores([*self.specs, (base, _matcher(spec))])
 
     def ignores(self, path: Path, is_dir: bool) -> bool:
+        return self.in_directory(str(path.parent)).ignores(path.name, is_dir)
+
+    def in_directory(self, directory: str) -> _DirectoryIgnores:
+        """The patterns that apply to the entries of ``directory`` (an absolute path), each with
+        the directory's path relative to the pattern file's folder, so that an entry's path is
+        one concatenation away (the walk asks this for every entry)."""
+        applying: list[tuple[str, Callable[[str], bool]]] = []
         for base, matches in self.specs:
-            try:
-                relative = path.relative_to(base).as_posix()
-            except ValueError:
-                continue
-            if matches(relative + "/" if is_dir else relative):
-                return True
-        return False
+            folder = str(base)
+            if directory == folder:
+                applying.append(("", matches))
+            elif directory.startswith(folder.rstrip("/") + "/"):
+                applying.append((directory[len(folder.rstrip("/")) + 1:] + "/", matches))
+        return _DirectoryIgnores(applying)
+
+
+@dataclass(frozen=True)
+class _DirectoryIgnores:
+    """The ``.gitignore`` patterns that apply in one directory
+    (:meth:`_GitIgnores.in_directory`)."""
+
+    applying: list[tuple[str, Callable[[str], bool]]]
+
+    def ignores(self, name: str, is_dir: bool) -> bool:
+        entry = name + "/" if is_dir else name
+        return any(matches(prefix + entry) for prefix, matches in self.applying)
 
 
 def _git_root(directory: Path) -> Path | None:
@@ -271,9 +321,14 @@ def iter_source_files(
 def _walk(
     directory: Path, resolver: ConfigResolver, ignores: _GitIgnores, seen: set[str],
     known: Walked | None = None, problems: Problems | None = None,
+    absolute: Path | None = None,
 ) -> Iterator[Path]:
+    """The files under ``directory``; ``absolute``: its real path, when the caller knows it (a
+    folder met by the walk, which never follows a link, is its parent's real path and name)."""
+    if absolute is None:
+        absolute = directory.resolve()
     try:
-        settings = resolver.for_directory(directory)
+        settings = resolver.for_directory(absolute, resolved=True)
     except ConfigError as error:
         # A broken configuration governs only the files under it (a sibling sub-project's must
         # not stop a run over files it does not govern).
@@ -281,7 +336,6 @@ def _walk(
             raise
         problems.broken_config(directory, error)
         return
-    absolute = directory.resolve()
     if known:
         bases, found = known.get(str(absolute), ((), []))
         if found and bases == tuple(base for base, _ in ignores.specs):
@@ -307,6 +361,7 @@ def _walk(
         return
     notebooks = settings.options.get("notebooks", True)
     check_ignores = settings.respect_gitignore and bool(ignores.specs)
+    here = ignores.in_directory(str(absolute)) if check_ignores else None
     for entry in entries:
         try:
             is_dir = entry.is_dir()
@@ -322,13 +377,15 @@ def _walk(
             continue
         # ``absolute`` is resolved and directory links are never followed, so this is the
         # entry's real path unless the entry itself is a link.
-        if check_ignores and ignores.ignores(absolute / entry.name, is_dir):
+        if here is not None and here.ignores(entry.name, is_dir):
             continue
         path = Path(entry.path)
         if is_dir:
             if entry.is_symlink():
                 continue  # never follow directory links: they loop and leave the project
-            yield from _walk(path, resolver, ignores, seen, known, problems)
+            yield from _walk(
+                path, resolver, ignores, seen, known, problems, absolute / entry.name
+            )
         elif is_file:
             key = str(path.resolve()) if entry.is_symlink() else os.path.join(absolute, entry.name)
             if key not in seen:
