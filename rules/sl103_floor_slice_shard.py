@@ -23,7 +23,12 @@ from sampler_lint.analysis.sharding import (
     is_length_of,
     modulos_in_scope,
 )
-from sampler_lint.analysis.syntax_summary import SyntaxSummary, argument, names_rank
+from sampler_lint.analysis.syntax_summary import (
+    SyntaxSummary,
+    argument,
+    names_rank,
+    names_world_size,
+)
 from sampler_lint.analysis.vocabulary import Vocabulary
 from sampler_lint.rule import Applicability, Example, FileContext, Fix, Rule, Severity
 
@@ -99,13 +104,17 @@ class _Assigned:
     operations: dict[str, list[ast.BinOp]]
     #: The names assigned a rank (``r = dist.get_rank()``).
     ranks: frozenset[str]
+    #: The names assigned a world size (``w = dist.get_world_size()``).
+    world_sizes: frozenset[str] = frozenset()
 
 
 def _may_bound(
     lower: ast.expr | None, upper: ast.expr | None, assigned: _Assigned, vocabulary: Vocabulary
 ) -> bool:
     """The ``ast`` side of ``_bounds``: ``rank * per`` below (a rank as ``is_rank_like`` sees
-    one, or a name assigned one; ``per`` a ``//`` or a name assigned one), directly or as a name
+    one, or a name assigned one; ``per`` an ``A // W`` with ``W`` a world size as
+    ``is_world_size_like`` sees one or a name assigned one, or a name assigned such a
+    division), directly or as a name
     assigned that product, and a product or a sum above; the upper bound may be a name assigned
     its shape."""
 
@@ -122,8 +131,17 @@ def _may_bound(
             if type(value.op) in operators
         ]
 
+    def world_size(node: ast.expr) -> bool:
+        return names_world_size(node, vocabulary) or (
+            type(node) is ast.Name and node.id in assigned.world_sizes
+        )
+
     def per(node: ast.expr) -> bool:
-        return bool(values(node, ast.FloorDiv)) or bool(binary(node, ast.FloorDiv))
+        # `A // W` with W a world size (``floor_division``), directly or through a name.
+        divisions = [*values(node, ast.FloorDiv)]
+        if type(node) is ast.BinOp and type(node.op) is ast.FloorDiv:
+            divisions.append(node)
+        return any(world_size(division.right) for division in divisions)
 
     def rank(node: ast.expr) -> bool:
         return names_rank(node, vocabulary) or (
@@ -148,6 +166,7 @@ def _may_bound(
 def _assigned(summary: SyntaxSummary) -> _Assigned:
     operations: dict[str, list[ast.BinOp]] = {}
     ranks: set[str] = set()
+    world_sizes: set[str] = set()
     for target, value in summary.assignments():
         if type(target) is not ast.Name or value is None:
             continue
@@ -155,7 +174,9 @@ def _assigned(summary: SyntaxSummary) -> _Assigned:
             operations.setdefault(target.id, []).append(value)
         elif names_rank(value, summary.vocabulary):
             ranks.add(target.id)
-    return _Assigned(operations, frozenset(ranks))
+        if names_world_size(value, summary.vocabulary):
+            world_sizes.add(target.id)
+    return _Assigned(operations, frozenset(ranks), frozenset(world_sizes))
 
 
 _PAD = re.compile(r"pad|ceil\(", re.IGNORECASE)

@@ -17,11 +17,13 @@ from sampler_lint.analysis.loader_calls import (
     is_epoch_loop,
     is_evaluation_name,
     loader_sampler_argument,
+    loader_sampler_expression,
     shuffles,
 )
 from sampler_lint.analysis.loader_facts import (
     LOADER_FACTS,
     EpochUse,
+    is_epoch_loop_ast,
     is_loader_constructor,
     set_epoch_receivers,
 )
@@ -32,7 +34,7 @@ from sampler_lint.analysis.sampler_family import (
     is_distributed_sampler_class,
     spells_project_subclass,
 )
-from sampler_lint.analysis.syntax_summary import SyntaxSummary
+from sampler_lint.analysis.syntax_summary import SyntaxSummary, argument, walk
 from sampler_lint.analysis.tree import scope_body_statements
 from sampler_lint.rule import Applicability, Example, Fix, Rule, Severity
 
@@ -69,22 +71,16 @@ class MissingSetEpoch(Rule):
 
     @classmethod
     def may_match(cls, summary: SyntaxSummary) -> bool:
-        # Something called `...Sampler` (a construction, or a class picked by a condition and
-        # called through a local), and either a loader assigned, or a sampler kept on `self`
-        # in a class that defines `__iter__`.
+        # The start of each of the three shapes the visitor follows: an inner dataset's epoch
+        # set in an epoch loop while the loader iterates a wrapper; or something called
+        # `...Sampler` (a construction, or a class picked by a condition and called through a
+        # local) and either a loader given a sampler, or a sampler kept on `self` by a class
+        # that iterates and has no `set_epoch`. (No loop needed for the loader: the epoch loop
+        # may live in the function the loader goes to.)
         if _sets_an_inner_dataset(summary):
             return True
-        if not _constructs_a_sampler(summary):
-            return False
-        if any(
-            type(f) is ast.FunctionDef and f.name == "__iter__"
-            for f in summary.nodes(ast.FunctionDef)
-        ):
-            return True
-        # (No loop needed here: the epoch loop may live in the function the loader goes to.)
-        return any(
-            type(value) is ast.Call and is_loader_constructor(dotted_expression(value.func))
-            for _, value in summary.assignments()
+        return _constructs_a_sampler(summary) and (
+            _assigns_a_loader_with_a_sampler(summary) or _keeps_a_sampler_on_self(summary)
         )
 
     @classmethod
@@ -757,17 +753,72 @@ class MissingSetEpoch(Rule):
 
 
 def _sets_an_inner_dataset(summary: SyntaxSummary) -> bool:
-    """``x.set_epoch(...)`` on a plain name, and a class of the file defining ``set_epoch``."""
+    """What ``_inner_dataset`` starts from: ``x.set_epoch(...)`` on a plain name in an epoch
+    loop of a function, a module-level class defining ``set_epoch`` (the wrapper), and a
+    loader of a plain name (the wrapper) assigned to a name not meant for evaluation."""
     called = any(
         type(c.func) is ast.Attribute and c.func.attr == "set_epoch"
-        and type(c.func.value) is ast.Name
+        and type(c.func.value) is ast.Name and _in_an_epoch_loop_of_a_function(summary, c)
         for c in summary.nodes(ast.Call)
     )
     return called and any(
         type(f) is ast.FunctionDef and f.name == "set_epoch"
-        and type(summary.parent(f)) is ast.ClassDef
+        and type(klass := summary.parent(f)) is ast.ClassDef
+        and type(summary.parent(klass)) is ast.Module
         for f in summary.nodes(ast.FunctionDef)
+    ) and any(
+        # Any target the visitor's assignment table holds: every target of an assignment,
+        # annotated ones, attribute chains.
+        type(value) is ast.Call and is_loader_constructor(dotted_expression(value.func))
+        and (name := dotted_expression(target)) is not None and not is_evaluation_name(name)
+        and type(argument(value, 0, "dataset")) is ast.Name
+        for target, value in summary.assignments()
     )
+
+
+def _in_an_epoch_loop_of_a_function(summary: SyntaxSummary, node: ast.AST) -> bool:
+    around = summary.ancestors(node)
+    return any(
+        isinstance(a, (ast.For, ast.AsyncFor)) and is_epoch_loop_ast(a) for a in around
+    ) and any(isinstance(a, (ast.FunctionDef, ast.AsyncFunctionDef)) for a in around)
+
+
+def _loaders_assigned(summary: SyntaxSummary) -> list[ast.Call]:
+    """``name = DataLoader(...)``: one plain-name target, not named for evaluation (as
+    ``_loader``'s are)."""
+    return [
+        assign.value for assign in summary.nodes(ast.Assign)
+        if len(assign.targets) == 1 and type(target := assign.targets[0]) is ast.Name
+        and not is_evaluation_name(target.id) and type(assign.value) is ast.Call
+        and is_loader_constructor(dotted_expression(assign.value.func))
+    ]
+
+
+def _assigns_a_loader_with_a_sampler(summary: SyntaxSummary) -> bool:
+    """What ``_loader`` starts from: a loader assigned to a name, given a sampler."""
+    return any(
+        loader_sampler_expression(value) is not None for value in _loaders_assigned(summary)
+    )
+
+
+def _keeps_a_sampler_on_self(summary: SyntaxSummary) -> bool:
+    """What ``_owned_by_wrapper`` starts from: ``self.x = <call>`` in the ``__init__`` of a
+    class with an ``__iter__`` and no ``set_epoch``, neither named for evaluation."""
+    for klass in summary.nodes(ast.ClassDef):
+        methods = {
+            s.name: s for s in klass.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))
+        }
+        init = methods.get("__init__")
+        if init is None or "__iter__" not in methods or "set_epoch" in methods \
+                or is_evaluation_name(klass.name):
+            continue
+        for node in walk(init):
+            if type(node) is ast.Assign and len(node.targets) == 1 \
+                    and type(target := node.targets[0]) is ast.Attribute \
+                    and type(target.value) is ast.Name and target.value.id == "self" \
+                    and type(node.value) is ast.Call and not is_evaluation_name(target.attr):
+                return True
+    return False
 
 
 def _defines(klass: cst.ClassDef, method: str) -> bool:

@@ -7,7 +7,7 @@ import ast
 import sampler_lint.analysis.lazy_libcst as cst
 from sampler_lint.analysis.imports import dotted_name
 from sampler_lint.analysis.index import dotted_expression
-from sampler_lint.analysis.loader_calls import loader_sampler_argument
+from sampler_lint.analysis.loader_calls import loader_sampler_argument, loader_sampler_expression
 from sampler_lint.analysis.loader_facts import is_loader_constructor
 from sampler_lint.analysis.syntax_summary import SyntaxSummary
 from sampler_lint.rule import Applicability, Example, Fix, Rule, Severity
@@ -25,25 +25,34 @@ class SetEpochAfterIter(Rule):
 
     @classmethod
     def may_match(cls, summary: SyntaxSummary) -> bool:
-        # `X.set_epoch(...)` on a loader's sampler (`L.sampler`, `L.batch_sampler`) or on a name
-        # a loader assigned in the file may be built with; and a `for` or an iterator made.
-        loops = bool({"For", "AsyncFor"} & summary.kinds)  # libcst's For is both
-        if not (loops or bool({*_ITERATING, *_CREATING} & summary.names)):
-            return False
-        values: list[ast.expr | None] = [a.value for a in summary.nodes(ast.Assign)]
-        values += [a.value for a in summary.nodes(ast.AnnAssign)]
-        built = any(
-            type(value) is ast.Call and is_loader_constructor(dotted_expression(value.func))
-            for value in values
-        )
+        # `X.set_epoch(...)` on a loader's sampler (`L.sampler`, `L.batch_sampler`) or on a
+        # sampler a loader assigned in the file is given, with an iterator over that loader
+        # where the visitor looks for one: an enclosing `for` over it, or `it = iter(L)` (or
+        # `enumerate`, `zip`) in the same block.
+        given: dict[str, set[str]] = {}  # sampler -> the loaders given it
+        for target, value in summary.assignments():
+            loader = dotted_expression(target)
+            if loader is not None and type(value) is ast.Call \
+                    and is_loader_constructor(dotted_expression(value.func)):
+                given_sampler = loader_sampler_expression(value)
+                sampler = dotted_expression(given_sampler) if given_sampler is not None else None
+                if sampler is not None:
+                    given.setdefault(sampler, set()).add(loader)
         for call in summary.nodes(ast.Call):
             func = call.func
-            if type(func) is ast.Attribute and func.attr == "set_epoch":
-                receiver = dotted_expression(func.value)
-                if receiver is not None and (
-                    built or receiver.rsplit(".", 1)[-1] in ("sampler", "batch_sampler")
-                ):
-                    return True
+            if type(func) is not ast.Attribute or func.attr != "set_epoch":
+                continue
+            receiver = dotted_expression(func.value)
+            if receiver is None:
+                continue
+            loaders = next(
+                ({receiver[: -len(suffix)]} for suffix in _RECEIVERS if receiver.endswith(suffix)),
+                given.get(receiver, set()),
+            )
+            if loaders and (
+                _iterated_around(summary, call, loaders) or _made_beside(summary, call, loaders)
+            ):
+                return True
         return False
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -338,3 +347,56 @@ def _names_in(node: cst.CSTNode) -> set[str]:
 
     node.visit(_Finder())
     return names
+
+
+# What ``_loaders_of`` strips from a receiver to find the loader.
+_RECEIVERS = (".batch_sampler.sampler", ".batch_sampler", ".sampler")
+
+
+def _dotted_in(node: ast.expr | None, loaders: set[str]) -> bool:
+    if isinstance(node, ast.Starred):
+        node = node.value  # libcst keeps the star on the argument, not the value
+    return node is not None and dotted_expression(node) in loaders
+
+
+def _iterated_around(summary: SyntaxSummary, call: ast.Call, loaders: set[str]) -> bool:
+    """An enclosing ``for`` of the same function iterates a loader (the ``ast`` side of
+    ``_iterates``, any argument counted)."""
+    for ancestor in summary.ancestors(call):
+        if isinstance(ancestor, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            return False
+        if isinstance(ancestor, (ast.For, ast.AsyncFor)):
+            iterable = ancestor.iter
+            if _dotted_in(iterable, loaders):
+                return True
+            if isinstance(iterable, ast.Call) and (
+                dotted_expression(iterable.func) or ""
+            ).rsplit(".", 1)[-1] in _ITERATING and any(
+                _dotted_in(a, loaders)
+                for a in [*iterable.args, *(k.value for k in iterable.keywords)]
+            ):
+                return True
+    return False
+
+
+def _made_beside(summary: SyntaxSummary, call: ast.Call, loaders: set[str]) -> bool:
+    """``it = iter(L)`` (``enumerate``, ``zip``) among the statements of the call's block."""
+    statement = next(
+        (a for a in [call, *summary.ancestors(call)] if isinstance(a, ast.stmt)), None
+    )
+    parent = summary.parent(statement) if statement is not None else None
+    if parent is None:
+        return False
+    block = next(
+        (value for _, value in ast.iter_fields(parent)
+         if isinstance(value, list) and any(s is statement for s in value)),
+        [],
+    )
+    return any(
+        isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name)
+        and isinstance(s.value, ast.Call) and dotted_expression(s.value.func) in _CREATING
+        and any(
+            _dotted_in(a, loaders) for a in [*s.value.args, *(k.value for k in s.value.keywords)]
+        )
+        for s in block
+    )

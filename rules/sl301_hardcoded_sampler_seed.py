@@ -17,7 +17,7 @@ from sampler_lint.analysis.loader_calls import (
     shuffles,
 )
 from sampler_lint.analysis.matching import get_arg, has_star_args
-from sampler_lint.analysis.sampler_family import CLASS_FACTS, spells_project_subclass
+from sampler_lint.analysis.sampler_family import CLASS_FACTS, calls_project_subclass
 from sampler_lint.analysis.seed_facts import (
     NAMED_SAMPLER_FACTS,
     SEED_FACTS,
@@ -80,11 +80,12 @@ class HardcodedSamplerSeed(Rule):
     @classmethod
     def may_match_index(cls, index: ProjectIndex, path: str, text: str) -> bool:
         # A DistributedSampler built by name here with a seed that may be fixed, or a project
-        # subclass, at any depth, whose name this file spells (a class-like call the syntax
-        # stage let through builds it); never where the visitor trusts a global seed.
+        # subclass, at any depth, that this file may call by name (a class-like call the syntax
+        # stage let through builds it; an import or an isinstance test builds nothing); never
+        # where the visitor trusts a global seed.
         if _GLOBAL_SEED in text or _SEED_DEFAULTED.search(text):
             return False
-        return builds_named_sampler(index, path, fixed_seed=True) or spells_project_subclass(
+        return builds_named_sampler(index, path, fixed_seed=True) or calls_project_subclass(
             index, text, "DistributedSampler"
         )
 

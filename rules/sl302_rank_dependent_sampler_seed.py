@@ -8,7 +8,7 @@ import sampler_lint.analysis.lazy_libcst as cst
 from sampler_lint.analysis.index import ProjectIndex
 from sampler_lint.analysis.loader_calls import distributed_sampler_calls
 from sampler_lint.analysis.matching import get_arg
-from sampler_lint.analysis.sampler_family import CLASS_FACTS, spells_project_subclass
+from sampler_lint.analysis.sampler_family import CLASS_FACTS, calls_project_subclass
 from sampler_lint.analysis.seed_facts import (
     NAMED_SAMPLER_FACTS,
     SEED_FACTS,
@@ -59,9 +59,9 @@ class RankDependentSamplerSeed(Rule):
 
     @classmethod
     def may_match_index(cls, index: ProjectIndex, path: str, text: str) -> bool:
-        # A DistributedSampler built by name here, or a project subclass, at any depth, whose
-        # name this file spells (a class-like call the syntax stage let through builds it).
-        return builds_named_sampler(index, path) or spells_project_subclass(
+        # A DistributedSampler built by name here, or a project subclass, at any depth, that this
+        # file may call by name (a class-like call the syntax stage let through builds it).
+        return builds_named_sampler(index, path) or calls_project_subclass(
             index, text, "DistributedSampler"
         )
 

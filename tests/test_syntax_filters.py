@@ -11,6 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from sampler_lint.analysis.syntax_summary import SyntaxSummary, argument, within
+from sampler_lint.analysis.vocabulary import Vocabulary
 from sampler_lint.api import lint_code
 from sampler_lint.cli import main
 from sampler_lint.engine.registry import rules_by_code
@@ -278,6 +279,97 @@ CASES = {
     ),}
 
 
+_SHUFFLE_WINDOW = (
+    "import random\n"
+    "from torch.utils.data import DataLoader, IterableDataset\n"
+    "\n"
+    "class Window(IterableDataset):\n"
+    "    def __init__(self, source):\n"
+    "        self.source, self.epoch = source, 0\n"
+    "    def set_epoch(self, epoch):\n"
+    "        self.epoch = epoch\n"
+    "    def __iter__(self):\n"
+    "        return iter(random.Random(self.epoch).sample(list(self.source), 4))\n"
+    "\n"
+)
+# The starts of SL202's three shapes, in the spellings its visitor accepts.
+CASES.update({
+    "SL202 inner dataset in a method, epochs of an attribute": (
+        "SL202",
+        _SHUFFLE_WINDOW + "class Trainer:\n"
+        "    def fit(self, shards, args, step):\n"
+        "        mixed = Window(shards)\n"
+        "        loader = DataLoader(mixed, batch_size=8)\n"
+        "        for i in range(args.max_epochs):\n"
+        "            shards.set_epoch(i)\n"
+        "            for batch in loader:\n"
+        "                step(batch)\n",
+    ),
+    "SL202 inner dataset, annotated loader, tqdm over epochs": (
+        "SL202",
+        _SHUFFLE_WINDOW + "def fit(shards, n_epochs, step):\n"
+        "    mixed = Window(shards)\n"
+        "    loader: DataLoader = DataLoader(mixed, batch_size=8)\n"
+        "    for i in tqdm(range(n_epochs)):\n"
+        "        shards.set_epoch(i)\n"
+        "        for batch in loader:\n"
+        "            step(batch)\n",
+    ),
+    "SL202 loader given the sampler through a batch sampler": (
+        "SL202",
+        "from torch.utils.data import BatchSampler, DataLoader, DistributedSampler\n"
+        "\n"
+        "def fit(ds, n_epochs, step):\n"
+        "    order = DistributedSampler(ds)\n"
+        "    feed = DataLoader(ds, batch_sampler=BatchSampler(order, 8, False))\n"
+        "    for epoch in range(n_epochs):\n"
+        "        for batch in feed:\n"
+        "            step(batch)\n",
+    ),
+    "SL202 sampler kept by an async iterable": (
+        "SL202",
+        "from torch.utils.data import DistributedSampler\n"
+        "\n"
+        "class Batches:\n"
+        "    def __init__(self, ds):\n"
+        "        if ds:\n"
+        "            self.order = DistributedSampler(ds)\n"
+        "    async def __iter__(self):\n"
+        "        for i in self.order:\n"
+        "            yield i\n",
+    ),
+    "SL203 inside a loop over the loader": (
+        "SL203",
+        "def train(loader, epochs, step):\n"
+        "    for epoch in range(epochs):\n"
+        "        for batch in tqdm(iterable=loader):\n"
+        "            loader.batch_sampler.set_epoch(epoch)\n"
+        "            step(batch)\n",
+    ),
+    "SL203 iterator made before, sampler given to a loader": (
+        "SL203",
+        "from torch.utils.data import DataLoader\n"
+        "\n"
+        "def train(ds, order, epochs, steps, step):\n"
+        "    feed = DataLoader(ds, sampler=order)\n"
+        "    for epoch in range(epochs):\n"
+        "        it = iter(feed)\n"
+        "        order.set_epoch(epoch)\n"
+        "        for _ in range(steps):\n"
+        "            step(next(it))\n",
+    ),
+    "SL203 iterator made again later in the loop": (
+        "SL203",
+        "def train(loader, epochs, step):\n"
+        "    it = iter(loader)\n"
+        "    for epoch in range(epochs):\n"
+        "        loader.sampler.set_epoch(epoch)\n"
+        "        step(next(it))\n"
+        "        it = iter(loader)\n",
+    ),
+})
+
+
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_flagged_with_and_without_the_prefilter(name: str) -> None:
     code, snippet = CASES[name]
@@ -300,6 +392,11 @@ REJECTED = {
     "SL101 divided by a chunk count": "def shard(idx, rank, world_size, k):\n"
     "    per = idx.size(0) // k\n    step = len(idx) // (k + 1)\n"
     "    return idx.split(per)[rank], idx.split(step)[rank], world_size\n",
+    # Sliced by rank, but the share is divided by a chunk count, directly or through a name.
+    "SL103 divided by a chunk count": "def f(x, rank, world_size, k):\n"
+    "    per = len(x) // k\n    a = x[rank * per:(rank + 1) * per]\n"
+    "    parts = k + 1\n    step = len(x) // parts\n"
+    "    return a, x[rank * step:(rank + 1) * step], world_size\n",
     "SL402 before": "def f(n, b):\n    low = n % b\n    n = n // b\n    return low\n",
     "SL301": "from torch.utils.data import DistributedSampler\n"
     "s = DistributedSampler(d, shuffle=False)\n",
@@ -336,6 +433,32 @@ REJECTED = {
     "SL204 persistent workers off": "from torch.utils.data import DataLoader\n"
     "loader = DataLoader(ds, num_workers=2, persistent_workers=False)\n"
     "for epoch in range(3):\n    ds.set_epoch(epoch)\n    list(loader)\n",
+    # A dataset that forwards the epoch to what it wraps: no loader in the file.
+    "SL202 forwarding dataset": "class Concat:\n    def __init__(self, parts):\n"
+    "        self.parts = parts\n    def set_epoch(self, epoch):\n"
+    "        for part in self.parts:\n            part.set_epoch(epoch)\n",
+    # An inner dataset's epoch set in a loop over batches, not epochs.
+    "SL202 epoch set in a batch loop": _SHUFFLE_WINDOW + "def fit(shards, step):\n"
+    "    loader = DataLoader(Window(shards))\n    for batch in loader:\n"
+    "        shards.set_epoch(batch)\n",
+    # Samplers built, loaders assigned, but no loader is given a sampler (an evaluation one
+    # does not count), and no iterable class keeps one.
+    "SL202 loaders without samplers": "from torch.utils.data import DataLoader, "
+    "DistributedSampler\n"
+    "def test_sampler(ds):\n    sampler = DistributedSampler(ds)\n"
+    "    loader = DataLoader(ds, batch_size=2)\n"
+    "    val_loader = DataLoader(ds, sampler=sampler)\n"
+    "    assert isinstance(loader.sampler, DistributedSampler)\n",
+    "SL202 iterable class with its own set_epoch": "from torch.utils.data import "
+    "DistributedSampler\n"
+    "class Batches:\n    def __init__(self, ds):\n        self.order = DistributedSampler(ds)\n"
+    "    def set_epoch(self, epoch):\n        self.order.set_epoch(epoch)\n"
+    "    def __iter__(self):\n        return iter(self.order)\n",
+    # The epoch set before the loader is handed on (icefall's recipes): no iterator around.
+    "SL203 set before the loader is handed on": "def run(train_dl, epochs, model):\n"
+    "    for epoch in range(1, epochs):\n        train_dl.sampler.set_epoch(epoch - 1)\n"
+    "        train_one_epoch(model, train_dl)\n        for b in enumerate(valid_dl):\n"
+    "            pass\n",
     "SL204 epoch set outside any loop": "from torch.utils.data import DataLoader\n"
     "def run(ds, epoch):\n    loader = DataLoader(ds, num_workers=2, persistent_workers=True)\n"
     "    ds.set_epoch(epoch)\n    return [b for b in loader]\n",
@@ -470,6 +593,30 @@ PROJECTS = {
         "def make_sampler(dataset):\n    return EvenShards(dataset, shuffle=True)\n",
         "other.py": "def make_sampler(dataset):\n    return Buckets(dataset, shuffle=True)\n",
     },
+    # The index stage keeps a file that may call a project subclass: every spelling of a call
+    # whose callee ends with the class's name.
+    "SL301 project subclass called through its module, parenthesised, subscripted": {
+        "samplers.py": "from torch.utils.data import DistributedSampler\n\n\n"
+        "class EvenShards(DistributedSampler):\n    pass\n",
+        "by_module.py": "import samplers\n\n\n"
+        "def make(dataset):\n    return samplers.EvenShards(dataset, shuffle=True)\n",
+        "in_parentheses.py": "from samplers import EvenShards\n\n\n"
+        "def make(dataset):\n    return (EvenShards)(dataset, shuffle=True)\n",
+        "subscripted.py": "from samplers import EvenShards\n\n\n"
+        "def make(dataset):\n    return EvenShards[int](dataset, shuffle=True)\n",
+        "commented.py": "from samplers import EvenShards\n\n\n"
+        "def make(dataset):\n    return (\n        EvenShards  # ours\n"
+        "        (dataset, shuffle=True)\n    )\n",
+        "continued.py": "from samplers import EvenShards\n\n\n"
+        "def make(dataset):\n    return EvenShards \\\n        (dataset)\n",
+    },
+    "SL302 project subclass called through its module": {
+        "samplers.py": "from torch.utils.data import DistributedSampler\n\n\n"
+        "class EvenShards(DistributedSampler):\n    pass\n",
+        "train.py": "import torch.distributed as dist\n\nimport samplers\n\n\n"
+        "def make(dataset, base):\n"
+        "    return samplers.EvenShards(dataset, seed=base + dist.get_rank())\n",
+    },
 }
 
 
@@ -534,30 +681,100 @@ def test_sl103_sees_a_rank_as_the_rule_does(rank: str, options: dict[str, list[s
         assert not rules_by_code()["SL103"].may_match(SyntaxSummary(ast.parse(snippet)))
 
 
-SL101_SPLITS = (
-    "import os\n"
-    "import torch.distributed as dist\n"
-    "def shard(items, rank, args):\n"
-    "    parts = {world}\n"
-    "    per = len(items) // parts\n"
-    "    return items.split(per)[rank]\n"
-)
+WORLD_SIZE_SHARDS = {
+    "SL101": (
+        "import os\n"
+        "import torch.distributed as dist\n"
+        "def shard(items, rank, args):\n"
+        "    parts = {world}\n"
+        "    per = len(items) // parts\n"
+        "    return items.split(per)[rank]\n"
+    ),
+    "SL103": (
+        "import os\n"
+        "import torch.distributed as dist\n"
+        "def shard(items, rank, args):\n"
+        "    parts = {world}\n"
+        "    per = len(items) // parts\n"
+        "    return items[rank * per:(rank + 1) * per]\n"
+    ),
+}
 
 
+@pytest.mark.parametrize("code", sorted(WORLD_SIZE_SHARDS))
 @pytest.mark.parametrize(("world", "options"), [
     ("dist.get_world_size()", {}),  # the divisor a name assigned a world size
     ("int(os.environ['WORLD_SIZE'])", {}),
     ("args.world_size", {}),
     ("args.n_shards", {"world-size-names": ["n_shards"]}),  # the configured vocabulary
 ])
-def test_sl101_sees_a_world_size_as_the_rule_does(
-    world: str, options: dict[str, list[str]]
+def test_shard_filters_see_a_world_size_as_the_rules_do(
+    code: str, world: str, options: dict[str, list[str]]
 ) -> None:
-    snippet = SL101_SPLITS.format(world=world)
-    without = lint_code(snippet, select=["SL101"], options=options, use_prefilter=False)
-    assert [f.code for f in without.findings] == ["SL101"]
-    assert [f.code for f in lint_code(snippet, select=["SL101"], options=options).findings] \
-        == ["SL101"]
+    snippet = WORLD_SIZE_SHARDS[code].format(world=world)
+    without = lint_code(snippet, select=[code], options=options, use_prefilter=False)
+    assert [f.code for f in without.findings] == [code]
+    assert [f.code for f in lint_code(snippet, select=[code], options=options).findings] \
+        == [code]
     if options:  # without the configured name, neither the rule nor its filter sees one
-        assert not lint_code(snippet, select=["SL101"], use_prefilter=False).findings
-        assert not rules_by_code()["SL101"].may_match(SyntaxSummary(ast.parse(snippet)))
+        assert not lint_code(snippet, select=[code], use_prefilter=False).findings
+        summary = SyntaxSummary(ast.parse(snippet))
+        assert not rules_by_code()[code].may_match(summary)
+        summary.vocabulary = Vocabulary.from_options(options)
+        assert rules_by_code()[code].may_match(summary)
+
+
+def test_a_project_subclass_is_called_only_where_a_call_spells_it(tmp_path: Path) -> None:
+    """The index stage of SL301 and SL302 keeps a file that may call a project subclass of
+    DistributedSampler, not one that only imports it or tests an object against it."""
+    from sampler_lint.analysis.sampler_family import calls_project_subclass
+    from sampler_lint.engine.registry import all_rules
+    from sampler_lint.engine.runner import build_index
+
+    (tmp_path / "samplers.py").write_text(
+        "from torch.utils.data import DistributedSampler\n\n"
+        "class EvenShards(DistributedSampler):\n    pass\n"
+    )
+    index = build_index([tmp_path / "samplers.py"], all_rules())
+    called = [
+        "EvenShards(ds)", "s.EvenShards(ds)", "(EvenShards)(ds)", "EvenShards[int](ds)",
+        "EvenShards (ds)", "x = (EvenShards  # ours\n  (ds))", "EvenShards \\\n (ds)",
+    ]
+    not_called = [
+        "from samplers import EvenShards", "isinstance(s, EvenShards)", "kind = EvenShards",
+        "MyEvenShards(ds)", "EvenShardsBig(ds)", "samplers.EvenShards.__name__",
+    ]
+    for text in called:
+        assert calls_project_subclass(index, text, "DistributedSampler"), text
+    for text in not_called:
+        assert not calls_project_subclass(index, text, "DistributedSampler"), text
+    assert not calls_project_subclass(index, "Whatever(ds)", "BatchSampler")  # none there
+
+
+@pytest.mark.parametrize(
+    "loop",
+    [
+        "for epoch_idx in data: pass", "for i in range(10): pass",
+        "for i in range(args.epochs): pass", "for i in trange(cfg.train.max_epoch): pass",
+        "for i in tqdm(range(n), total=n_epochs): pass", "for i in tqdm(range(n), desc=name): pass",
+        "for i in range(f(epoch_count=3)): pass", "for i in range(g(lambda epoch: 1)): pass",
+        "for i, b in enumerate(epochs): pass", "for i in batches(n_epochs): pass",
+        "for i in x.range(n_epochs): pass", "async def f():\n    async for ep in it: pass",
+    ],
+)
+def test_the_ast_epoch_loop_answers_as_the_rules_one(loop: str) -> None:
+    """Pre-filters and the index read epoch loops in ``ast``; the rules in libcst."""
+    import libcst
+
+    from sampler_lint.analysis.loader_calls import is_epoch_loop
+    from sampler_lint.analysis.loader_facts import is_epoch_loop_ast
+
+    ast_loop = next(n for n in ast.walk(ast.parse(loop)) if isinstance(n, (ast.For, ast.AsyncFor)))
+    found: list[libcst.For] = []
+
+    class Loops(libcst.CSTVisitor):
+        def visit_For(self, node: libcst.For) -> None:
+            found.append(node)
+
+    libcst.parse_module(loop).visit(Loops())
+    assert is_epoch_loop_ast(ast_loop) == is_epoch_loop(found[0])

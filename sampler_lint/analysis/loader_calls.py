@@ -82,6 +82,17 @@ def loader_sampler_argument(call: cst.Call) -> cst.BaseExpression | None:
     return None
 
 
+def loader_sampler_expression(call: ast.Call) -> ast.expr | None:
+    """The ``ast`` twin of :func:`loader_sampler_argument`."""
+    found = argument(call, SAMPLER_POSITION, "sampler")
+    if found is not None:
+        return found
+    batch = argument(call, BATCH_SAMPLER_POSITION, "batch_sampler")
+    if type(batch) is ast.Call:
+        return argument(batch, 0, "sampler")
+    return None
+
+
 def is_epoch_loop(loop: cst.For) -> bool:
     """``for <counter> in ...`` over epochs: the counter names an epoch (``epoch``,
     ``cur_epoch``), or it is a plain name ranging over something that mentions epochs
@@ -105,3 +116,4 @@ def is_epoch_loop(loop: cst.For) -> bool:
     for arg in iterable.args:
         arg.value.visit(_Names())
     return any("epoch" in n.lower() for n in mentioned)
+

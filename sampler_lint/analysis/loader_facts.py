@@ -511,7 +511,7 @@ def epoch_uses(function: _Function) -> list[tuple[str, int, EpochUse]]:
     handed: set[str] = set()  # names handed to a call that neither iterates nor only reads
     # One walk for every parameter: the function's names are gathered, then looked up.
     for node in walk(function):
-        if isinstance(node, (ast.For, ast.AsyncFor)) and _is_epoch_loop_ast(node):
+        if isinstance(node, (ast.For, ast.AsyncFor)) and is_epoch_loop_ast(node):
             looped.update(_iterated(node))
         elif isinstance(node, ast.Call):
             func = node.func
@@ -546,8 +546,11 @@ def _iterated(loop: ast.AST) -> set[str]:
     return names
 
 
-def _is_epoch_loop_ast(loop: ast.For | ast.AsyncFor) -> bool:
-    """The ``ast`` twin of :func:`is_epoch_loop`."""
+def is_epoch_loop_ast(loop: ast.For | ast.AsyncFor) -> bool:
+    """The ``ast`` twin of :func:`sampler_lint.analysis.loader_calls.is_epoch_loop`, true
+    wherever it is (pre-filters rely on it). libcst spells attribute names, keyword names and
+    lambda parameters as ``Name`` nodes too, and reads keyword arguments as arguments: so
+    ``range(args.epochs)`` and ``tqdm(range(n), total=n_epochs)`` mention an epoch for both."""
     if not isinstance(loop.target, ast.Name):
         return False
     if "epoch" in loop.target.id.lower():
@@ -558,11 +561,17 @@ def _is_epoch_loop_ast(loop: ast.For | ast.AsyncFor) -> bool:
     called = (dotted_expression(iterable.func) or "").rsplit(".", 1)[-1]
     if called not in ("range", "trange", "tqdm"):
         return False
-    return any(
-        (isinstance(n, ast.Name) and "epoch" in n.id.lower())
-        or (isinstance(n, ast.Attribute) and "epoch" in n.attr.lower())
-        for arg in iterable.args for n in walk(arg)
-    )
+    for value in [*iterable.args, *(keyword.value for keyword in iterable.keywords)]:
+        for node in walk(value):
+            name = (
+                node.id if isinstance(node, ast.Name)
+                else node.attr if isinstance(node, ast.Attribute)
+                else node.arg if isinstance(node, (ast.keyword, ast.arg))
+                else None
+            )
+            if name and "epoch" in name.lower():
+                return True
+    return False
 
 
 def collect_loader_facts(tree: ast.Module, path: str) -> dict[str, list[Any]]:

@@ -10,6 +10,7 @@ torch.
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -353,6 +354,23 @@ def spells_project_subclass(index: ProjectIndex, text: str, torch_class: str) ->
     """Whether ``text`` names a project class that derives from torch's ``torch_class``: a
     file that spells none of them cannot construct one (an index-stage question)."""
     return any(name in text for name in project_subclass_names(index, torch_class))
+
+
+def calls_project_subclass(index: ProjectIndex, text: str, torch_class: str) -> bool:
+    """Whether ``text`` may call a project class that derives from torch's ``torch_class``:
+    spells one of their names, as a whole name, followed by ``(`` or ``[`` (``X(...)``,
+    ``m.X(...)``, ``X[T](...)``), with only blanks, closing parentheses (``(X)(...)``), line
+    continuations or comments between. A file that only imports such a class, or tests an
+    object against it, constructs none (:func:`constructed` reads the callee's name)."""
+    key = f"_sl_project_subclass_call_{torch_class}"
+    pattern: re.Pattern[str] | None = index.__dict__.get(key)
+    if key not in index.__dict__:
+        names = sorted(project_subclass_names(index, torch_class))
+        pattern = re.compile(
+            r"\b(?:" + "|".join(map(re.escape, names)) + r")(?:[\s)\\]|#[^\n]*)*[(\[]"
+        ) if names else None
+        index.__dict__[key] = pattern
+    return pattern is not None and pattern.search(text) is not None
 
 
 def is_distributed_sampler_class(index: ProjectIndex, name: str, path: str) -> bool:
