@@ -117,3 +117,56 @@ def test_the_bundled_rules_stay_when_a_plugin_is_installed(plugin_env: dict[str,
     listed = run(plugin_env, "rule", "--all", cwd=tmp_path)
     assert listed.returncode == 0, listed.stderr
     assert "ACME001" in listed.stdout and "SL101" in listed.stdout
+
+
+def test_no_plugin_declared_means_no_importlib_metadata(tmp_path: Path) -> None:
+    """Listing the rules where no distribution declares the group leaves importlib.metadata
+    (25 ms of start-up) unimported, and the command line does not import what only one output
+    format needs (xml.sax, 10 ms); with a plugin, see the tests above."""
+    code = (
+        "import sys\n"
+        "import sampler_lint.cli\n"
+        "from sampler_lint.engine import registry\n"
+        "assert registry.all_rules()\n"
+        "print([m for m in ('importlib.metadata', 'xml.sax.saxutils') if m in sys.modules])\n"
+    )
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
+    shown = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env,
+                           capture_output=True, text=True, timeout=120)
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout.strip() == "[]"
+
+
+def test_the_plugin_look_leaves_unsure_cases_to_importlib_metadata(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from sampler_lint.engine import registry
+
+    site = tmp_path / "site"
+    (site / "plain-1.0.dist-info").mkdir(parents=True)
+    (site / "plain-1.0.dist-info" / "entry_points.txt").write_text("[console_scripts]\nx = y\n")
+    (site / "old-1.0.egg-info").write_text("Metadata-Version: 1.0\n")  # a file: no entry points
+    monkeypatch.setattr(sys, "path", [str(site), str(tmp_path / "absent")])
+    assert registry._surely_no_plugins()
+
+    declared = site / "acme-0.1.dist-info"
+    declared.mkdir()
+    (declared / "entry_points.txt").write_text(ENTRY_POINTS)
+    assert not registry._surely_no_plugins()
+    declared.joinpath("entry_points.txt").unlink()
+    assert registry._surely_no_plugins()
+
+    zipped = tmp_path / "bundle.zip"
+    zipped.write_bytes(b"PK\x05\x06" + b"\0" * 18)
+    monkeypatch.setattr(sys, "path", [str(site), str(zipped)])
+    assert not registry._surely_no_plugins()  # importlib.metadata reads zips; we do not
+
+    class Finder:
+        @staticmethod
+        def find_distributions(*args: object) -> list[object]:
+            return []
+
+    monkeypatch.setattr(sys, "path", [str(site)])
+    monkeypatch.setattr(sys, "meta_path", [*sys.meta_path, Finder()])
+    assert not registry._surely_no_plugins()

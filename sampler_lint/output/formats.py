@@ -14,8 +14,6 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
-from xml.sax.saxutils import escape as xml_escape
-from xml.sax.saxutils import quoteattr
 
 from sampler_lint import __version__
 from sampler_lint.engine.findings import DOCS_URL, Finding
@@ -210,6 +208,11 @@ def _xml_text(text: str) -> str:
 
 
 def junit(findings: Sequence[Finding], context: Any, color: bool) -> str:
+    # Imported here: xml.sax.saxutils brings urllib.request, http.client and ssl (10 ms on
+    # every run's start-up, for one output format).
+    from xml.sax.saxutils import escape as xml_escape
+    from xml.sax.saxutils import quoteattr
+
     by_file: dict[str, list[Finding]] = {}
     for f in findings:
         # A notebook's cell stays in the name people read; the path is the file's.
