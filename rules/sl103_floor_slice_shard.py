@@ -111,12 +111,11 @@ class _Assigned:
 def _may_bound(
     lower: ast.expr | None, upper: ast.expr | None, assigned: _Assigned, vocabulary: Vocabulary
 ) -> bool:
-    """The ``ast`` side of ``_bounds``: ``rank * per`` below (a rank as ``is_rank_like`` sees
-    one, or a name assigned one; ``per`` an ``A // W`` with ``W`` a world size as
-    ``is_world_size_like`` sees one or a name assigned one, or a name assigned such a
-    division), directly or as a name
-    assigned that product, and a product or a sum above; the upper bound may be a name assigned
-    its shape."""
+    """The ``ast`` side of ``_bounds``: ``rank * per`` below, directly or as a name assigned
+    that product, and a product or a sum above (the upper bound may be a name assigned its
+    shape). A rank is one as ``is_rank_like`` sees it, or a name assigned one; ``per`` is
+    ``A // W`` with ``W`` a world size as ``is_world_size_like`` sees it (or a name assigned
+    one), directly or through a name assigned that division."""
 
     def binary(node: ast.expr | None, operator: type[ast.operator]) -> list[ast.expr]:
         if type(node) is ast.BinOp and type(node.op) is operator:

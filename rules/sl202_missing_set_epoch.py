@@ -761,11 +761,14 @@ def _sets_an_inner_dataset(summary: SyntaxSummary) -> bool:
         and type(c.func.value) is ast.Name and _in_an_epoch_loop_of_a_function(summary, c)
         for c in summary.nodes(ast.Call)
     )
+    functions: list[ast.FunctionDef | ast.AsyncFunctionDef] = [
+        *summary.nodes(ast.FunctionDef), *summary.nodes(ast.AsyncFunctionDef)
+    ]  # libcst's FunctionDef is async too
     return called and any(
-        type(f) is ast.FunctionDef and f.name == "set_epoch"
+        f.name == "set_epoch"
         and type(klass := summary.parent(f)) is ast.ClassDef
         and type(summary.parent(klass)) is ast.Module
-        for f in summary.nodes(ast.FunctionDef)
+        for f in functions
     ) and any(
         # Any target the visitor's assignment table holds: every target of an assignment,
         # annotated ones, attribute chains.
@@ -802,22 +805,25 @@ def _assigns_a_loader_with_a_sampler(summary: SyntaxSummary) -> bool:
 
 
 def _keeps_a_sampler_on_self(summary: SyntaxSummary) -> bool:
-    """What ``_owned_by_wrapper`` starts from: ``self.x = <call>`` in the ``__init__`` of a
-    class with an ``__iter__`` and no ``set_epoch``, neither named for evaluation."""
+    """What ``_owned_by_wrapper`` starts from: ``self.x = <call>`` in a function named
+    ``__init__`` anywhere inside a class (the visitor asks for the enclosing function and class)
+    that has an ``__iter__`` method and no ``set_epoch`` one, neither named for evaluation."""
     for klass in summary.nodes(ast.ClassDef):
         methods = {
-            s.name: s for s in klass.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))
+            s.name for s in klass.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))
         }
-        init = methods.get("__init__")
-        if init is None or "__iter__" not in methods or "set_epoch" in methods \
-                or is_evaluation_name(klass.name):
+        if "__iter__" not in methods or "set_epoch" in methods or is_evaluation_name(klass.name):
             continue
-        for node in walk(init):
-            if type(node) is ast.Assign and len(node.targets) == 1 \
-                    and type(target := node.targets[0]) is ast.Attribute \
-                    and type(target.value) is ast.Name and target.value.id == "self" \
-                    and type(node.value) is ast.Call and not is_evaluation_name(target.attr):
-                return True
+        for init in walk(klass):
+            if not isinstance(init, (ast.FunctionDef, ast.AsyncFunctionDef)) \
+                    or init.name != "__init__":
+                continue
+            for node in walk(init):
+                if type(node) is ast.Assign and len(node.targets) == 1 \
+                        and type(target := node.targets[0]) is ast.Attribute \
+                        and type(target.value) is ast.Name and target.value.id == "self" \
+                        and type(node.value) is ast.Call and not is_evaluation_name(target.attr):
+                    return True
     return False
 
 
@@ -828,14 +834,18 @@ def _defines(klass: cst.ClassDef, method: str) -> bool:
 
 
 def _constructs_a_sampler(summary: SyntaxSummary) -> bool:
-    """A call of something named ``...Sampler``, or a local bound to such a class (a class
-    picked by a condition: ``cls = DistributedSampler if multi else RandomSampler``)."""
+    """A call of something named ``...Sampler`` or a known distributed sampler
+    (``DistributedSamplerWrapper``), or a local bound to such a class (a class picked by a
+    condition: ``cls = DistributedSampler if multi else RandomSampler``)."""
+    def sampler_like(name: str | None) -> bool:
+        return name is not None and (name.endswith("Sampler") or is_distributed_sampler(name))
+
     for call in summary.nodes(ast.Call):
-        if (dotted_expression(call.func) or "").endswith("Sampler"):
+        if sampler_like(dotted_expression(call.func)):
             return True
     for _, value in summary.assignments():
         for option in _ast_alternatives(value):
-            if (dotted_expression(option) or "").endswith("Sampler"):
+            if sampler_like(dotted_expression(option)):
                 return True
     return False
 

@@ -380,23 +380,41 @@ def _iterated_around(summary: SyntaxSummary, call: ast.Call, loaders: set[str]) 
 
 
 def _made_beside(summary: SyntaxSummary, call: ast.Call, loaders: set[str]) -> bool:
-    """``it = iter(L)`` (``enumerate``, ``zip``) among the statements of the call's block."""
-    statement = next(
-        (a for a in [call, *summary.ancestors(call)] if isinstance(a, ast.stmt)), None
-    )
-    parent = summary.parent(statement) if statement is not None else None
-    if parent is None:
-        return False
-    block = next(
-        (value for _, value in ast.iter_fields(parent)
-         if isinstance(value, list) and any(s is statement for s in value)),
-        [],
-    )
-    return any(
-        isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name)
-        and isinstance(s.value, ast.Call) and dotted_expression(s.value.func) in _CREATING
+    """``it = iter(L)`` (``enumerate``, ``zip``) among the statements of a block holding the
+    call, in its function. Every enclosing block counts: ``ast`` spells a one-line suite
+    (``if c: L.sampler.set_epoch(e)``) as a block of its own, where libcst's statement is the
+    whole ``if`` in the block around it."""
+    node: ast.AST = call
+    for parent in summary.ancestors(call):
+        if isinstance(node, ast.stmt):
+            block = next(
+                (value for _, value in ast.iter_fields(parent)
+                 if isinstance(value, list) and any(s is node for s in value)),
+                [],
+            )
+            if any(_makes_an_iterator(s, loaders) for s in block):
+                return True
+        if isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) \
+                and isinstance(node, ast.stmt) and node in parent.body:
+            # The function's own body was the last block; `def g(e): L.sampler.set_epoch(e)`
+            # on one line is a statement of the block around it too.
+            if not _one_line(parent):
+                return False
+        node = parent
+    return False
+
+
+def _one_line(definition: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> bool:
+    return definition.body[0].lineno == definition.lineno
+
+
+def _makes_an_iterator(statement: ast.stmt, loaders: set[str]) -> bool:
+    return (
+        isinstance(statement, ast.Assign) and len(statement.targets) == 1
+        and isinstance(statement.targets[0], ast.Name) and isinstance(statement.value, ast.Call)
+        and dotted_expression(statement.value.func) in _CREATING
         and any(
-            _dotted_in(a, loaders) for a in [*s.value.args, *(k.value for k in s.value.keywords)]
+            _dotted_in(a, loaders)
+            for a in [*statement.value.args, *(k.value for k in statement.value.keywords)]
         )
-        for s in block
     )

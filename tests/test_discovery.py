@@ -106,6 +106,9 @@ GITIGNORES = {
     "negation first": "!a.py\n*.py\n",
     "directory then file": "data/\n!data/x.py\n*.tmp\n!*.tmp/\n",
     "only negations": "!a.py\n!b/\n",
+    # Unanchored expressions: pathspec searches `*/` (`(?P<ps_d>/)`) anywhere in the path.
+    "whitelist": "/*\n!*/\n!*.py\n",
+    "any folder": "*/\n!keep/\n",
     "comments and blanks": "# a comment\n\n   \n*.pyc\n\\!literal.py\n",
     "anchored and deep": (
         "/a.py\nsrc/**/gen/\n**/logs\nb/*.py\nd[a-c]ta/\n!src/keep/gen/\n*\n!*/\n!*.py\n"
@@ -117,6 +120,7 @@ GITIGNORE_PATHS = [
     "logs/x/important.py", "logs/x/other.py", "data/", "data/x.py", "data/y.py", "t.tmp",
     "t.tmp/", "!literal.py", "m.pyc", "__pycache__/", "pkg/__pycache__/", "src/x/gen/",
     "src/keep/gen/", "src/gen/", "x/logs", "dbta/", "b/c.py", "notes.txt", "x/notes.txt",
+    "pkg/", "pkg/train.py", "keep/", "keep/a.py", "top.py",
 ]
 
 
@@ -147,3 +151,17 @@ def test_a_negated_gitignore_pattern_keeps_its_files_in_the_walk(tmp_path: Path)
     resolver = ConfigResolver(RawSettings(), isolated=True)
     found = {p.relative_to(tmp_path).as_posix() for p in iter_source_files([tmp_path], resolver)}
     assert found == {"a.py", "kept_gen.py", "sub/kept_gen.py"}
+
+
+def test_a_gitignore_line_pathspec_cannot_read_is_left_out(tmp_path: Path) -> None:
+    """git skips a lone `!`; the walk must not stop on it."""
+    from sampler_lint.engine.config import ConfigResolver, RawSettings
+    from sampler_lint.engine.discovery import iter_source_files
+
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".gitignore").write_text("!\nskipped_*.py\n")
+    for name in ("a.py", "skipped_b.py"):
+        (tmp_path / name).write_text("x = 1\n")
+    resolver = ConfigResolver(RawSettings(), isolated=True)
+    found = {p.name for p in iter_source_files([tmp_path], resolver)}
+    assert found == {"a.py"}

@@ -367,6 +367,71 @@ CASES.update({
         "        step(next(it))\n"
         "        it = iter(loader)\n",
     ),
+    # libcst's statement for a call in a one-line suite is the whole compound statement, in
+    # the block around it; ast gives the suite a block of its own.
+    "SL203 set in a one-line if after the iterator": (
+        "SL203",
+        "def train(loader, epochs, steps, step):\n"
+        "    for epoch in range(epochs):\n"
+        "        it = iter(loader)\n"
+        "        if hasattr(loader.sampler, 'set_epoch'): loader.sampler.set_epoch(epoch)\n"
+        "        for _ in range(steps):\n"
+        "            step(next(it))\n",
+    ),
+    "SL203 set in a one-line with, the iterator made again later": (
+        "SL203",
+        "def train(loader, epochs, step, lock):\n"
+        "    it = iter(loader)\n"
+        "    for epoch in range(epochs):\n"
+        "        with lock: loader.sampler.set_epoch(epoch)\n"
+        "        step(next(it))\n"
+        "        it = iter(loader)\n",
+    ),
+    "SL203 set by a one-line function after the iterator": (
+        "SL203",
+        "def train(loader, epochs, steps, step):\n"
+        "    for epoch in range(epochs):\n"
+        "        it = iter(loader)\n"
+        "        def advance(e): loader.sampler.set_epoch(e)\n"
+        "        advance(epoch)\n"
+        "        for _ in range(steps):\n"
+        "            step(next(it))\n",
+    ),
+    "SL202 __init__ under a condition of the class body": (
+        "SL202",
+        "from torch.utils.data import DistributedSampler\n"
+        "\n"
+        "class Batches:\n"
+        "    if True:\n"
+        "        def __init__(self, ds):\n"
+        "            self.shuffler = DistributedSampler(ds)\n"
+        "\n"
+        "    def __iter__(self):\n"
+        "        yield from self.shuffler\n",
+    ),
+    "SL202 a DistributedSamplerWrapper given to the loader": (
+        "SL202",
+        "from catalyst.data import DistributedSamplerWrapper\n"
+        "from torch.utils.data import DataLoader\n"
+        "\n"
+        "def fit(ds, base, n_epochs, step):\n"
+        "    s = DistributedSamplerWrapper(base)\n"
+        "    loader = DataLoader(ds, sampler=s)\n"
+        "    for epoch in range(n_epochs):\n"
+        "        for batch in loader:\n"
+        "            step(batch)\n",
+    ),
+    "SL202 inner dataset, the wrapper's set_epoch async": (
+        "SL202",
+        _SHUFFLE_WINDOW.replace("    def set_epoch", "    async def set_epoch")
+        + "def fit(shards, n_epochs, step):\n"
+        "    mixed = Window(shards)\n"
+        "    loader = DataLoader(mixed, batch_size=8)\n"
+        "    for epoch in range(n_epochs):\n"
+        "        shards.set_epoch(epoch)\n"
+        "        for batch in loader:\n"
+        "            step(batch)\n",
+    ),
 })
 
 

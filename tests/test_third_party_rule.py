@@ -157,6 +157,15 @@ def test_the_plugin_look_leaves_unsure_cases_to_importlib_metadata(
     declared.joinpath("entry_points.txt").unlink()
     assert registry._surely_no_plugins()
 
+    shouting = site / "Shout-1.0.DIST-INFO"  # importlib.metadata ignores the case
+    shouting.mkdir()
+    (shouting / "entry_points.txt").write_text(ENTRY_POINTS)
+    assert not registry._surely_no_plugins()
+    (shouting / "entry_points.txt").unlink()
+
+    monkeypatch.setattr(sys, "path", [site, str(site)])  # a Path: left to importlib.metadata
+    assert not registry._surely_no_plugins()
+
     zipped = tmp_path / "bundle.zip"
     zipped.write_bytes(b"PK\x05\x06" + b"\0" * 18)
     monkeypatch.setattr(sys, "path", [str(site), str(zipped)])

@@ -116,4 +116,3 @@ def is_epoch_loop(loop: cst.For) -> bool:
     for arg in iterable.args:
         arg.value.visit(_Names())
     return any("epoch" in n.lower() for n in mentioned)
-

@@ -70,7 +70,9 @@ def _matcher(spec: pathspec.GitIgnoreSpec) -> Callable[[str], bool]:
     only a path both kinds match (rare) needs pathspec's ordered loop."""
     patterns = [p for p in spec.patterns if p.include is not None]
     regexes = [getattr(p, "regex", None) for p in patterns]
-    if not all(isinstance(r, re.Pattern) for r in regexes):
+    if not all(isinstance(r, re.Pattern) and r.pattern.startswith("^") for r in regexes):
+        # pathspec searches an unanchored expression (``*/`` is ``(?P<ps_d>/)``, found
+        # anywhere in the path): only its own loop answers those.
         return spec.match_file
     pairs = list(zip(patterns, regexes, strict=True))
     ignoring = _combined([regex for pattern, regex in pairs if pattern.include])
@@ -88,6 +90,22 @@ def _matcher(spec: pathspec.GitIgnoreSpec) -> Callable[[str], bool]:
         return bool(spec.match_file(path))
 
     return matches
+
+
+def _spec(lines: list[str]) -> pathspec.GitIgnoreSpec:
+    """The patterns of a ``.gitignore``; a line pathspec cannot read (a lone ``!``) is left out,
+    as git leaves it out, instead of stopping the run."""
+    try:
+        return pathspec.GitIgnoreSpec.from_lines(lines)
+    except ValueError:
+        readable = []
+        for line in lines:
+            try:
+                pathspec.GitIgnoreSpec.from_lines([line])
+            except ValueError:
+                continue
+            readable.append(line)
+        return pathspec.GitIgnoreSpec.from_lines(readable)
 
 
 # How pathspec begins the expression of a pattern that may match at any depth (``*.pyc``,
@@ -159,7 +177,7 @@ class _GitIgnores:
             lines = ignore_file.read_text(encoding="utf-8", errors="replace").splitlines()
         except OSError:
             return self
-        spec = pathspec.GitIgnoreSpec.from_lines(lines)
+        spec = _spec(lines)
         return _GitIgnores([*self.specs, (base, _matcher(spec))])
 
     def ignores(self, path: Path, is_dir: bool) -> bool:

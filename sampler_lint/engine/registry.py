@@ -110,19 +110,22 @@ def _surely_no_plugins() -> bool:
     ):
         return False
     for entry in sys.path:
+        if not isinstance(entry, str):
+            return False  # a Path put there by hand: importlib.metadata copes with it
         folder = entry or "."
         if not os.path.isdir(folder):
             if os.path.exists(folder):
                 return False  # a zip or an egg file: importlib.metadata reads those
             continue
-        if folder.endswith(".egg"):
+        if folder.lower().endswith(".egg"):
             return False
         try:
             names = os.listdir(folder)
         except OSError:
             return False
         for name in names:
-            if not name.endswith((".dist-info", ".egg-info")):
+            # importlib.metadata matches these suffixes in any case.
+            if not name.lower().endswith((".dist-info", ".egg-info")):
                 continue
             try:
                 with open(
