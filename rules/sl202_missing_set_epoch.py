@@ -12,6 +12,7 @@ from sampler_lint.analysis.index import ProjectIndex, dotted_expression
 from sampler_lint.analysis.loader_calls import (
     DISTRIBUTED_SAMPLERS,
     EPOCH_AWARE_CALLS,
+    assigned_loaders,
     constructed,
     is_distributed_sampler,
     is_epoch_loop,
@@ -770,12 +771,8 @@ def _sets_an_inner_dataset(summary: SyntaxSummary) -> bool:
         and type(summary.parent(klass)) is ast.Module
         for f in functions
     ) and any(
-        # Any target the visitor's assignment table holds: every target of an assignment,
-        # annotated ones, attribute chains.
-        type(value) is ast.Call and is_loader_constructor(dotted_expression(value.func))
-        and (name := dotted_expression(target)) is not None and not is_evaluation_name(name)
-        and type(argument(value, 0, "dataset")) is ast.Name
-        for target, value in summary.assignments()
+        not is_evaluation_name(name) and type(argument(call, 0, "dataset")) is ast.Name
+        for name, call in assigned_loaders(summary)
     )
 
 

@@ -7,7 +7,11 @@ import ast
 import sampler_lint.analysis.lazy_libcst as cst
 from sampler_lint.analysis.imports import dotted_name
 from sampler_lint.analysis.index import dotted_expression
-from sampler_lint.analysis.loader_calls import loader_sampler_argument, loader_sampler_expression
+from sampler_lint.analysis.loader_calls import (
+    assigned_loaders,
+    loader_sampler_argument,
+    loader_sampler_expression,
+)
 from sampler_lint.analysis.loader_facts import is_loader_constructor
 from sampler_lint.analysis.syntax_summary import SyntaxSummary
 from sampler_lint.rule import Applicability, Example, Fix, Rule, Severity
@@ -30,14 +34,11 @@ class SetEpochAfterIter(Rule):
         # where the visitor looks for one: an enclosing `for` over it, or `it = iter(L)` (or
         # `enumerate`, `zip`) in the same block.
         given: dict[str, set[str]] = {}  # sampler -> the loaders given it
-        for target, value in summary.assignments():
-            loader = dotted_expression(target)
-            if loader is not None and type(value) is ast.Call \
-                    and is_loader_constructor(dotted_expression(value.func)):
-                given_sampler = loader_sampler_expression(value)
-                sampler = dotted_expression(given_sampler) if given_sampler is not None else None
-                if sampler is not None:
-                    given.setdefault(sampler, set()).add(loader)
+        for loader, call in assigned_loaders(summary):
+            given_sampler = loader_sampler_expression(call)
+            sampler = dotted_expression(given_sampler) if given_sampler is not None else None
+            if sampler is not None:
+                given.setdefault(sampler, set()).add(loader)
         for call in summary.nodes(ast.Call):
             func = call.func
             if type(func) is not ast.Attribute or func.attr != "set_epoch":

@@ -10,8 +10,12 @@ from collections.abc import Iterable
 import sampler_lint.analysis.lazy_libcst as cst
 from sampler_lint.analysis.imports import dotted_name
 from sampler_lint.analysis.index import dotted_expression
-from sampler_lint.analysis.loader_facts import BATCH_SAMPLER_POSITION, SAMPLER_POSITION
-from sampler_lint.analysis.syntax_summary import argument
+from sampler_lint.analysis.loader_facts import (
+    BATCH_SAMPLER_POSITION,
+    SAMPLER_POSITION,
+    is_loader_constructor,
+)
+from sampler_lint.analysis.syntax_summary import SyntaxSummary, argument
 
 # DistributedSampler and the third-party subclasses RULES.md counts as one.
 DISTRIBUTED_SAMPLERS = (
@@ -91,6 +95,18 @@ def loader_sampler_expression(call: ast.Call) -> ast.expr | None:
     if type(batch) is ast.Call:
         return argument(batch, 0, "sampler")
     return None
+
+
+def assigned_loaders(summary: SyntaxSummary) -> list[tuple[str, ast.Call]]:
+    """``target = DataLoader(...)`` as ``(target, call)``, for every target the rules'
+    assignment table holds (``tree.assignment_table``: each target of an assignment, annotated
+    ones, attribute chains such as ``self.loader``): what a pre-filter asks before a visitor
+    looks a loader up by name."""
+    return [
+        (name, value) for target, value in summary.assignments()
+        if type(value) is ast.Call and is_loader_constructor(dotted_expression(value.func))
+        and (name := dotted_expression(target)) is not None
+    ]
 
 
 def is_epoch_loop(loop: cst.For) -> bool:
