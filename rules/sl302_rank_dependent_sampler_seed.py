@@ -18,6 +18,7 @@ from sampler_lint.analysis.seed_facts import (
 from sampler_lint.analysis.seeds import (
     class_like,
     is_distributed_construction,
+    may_differ_between_ranks,
     rank_dependent_part,
     seed_argument,
     visible_shared_seed,
@@ -48,12 +49,13 @@ class RankDependentSamplerSeed(Rule):
 
     @classmethod
     def may_match(cls, summary: SyntaxSummary) -> bool:
-        # A DistributedSampler(...) given a seed that is not a literal (a project subclass may
-        # have any class-like name: the index, not visible here, tells).
+        # A DistributedSampler(...) given a seed that may differ between ranks (a project
+        # subclass may have any class-like name: the index, not visible here, tells).
         calls = summary.nodes(ast.Call)
         return any(
             (seed := argument(call, SEED_POSITION, "seed")) is not None
             and not is_constant(seed, *_LITERALS)
+            and may_differ_between_ranks(seed, summary)
             for call in distributed_sampler_calls(calls) + [c for c in calls if class_like(c.func)]
         )
 

@@ -23,7 +23,7 @@ from sampler_lint.analysis.sampler_family import (
     near_miss,
     subclasses_of,
 )
-from sampler_lint.analysis.syntax_summary import SyntaxSummary, walk, within
+from sampler_lint.analysis.syntax_summary import SyntaxSummary, per_tree, walk, within
 from sampler_lint.analysis.tree import descendants
 from sampler_lint.rule import Applicability, Example, Fix, Rule, Severity
 
@@ -47,23 +47,24 @@ class MisspelledSamplerAttribute(Rule):
 
     @classmethod
     def may_match(cls, summary: SyntaxSummary) -> bool:
-        # A class with bases that reads a `self.X` it assigns nowhere, or assigns a public
-        # `self.X` it never reads (the near miss itself may come from bases in other files).
-        attributes = [
-            a for a in summary.nodes(ast.Attribute)
-            if type(a.value) is ast.Name and a.value.id == "self"
-        ]
-        return any(
-            _may_misspell(klass, [a for a in attributes if within(a, klass)])
-            or _may_leave_unassigned(klass)
-            for klass in summary.nodes(ast.ClassDef) if klass.bases
-        )
-
+        return bool(_suspects(summary))
 
     @classmethod
-    def may_match_index(cls, index: ProjectIndex, path: str, text: str) -> bool:
-        # A class of this file that the index shows is a sampler, with every base visible.
-        for fact in classes_at(index, path, text):
+    def syntax_hints(cls, summary: SyntaxSummary) -> frozenset[str]:
+        return _suspects(summary)
+
+    @classmethod
+    def may_match_index(
+        cls, index: ProjectIndex, path: str, text: str, hints: frozenset[str] | None = None
+    ) -> bool:
+        # A class of this file (one the syntax stage suspects, when it says) that the index
+        # shows is a sampler, with every base visible.
+        if hints is None:
+            facts = classes_at(index, path, text)
+        else:
+            found = (find_class(index, name, path) for name in sorted(hints))
+            facts = [fact for fact in found if fact is not None]
+        for fact in facts:
             chain = chain_of(index, fact)
             if chain.is_sampler and not chain.opaque:
                 return True
@@ -325,18 +326,85 @@ class MisspelledSamplerAttribute(Rule):
     )
 
 
-def _may_leave_unassigned(klass: ast.ClassDef) -> bool:
-    """An ``__init__`` that branches, returns early or calls a method of its own: it may assign
-    an attribute on some paths only."""
-    for item in klass.body:
-        if isinstance(item, ast.FunctionDef) and item.name == "__init__":
-            return any(
-                isinstance(node, (ast.If, ast.Try, ast.Return, ast.For, ast.While))
-                or (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-                    and isinstance(node.func.value, ast.Name) and node.func.value.id == "self")
-                for node in walk(item)
+def _suspects(summary: SyntaxSummary) -> frozenset[str]:
+    """The classes with bases that may misspell an attribute or leave one unassigned: the
+    index stage asks only whether these are samplers."""
+    def make() -> frozenset[str]:
+        attributes = [
+            a for a in summary.nodes(ast.Attribute)
+            if type(a.value) is ast.Name and a.value.id == "self"
+        ]
+        return frozenset(
+            klass.name for klass in summary.nodes(ast.ClassDef)
+            if klass.bases and (
+                _may_misspell(klass, [a for a in attributes if within(a, klass)])
+                or _may_leave_unassigned(klass)
             )
+        )
+
+    return per_tree(summary.tree, "SL401 suspects", make)
+
+
+# Statements whose reads `may_be_unassigned` does not judge (it judges simple statements only).
+_COMPOUND = (
+    ast.If, ast.For, ast.AsyncFor, ast.While, ast.Try, ast.With, ast.AsyncWith, ast.Match,
+    ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, *(
+        (ast.TryStar,) if hasattr(ast, "TryStar") else ()
+    ),
+)
+
+
+def _may_leave_unassigned(klass: ast.ClassDef) -> bool:
+    """The ``ast`` side of ``may_be_unassigned``, looser: a top-level simple statement of
+    ``__init__`` reads a ``self.X`` that some method of the class assigns and that no earlier
+    top-level statement of ``__init__`` assigned (what ``__init__`` has surely assigned only
+    grows as its statements run)."""
+    methods = [
+        item for item in klass.body if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))
+    ]
+    inits = [method for method in methods if method.name == "__init__"]
+    if not inits:
+        return False
+    stored = {
+        node.attr for method in methods for node in walk(method)
+        if type(node) is ast.Attribute and type(node.ctx) is ast.Store and _on_self(node)
+    }
+    assigned: set[str] = set()
+    for statement in inits[-1].body:  # the last definition is the one that runs
+        if isinstance(statement, _COMPOUND):
+            continue
+        leaves = _assignment_leaves(statement)
+        if any(
+            type(node) is ast.Attribute and _on_self(node) and node.attr in stored
+            and node.attr not in assigned and node not in leaves
+            for node in walk(statement)
+        ):
+            return True
+        assigned.update(leaf.attr for leaf in leaves if _on_self(leaf))
     return False
+
+
+def _on_self(node: ast.Attribute) -> bool:
+    return type(node.value) is ast.Name and node.value.id == "self"
+
+
+def _assignment_leaves(statement: ast.stmt) -> list[ast.Attribute]:
+    """The attributes a plain or annotated assignment with a value stores into."""
+    targets: list[ast.expr] = []
+    if type(statement) is ast.Assign:
+        targets = list(statement.targets)
+    elif type(statement) is ast.AnnAssign and statement.value is not None:
+        targets = [statement.target]
+    leaves: list[ast.Attribute] = []
+    while targets:
+        target = targets.pop()
+        if type(target) is ast.Attribute:
+            leaves.append(target)
+        elif type(target) in (ast.Tuple, ast.List):
+            targets.extend(target.elts)  # type: ignore[attr-defined]
+        elif type(target) is ast.Starred:
+            targets.append(target.value)
+    return leaves
 
 
 def _abstract(klass: cst.ClassDef) -> bool:

@@ -16,6 +16,7 @@ from sampler_lint.analysis.ranks import (
     get_rank_call,
     is_global_world_size,
     is_local_rank,
+    may_be_local_rank,
     needs_default_group,
 )
 from sampler_lint.analysis.syntax_summary import SyntaxSummary, argument
@@ -48,12 +49,12 @@ class LocalRankAsSamplerRank(Rule):
 
     @classmethod
     def may_match(cls, summary: SyntaxSummary) -> bool:
-        # A DistributedSampler-family call given a rank that is not a literal.
+        # A DistributedSampler-family call given a rank that may be a local rank.
         for call in distributed_sampler_calls(summary.nodes(ast.Call)):
             func = call.func.value if type(call.func) is ast.Subscript else call.func
             name = func.attr if type(func) is ast.Attribute else getattr(func, "id", None)
             rank = argument(call, _positions(name)[1], "rank")
-            if rank is not None and type(rank) is not ast.Constant:
+            if rank is not None and may_be_local_rank(rank, summary):
                 return True
         return False
 

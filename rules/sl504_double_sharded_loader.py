@@ -7,13 +7,13 @@ import ast
 
 import sampler_lint.analysis.lazy_libcst as cst
 from sampler_lint.analysis.imports import dotted_name
-from sampler_lint.analysis.index import dotted_expression
+from sampler_lint.analysis.index import ProjectIndex, dotted_expression
 from sampler_lint.analysis.leftovers import leaves_unused_names
 from sampler_lint.analysis.loader_calls import constructed, is_distributed_sampler
 from sampler_lint.analysis.loader_facts import is_loader_constructor
 from sampler_lint.analysis.matching import get_arg, int_value, is_literal, is_repeatable
 from sampler_lint.analysis.sampler_family import CLASS_FACTS, shards_by_rank
-from sampler_lint.analysis.syntax_summary import SyntaxSummary
+from sampler_lint.analysis.syntax_summary import SyntaxSummary, argument, per_tree
 from sampler_lint.rule import Applicability, Example, Fix, Rule, Severity
 
 # DataLoader(dataset, batch_size, shuffle, sampler, batch_sampler, ...)
@@ -37,19 +37,23 @@ class DoubleShardedLoader(Rule):
 
     @classmethod
     def may_match(cls, summary: SyntaxSummary) -> bool:
-        # A `.prepare(...)` / `prepare_data_loader(...)` call with arguments, and a DataLoader
-        # construction given a sampler or a batch sampler.
-        names = summary.names
-        if not any(name in names for name in _PREPARE_METHODS):
-            return False
-        return any(
-            is_loader_constructor(dotted_expression(call.func))
-            and (
-                len(call.args) > _SAMPLER
-                or any(k.arg in (None, "sampler", "batch_sampler") for k in call.keywords)
-            )
-            for call in summary.nodes(ast.Call)
-        )
+        # A `.prepare(...)` / `prepare_data_loader(...)` call, and a DataLoader given a sampler
+        # (or a batch sampler built from one) that is a call: of a DistributedSampler, or of a
+        # class the index may show shards by rank.
+        definite, names = _sampler_calls(summary)
+        return definite or bool(names)
+
+    @classmethod
+    def syntax_hints(cls, summary: SyntaxSummary) -> frozenset[str] | None:
+        definite, names = _sampler_calls(summary)
+        return None if definite else names
+
+    @classmethod
+    def may_match_index(
+        cls, index: ProjectIndex, path: str, text: str, hints: frozenset[str] | None = None
+    ) -> bool:
+        # Without hints, a DistributedSampler is built: nothing for the index to judge.
+        return hints is None or any(shards_by_rank(index, name) for name in hints)
 
     def visit_Call(self, node: cst.Call) -> None:
         if "already_sharded" in self.context.source:
@@ -295,3 +299,50 @@ def _torch_signature(name: str) -> bool:
 
 def _code(node: cst.CSTNode) -> str:
     return cst.Module([]).code_for_node(node)
+
+
+def _sampler_calls(summary: SyntaxSummary) -> tuple[bool, frozenset[str]]:
+    """The ``ast`` side of ``visit_Call``, looser: whether a loader is given a DistributedSampler
+    call, and the last names of the other calls a loader's sampler may be, directly or through
+    any assignment in the file (the visitor follows the one in the function, else the module),
+    or the sampler of a ``...BatchSampler(...)`` passed as ``batch_sampler``."""
+    def make() -> tuple[bool, frozenset[str]]:
+        if not any(name in summary.names for name in _PREPARE_METHODS):
+            return False, frozenset()
+        values: dict[str, list[ast.expr]] = {}
+        for target, value in summary.assignments():
+            name = dotted_expression(target)
+            if name is not None and value is not None:
+                values.setdefault(name, []).append(value)
+
+        def resolved(node: ast.expr) -> list[ast.expr]:
+            name = None if type(node) is ast.Call else dotted_expression(node)
+            return [node, *values.get(name, ())] if name is not None else [node]
+
+        definite = False
+        names: set[str] = set()
+        for call in summary.nodes(ast.Call):
+            if not is_loader_constructor(dotted_expression(call.func)):
+                continue
+            samplers: list[ast.expr] = []
+            sampler = argument(call, _SAMPLER, "sampler")
+            if sampler is not None:
+                samplers += resolved(sampler)
+            batch = argument(call, _BATCH_SAMPLER, "batch_sampler")
+            for value in resolved(batch) if batch is not None else ():
+                if type(value) is ast.Call and (
+                    dotted_expression(value.func) or ""
+                ).endswith("BatchSampler"):
+                    inner = argument(value, 0, "sampler")
+                    samplers += resolved(inner) if inner is not None else []
+            for candidate in samplers:
+                built = dotted_expression(candidate.func) if type(candidate) is ast.Call else None
+                if built is None:
+                    continue
+                if is_distributed_sampler(built):
+                    definite = True
+                else:
+                    names.add(built.rsplit(".", 1)[-1])
+        return definite, frozenset(names)
+
+    return per_tree(summary.tree, "SL504 sampler calls", make)

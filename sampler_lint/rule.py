@@ -296,6 +296,22 @@ class Rule:
         return True
 
     @classmethod
+    def syntax_hints(cls, summary: SyntaxSummary) -> frozenset[str] | None:
+        """What the second stage saw that only the index can judge: the names (classes,
+        callees) the third stage should ask about, handed to :meth:`may_match_index` as
+        ``hints=``, so a file kept for one class is not kept for another. ``None`` (the
+        default): no narrowing; a rule returns it too when the file holds a candidate the index
+        need not judge. Asked only of rules whose :meth:`may_match` kept the file; a rule that
+        overrides it takes ``hints`` in :meth:`may_match_index`."""
+        return None
+
+    @classmethod
+    def gives_hints(cls) -> bool:
+        """Whether the rule has :meth:`syntax_hints` of its own."""
+        own = getattr(cls.syntax_hints, "__func__", None)
+        return own is not getattr(Rule.syntax_hints, "__func__", None)
+
+    @classmethod
     def has_index_stage(cls) -> bool:
         """Whether the rule has a third pre-filter stage of its own (``may_match_index``)."""
         own = getattr(cls.may_match_index, "__func__", None)

@@ -65,6 +65,68 @@ CASES = {
         "    rank = dist.get_rank()\n"
         "    return DistributedSampler(dataset, world_size, rank, True, seed + rank)\n",
     ),
+    # The seeds a rank makes differ through: an augmented assignment, the clock or pid under
+    # an import alias, numpy's generator under another name, a rank call inside the sum.
+    "SL302 seed made per rank by an augmented assignment": (
+        "SL302",
+        "from torch.utils.data import DistributedSampler\n"
+        "def make(dataset, args, rank):\n"
+        "    seed = args.seed\n"
+        "    seed += rank\n"
+        "    return DistributedSampler(dataset, seed=seed)\n",
+    ),
+    "SL302 clock under an alias": (
+        "SL302",
+        "from time import time as now\n"
+        "from torch.utils.data import DistributedSampler\n"
+        "s = DistributedSampler(data, seed=int(now()))\n",
+    ),
+    "SL302 numpy under another name": (
+        "SL302",
+        "import numpy as onp\n"
+        "from torch.utils.data import DistributedSampler\n"
+        "s = DistributedSampler(data, seed=onp.random.randint(1000))\n",
+    ),
+    "SL302 process id through a name": (
+        "SL302",
+        "import os\n"
+        "from torch.utils.data import DistributedSampler\n"
+        "base = os.getpid()\n"
+        "s = DistributedSampler(data, seed=base)\n",
+    ),
+    "SL302 rank call inside the seed": (
+        "SL302",
+        "import torch.distributed as dist\n"
+        "from torch.utils.data import DistributedSampler\n"
+        "s = DistributedSampler(data, seed=cfg.seed + dist.get_rank())\n",
+    ),
+    # Every attribute read is assigned and every one assigned is read: only the path-sensitive
+    # shape keeps these, a read in `__init__` of what a branch (or a helper's branch) assigns.
+    "SL401 read after a branch assigns it": (
+        "SL401",
+        "from torch.utils.data import Sampler\n"
+        "class Shards(Sampler):\n"
+        "    def __init__(self, data, shuffle):\n"
+        "        if shuffle:\n"
+        "            self.seed = 0\n"
+        "        self.data = data\n"
+        "        self.first = self.seed\n"
+        "    def __iter__(self):\n"
+        "        return iter([self.first] + self.data)\n",
+    ),
+    "SL401 read after a helper's branch assigns it": (
+        "SL401",
+        "from torch.utils.data import Sampler\n"
+        "class Shards(Sampler):\n"
+        "    def __init__(self, data):\n"
+        "        self._setup(data)\n"
+        "        self.size = len(self.data)\n"
+        "    def _setup(self, data):\n"
+        "        if data:\n"
+        "            self.data = data\n"
+        "    def __iter__(self):\n"
+        "        return iter(self.data[: self.size])\n",
+    ),
     "SL503 positional shuffle and sampler": (
         "SL503",
         "from torch.utils.data import DataLoader, DistributedSampler\n"
@@ -190,6 +252,38 @@ CASES = {
         "from torch.utils.data import DistributedSampler\n"
         "gpu = int(os.getenv('LOCAL_RANK'))\n"
         "s = DistributedSampler[int](d, int(os.environ['WORLD_SIZE']), gpu)\n",
+    ),
+    # Local ranks the visitor follows: an attribute assigned one, a horovod call through a
+    # name, SLURM's variable read with getenv, an argument named so.
+    "SL404 attribute assigned the local rank": (
+        "SL404",
+        "import os\n"
+        "import torch.distributed as dist\n"
+        "from torch.utils.data import DistributedSampler\n"
+        "class Job:\n"
+        "    def __init__(self, ds):\n"
+        "        self.gpu = int(os.environ['LOCAL_RANK'])\n"
+        "        self.s = DistributedSampler(\n"
+        "            ds, num_replicas=dist.get_world_size(), rank=self.gpu)\n",
+    ),
+    "SL404 horovod local rank through a name": (
+        "SL404",
+        "import horovod.torch as hvd\n"
+        "from torch.utils.data.distributed import DistributedSampler\n"
+        "r = hvd.local_rank()\n"
+        "s = DistributedSampler(ds, num_replicas=hvd.size(), rank=r)\n",
+    ),
+    "SL404 SLURM variable": (
+        "SL404",
+        "import os\n"
+        "from torch.utils.data import DistributedSampler\n"
+        "s = DistributedSampler(ds, rank=int(os.getenv('SLURM_LOCALID')))\n",
+    ),
+    "SL404 argument named the local rank": (
+        "SL404",
+        "from torch.utils.data import DistributedSampler\n"
+        "def make(ds, args):\n"
+        "    return DistributedSampler(ds, rank=args.local_rank)\n",
     ),
     "SL504 positional sampler, loader and accelerator through assignments": (
         "SL504",
@@ -467,6 +561,21 @@ REJECTED = {
     "s = DistributedSampler(d, shuffle=False)\n",
     "SL302": "from torch.utils.data import DistributedSampler\n"
     "s = DistributedSampler(d, seed=42)\n",
+    # Seeds the same on every rank, directly or through names (no rank, clock or generator).
+    "SL302 shared seed through names": "from torch.utils.data import DistributedSampler\n"
+    "def make(d, args, cfg):\n    seed = args.seed\n    seed += 1\n"
+    "    return DistributedSampler(d, seed=seed), DistributedSampler(d, seed=cfg.train.seed)\n",
+    # A rank from the data-parallel group, not the machine (DeepSpeed's engine).
+    "SL404 rank assigned the global rank": "from torch.utils.data import DistributedSampler\n"
+    "def make(self, ds):\n    rank = self.global_rank\n"
+    "    if self.mpu is not None:\n        rank = self.mpu.get_data_parallel_rank()\n"
+    "    return DistributedSampler(ds, num_replicas=self.dp_world_size, rank=rank)\n",
+    # `__init__` checks its arguments (branches that raise), then assigns before it reads.
+    "SL401 checks, then assigns": "from torch.utils.data import BatchSampler\n"
+    "class Buckets(BatchSampler):\n    def __init__(self, data, size):\n"
+    "        if size <= 0:\n            raise ValueError(size)\n"
+    "        self.data = data\n        self.size = size\n        self.n = len(self.data) // size\n"
+    "    def __len__(self):\n        return self.n + len(self.data) + self.size\n",
     "SL503": "from torch.utils.data import DataLoader\n"
     "loader = DataLoader(d, batch_size=8, shuffle=(s is None), sampler=s)\n",
     "SL103": "def f(x, i, bs):\n    return x[i * bs:(i + 1) * bs], f(a, b)\n",

@@ -3,8 +3,12 @@ machine, which are the size of the whole job, and how the file spells ``torch.di
 
 from __future__ import annotations
 
+import ast
+
 import sampler_lint.analysis.lazy_libcst as cst
 from sampler_lint.analysis.imports import dotted_name
+from sampler_lint.analysis.index import dotted_expression
+from sampler_lint.analysis.syntax_summary import SyntaxSummary, per_tree
 from sampler_lint.analysis.vocabulary import LOCAL_RANK_CALLS, LOCAL_RANK_ENV, LOCAL_RANK_NAMES
 from sampler_lint.rule import FileContext
 
@@ -72,6 +76,38 @@ def is_local_rank(context: FileContext, node: cst.BaseExpression, *, follow: boo
         if called is not None and _last(called) in LOCAL_RANK_CALLS and not node.args:
             return True
     return environment_key(node) in LOCAL_RANK_ENV
+
+
+def may_be_local_rank(node: ast.expr, summary: SyntaxSummary, *, follow: bool = True) -> bool:
+    """For syntax pre-filters, the ``ast`` twin of :func:`is_local_rank`, looser: a local-rank
+    name, call or environment key in ``node``, or, for a name or attribute, in any value the file
+    assigns it (the visitor asks that every value assigned in the enclosing function is one)."""
+    name = dotted_expression(node)
+    if name is not None and _last(name) in LOCAL_RANK_NAMES:
+        return True
+    if type(node) is ast.Call:
+        called = dotted_expression(node.func)
+        if called is not None and _last(called) in LOCAL_RANK_CALLS:
+            return True
+    if any(type(n) is ast.Constant and n.value in LOCAL_RANK_ENV for n in ast.walk(node)):
+        return True
+    return follow and name is not None and any(
+        may_be_local_rank(value, summary, follow=False)
+        for value in _values_by_target(summary).get(name, ())
+    )
+
+
+def _values_by_target(summary: SyntaxSummary) -> dict[str, list[ast.expr]]:
+    """Every value the file assigns to each name or attribute chain."""
+    def make() -> dict[str, list[ast.expr]]:
+        values: dict[str, list[ast.expr]] = {}
+        for target, value in summary.assignments():
+            name = dotted_expression(target)
+            if name is not None and value is not None:
+                values.setdefault(name, []).append(value)
+        return values
+
+    return per_tree(summary.tree, "values by target", make)
 
 
 def is_global_world_size(

@@ -21,12 +21,15 @@ from sampler_lint.analysis.seed_facts import (
     seed_keys,
     seeded_epoch_names,
 )
+from sampler_lint.analysis.syntax_summary import SyntaxSummary, names_rank, per_tree
 from sampler_lint.analysis.tree import descendants, scope_body_statements
 from sampler_lint.rule import FileContext
 
 # Calls whose value differs between processes.
 _PER_PROCESS_CALLS = ("time.time", "time.time_ns", "os.getpid", "time.perf_counter")
 _PER_PROCESS_MODULES = ("uuid", "random", "numpy.random", "np.random", "secrets")
+# The first names of the two above, for the pre-filter's twin (os.getpid, numpy.random).
+_PER_PROCESS_ROOTS = ("time", "os", "uuid", "random", "numpy", "np", "secrets")
 # Calls that seed everything: their argument is the run's shared seed.
 SEEDING_CALLS = (
     "manual_seed", "seed_everything", "set_seed", "fix_random_seeds", "set_random_seed",
@@ -67,6 +70,76 @@ def rank_dependent_part(
             if culprit is not None:
                 return culprit  # inside the assigned value, so the message can name it
     return None
+
+
+def may_differ_between_ranks(expr: ast.expr, summary: SyntaxSummary) -> bool:
+    """For syntax pre-filters, the ``ast`` twin of :func:`rank_dependent_part`, looser: a rank
+    name or call, or a call reached from a module whose values differ per process (``time``,
+    ``os``, ``random``, ``numpy``, ``uuid``, ``secrets``, under any import alias), in ``expr``
+    or, for a plain name, in any value the file assigns it (the visitor follows the values that
+    reach the read, in its scope)."""
+    if _names_per_process_value(expr, summary):
+        return True
+    if type(expr) is not ast.Name:
+        return False
+    return any(
+        _names_per_process_value(value, summary)
+        for value in _values_by_name(summary).get(expr.id, ())
+    )
+
+
+def _names_per_process_value(expr: ast.expr, summary: SyntaxSummary) -> bool:
+    roots = _per_process_roots(summary)
+    for node in ast.walk(expr):
+        kind = type(node)
+        if kind is ast.Name or kind is ast.Attribute:
+            if names_rank(node, summary.vocabulary):  # type: ignore[arg-type]
+                return True
+        elif kind is ast.Call:
+            call: ast.Call = node  # type: ignore[assignment]
+            if names_rank(call, summary.vocabulary):
+                return True
+            head = call.func
+            while type(head) is ast.Attribute:
+                head = head.value
+            if type(head) is ast.Name and head.id in roots:
+                return True
+    return False
+
+
+def _per_process_roots(summary: SyntaxSummary) -> frozenset[str]:
+    """The first names of calls that may resolve into a per-process module: the modules' own
+    names (``np.random`` unimported qualifies as itself) and every name an import of them binds."""
+    def make() -> frozenset[str]:
+        roots = set(_PER_PROCESS_ROOTS)
+        for statement in summary.nodes(ast.Import):
+            for alias in statement.names:
+                if alias.name.split(".")[0] in _PER_PROCESS_ROOTS:
+                    roots.add(alias.asname or alias.name.split(".")[0])
+        for found in summary.nodes(ast.ImportFrom):
+            whole = (found.module or "").split(".")[0] in _PER_PROCESS_ROOTS
+            roots.update(
+                alias.asname or alias.name for alias in found.names
+                if whole or alias.name in _PER_PROCESS_ROOTS  # `from . import random`
+            )
+        return frozenset(roots)
+
+    return per_tree(summary.tree, "per process roots", make)
+
+
+def _values_by_name(summary: SyntaxSummary) -> dict[str, list[ast.expr]]:
+    """Every value the file assigns to each plain name (augmented assignments included)."""
+    def make() -> dict[str, list[ast.expr]]:
+        values: dict[str, list[ast.expr]] = {}
+        for target, value in summary.assignments():
+            if type(target) is ast.Name and value is not None:
+                values.setdefault(target.id, []).append(value)
+        for augmented in summary.nodes(ast.AugAssign):
+            if type(augmented.target) is ast.Name:
+                values.setdefault(augmented.target.id, []).append(augmented.value)
+        return values
+
+    return per_tree(summary.tree, "values by name", make)
 
 
 def reaching_values(context: FileContext, name: cst.Name) -> list[cst.BaseExpression]:

@@ -549,10 +549,16 @@ def _index_stage(survey: Survey, job: _Job, lint: LintOptions, index: ProjectInd
     except (OSError, SyntaxError, UnicodeDecodeError, LookupError):
         return survey  # the lint pass reports what it cannot read
     path = str(job.path)
-    kept = tuple(
-        code for code in survey.rules
-        if code not in by_code or by_code[code].may_match_index(index, path, text)
-    )
+    hints = dict(survey.hints)
+
+    def may_match(rule: type[Rule]) -> bool:
+        if rule.code in hints:
+            return rule.may_match_index(  # type: ignore[call-arg]
+                index, path, text, hints=frozenset(hints[rule.code])
+            )
+        return rule.may_match_index(index, path, text)
+
+    kept = tuple(code for code in survey.rules if code not in by_code or may_match(by_code[code]))
     return survey if kept == survey.rules else replace(survey, rules=kept)
 
 

@@ -65,6 +65,9 @@ class Survey:
     #: the parse the syntax pre-filter made anyway (``(name, facts)``; empty when not parsed), so
     #: an index built on demand need not parse the file again.
     read: tuple[tuple[str, dict[str, list[Any]]], ...] = ()
+    #: ``(code, names)`` for the rules left whose syntax stage narrowed what the index stage
+    #: should ask about (``Rule.syntax_hints``).
+    hints: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
 
 EMPTY_FACTS = ProjectIndex()
@@ -113,28 +116,38 @@ def survey_source(
     except _PARSE_FAILURES:
         # libcst decides (and reports SL001); the file contributes no facts, as before.
         return Survey(EMPTY_FACTS, "", _codes(rules), has_noqa)
+    hints: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    if syntax_stage:
+        rules, hints = _syntax_stage(tree, rules, lint)
     if not gather:
-        rules = _syntax_stage(tree, rules, lint) if syntax_stage else rules
         read = tuple(
             (collector.name, collector.facts_in(tree, fact_path)) for collector in questions
             if not collector.costly or _reads(rules, collector)
         ) if fact_path is not None else ()
-        return Survey(EMPTY_FACTS, "", _codes(rules), has_noqa, _names(questions), read)
+        return Survey(
+            EMPTY_FACTS, "", _codes(rules), has_noqa, _names(questions), read, hints
+        )
     # Parsed anyway: the project questions are answered from this file now.
     facts = _collect(tree, fact_path, wanted + questions) if fact_path else EMPTY_FACTS
-    if syntax_stage:
-        rules = _syntax_stage(tree, rules, lint)
-    return Survey(facts, _digest(facts), _codes(rules), has_noqa)
+    return Survey(facts, _digest(facts), _codes(rules), has_noqa, hints=hints)
 
 
 def _syntax_stage(
     tree: ast.Module, rules: list[type[Rule]] | None, lint: LintOptions | None
-) -> list[type[Rule]] | None:
+) -> tuple[list[type[Rule]] | None, tuple[tuple[str, tuple[str, ...]], ...]]:
+    """The rules whose ``may_match`` keeps the file, and the hints they leave the index stage."""
     if not rules or lint is None:
-        return rules
+        return rules, ()
     summary = SyntaxSummary.of(tree)
     summary.vocabulary = lint.vocabulary
-    return [rule for rule in rules if rule.may_match(summary)]
+    kept = [rule for rule in rules if rule.may_match(summary)]
+    hints = []
+    for rule in kept:
+        if rule.gives_hints():
+            names = rule.syntax_hints(summary)
+            if names is not None:
+                hints.append((rule.code, tuple(sorted(names))))
+    return kept, tuple(hints)
 
 
 def _reads(rules: list[type[Rule]] | None, collector: FactCollector) -> bool:
@@ -165,6 +178,12 @@ def is_survey(value: object) -> bool:
         and all(
             isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], str)
             and isinstance(item[1], dict) for item in value.read
+        )
+        and isinstance(value.hints, tuple)
+        and all(
+            isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], str)
+            and isinstance(item[1], tuple) and all(isinstance(n, str) for n in item[1])
+            for item in value.hints
         )
     )
 
