@@ -112,8 +112,8 @@ def test_a_file_kept_for_one_class_is_not_kept_for_another(tmp_path: Path) -> No
     # The syntax stage keeps the file, for the dataset (SL401) and for the dataset the batch
     # sampler draws from (SL504), and says so.
     assert rules["SL401"].may_match(summary) and rules["SL504"].may_match(summary)
-    assert rules["SL401"].syntax_hints(summary) == {"Pictures"}
-    assert rules["SL504"].syntax_hints(summary) == {"Pictures"}
+    assert rules["SL401"].syntax_hints(summary) == frozenset({"Pictures"})
+    assert rules["SL504"].syntax_hints(summary) == frozenset({"Pictures"})
     # The index shows Pictures is no sampler and does not shard: neither rule is left.
     index = build_index([script], registry.all_rules())
     kept = _kept(script, SCRIPT, index)
@@ -132,8 +132,8 @@ def test_the_hinted_rules_still_flag_what_they_flag(tmp_path: Path) -> None:
         ("train.py", "SL401"), ("train.py", "SL504")
     }
     summary = SyntaxSummary(ast.parse(FLAGGED))
-    assert registry.rules_by_code()["SL401"].syntax_hints(summary) == {"Shards"}
-    assert registry.rules_by_code()["SL504"].syntax_hints(summary) == {"Shards"}
+    assert registry.rules_by_code()["SL401"].syntax_hints(summary) == frozenset({"Shards"})
+    assert registry.rules_by_code()["SL504"].syntax_hints(summary) == frozenset({"Shards"})
 
 
 def test_a_distributed_sampler_needs_no_hint() -> None:
