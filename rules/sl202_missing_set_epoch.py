@@ -35,7 +35,7 @@ from sampler_lint.analysis.sampler_family import (
     is_distributed_sampler_class,
     spells_project_subclass,
 )
-from sampler_lint.analysis.syntax_summary import SyntaxSummary, argument, walk
+from sampler_lint.analysis.syntax_summary import SyntaxSummary, argument, per_tree, walk
 from sampler_lint.analysis.tree import scope_body_statements
 from sampler_lint.rule import Applicability, Example, Fix, Rule, Severity
 
@@ -73,19 +73,28 @@ class MissingSetEpoch(Rule):
     @classmethod
     def may_match(cls, summary: SyntaxSummary) -> bool:
         # The start of each of the three shapes the visitor follows: an inner dataset's epoch
-        # set in an epoch loop while the loader iterates a wrapper; or something called
-        # `...Sampler` (a construction, or a class picked by a condition and called through a
-        # local) and either a loader given a sampler, or a sampler kept on `self` by a class
-        # that iterates and has no `set_epoch`. (No loop needed for the loader: the epoch loop
-        # may live in the function the loader goes to.)
+        # set in an epoch loop while the loader iterates a wrapper; a loader assigned to a name
+        # and given a sampler that may be a DistributedSampler; or such a sampler kept on `self`
+        # by a class that iterates and has no `set_epoch`. (No loop needed for the loader: the
+        # epoch loop may live in the function the loader goes to.)
         if _sets_an_inner_dataset(summary):
             return True
-        return _constructs_a_sampler(summary) and (
-            _assigns_a_loader_with_a_sampler(summary) or _keeps_a_sampler_on_self(summary)
-        )
+        definite, names = _sampler_candidates(summary)
+        return definite or bool(names)
 
     @classmethod
-    def may_match_index(cls, index: ProjectIndex, path: str, text: str) -> bool:
+    def syntax_hints(cls, summary: SyntaxSummary) -> frozenset[str] | None:
+        if _sets_an_inner_dataset(summary):
+            return None
+        definite, names = _sampler_candidates(summary)
+        return None if definite else names
+
+    @classmethod
+    def may_match_index(
+        cls, index: ProjectIndex, path: str, text: str, hints: frozenset[str] | None = None
+    ) -> bool:
+        if hints is not None:  # only `...Sampler` classes: is one a DistributedSampler?
+            return any(is_distributed_sampler_class(index, name, path) for name in hints)
         # The dataset shape calls `set_epoch`; the loader and wrapper shapes construct a
         # DistributedSampler, which the file names: torch's or a known subclass, or a project
         # subclass (``_is_distributed`` finds it by its last name).
@@ -794,22 +803,66 @@ def _loaders_assigned(summary: SyntaxSummary) -> list[ast.Call]:
     ]
 
 
-def _assigns_a_loader_with_a_sampler(summary: SyntaxSummary) -> bool:
-    """What ``_loader`` starts from: a loader assigned to a name, given a sampler."""
-    return any(
-        loader_sampler_expression(value) is not None for value in _loaders_assigned(summary)
-    )
+def _sampler_candidates(summary: SyntaxSummary) -> tuple[bool, frozenset[str]]:
+    """The ``ast`` side of ``_loader`` and ``_owned_by_wrapper``, looser: whether a sampler that
+    is a DistributedSampler by name (or a class picked through a local) may reach one of them,
+    and the dotted names of the other ``...Sampler`` classes that may (the visitor asks the
+    index whether they derive from DistributedSampler). What reaches them: the sampler of a
+    loader assigned to a plain name (through ``if``-expressions and any assignment of a name
+    in the file), and a call kept on ``self`` in ``__init__`` of a class with plain bases, an
+    ``__iter__`` and no ``set_epoch``."""
+    def make() -> tuple[bool, frozenset[str]]:
+        values: dict[str, list[ast.expr]] = {}
+        for target, value in summary.assignments():
+            if type(target) is ast.Name and value is not None:
+                values.setdefault(target.id, []).append(value)
+        calls: list[ast.expr] = []
+        for loader in _loaders_assigned(summary):
+            sampler = loader_sampler_expression(loader)
+            for option in _ast_alternatives([sampler] if sampler is not None else []):
+                if type(option) is ast.Name:
+                    calls += _ast_alternatives(values.get(option.id, []))
+                else:
+                    calls.append(option)
+        calls += _kept_on_self(summary)
+        definite = False
+        names: set[str] = set()
+        for call in calls:
+            if type(call) is not ast.Call:
+                continue
+            built = dotted_expression(call.func)
+            picked = [built] if built is not None else []
+            if type(call.func) is ast.Name:  # a class picked by a condition, through a local
+                picked += [
+                    dotted_expression(option) or ""
+                    for option in _ast_alternatives(values.get(call.func.id, []))
+                ]
+            for name in picked:
+                if is_distributed_sampler(name):
+                    definite = True
+                elif name.rsplit(".", 1)[-1].endswith("Sampler"):
+                    names.add(name)
+        return definite, frozenset(names)
+
+    return per_tree(summary.tree, "SL202 sampler candidates", make)
 
 
-def _keeps_a_sampler_on_self(summary: SyntaxSummary) -> bool:
+def _kept_on_self(summary: SyntaxSummary) -> list[ast.expr]:
     """What ``_owned_by_wrapper`` starts from: ``self.x = <call>`` in a function named
     ``__init__`` anywhere inside a class (the visitor asks for the enclosing function and class)
-    that has an ``__iter__`` method and no ``set_epoch`` one, neither named for evaluation."""
+    with plain bases, an ``__iter__`` method and no ``set_epoch`` one, neither named for
+    evaluation."""
+    found: list[ast.expr] = []
     for klass in summary.nodes(ast.ClassDef):
         methods = {
             s.name for s in klass.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))
         }
         if "__iter__" not in methods or "set_epoch" in methods or is_evaluation_name(klass.name):
+            continue
+        if not all(
+            (dotted_expression(base) or "").rsplit(".", 1)[-1] in _PLAIN_BASES
+            for base in klass.bases
+        ):
             continue
         for init in walk(klass):
             if not isinstance(init, (ast.FunctionDef, ast.AsyncFunctionDef)) \
@@ -820,8 +873,8 @@ def _keeps_a_sampler_on_self(summary: SyntaxSummary) -> bool:
                         and type(target := node.targets[0]) is ast.Attribute \
                         and type(target.value) is ast.Name and target.value.id == "self" \
                         and type(node.value) is ast.Call and not is_evaluation_name(target.attr):
-                    return True
-    return False
+                    found.append(node.value)
+    return found
 
 
 def _defines(klass: cst.ClassDef, method: str) -> bool:
@@ -830,27 +883,15 @@ def _defines(klass: cst.ClassDef, method: str) -> bool:
     )
 
 
-def _constructs_a_sampler(summary: SyntaxSummary) -> bool:
-    """A call of something named ``...Sampler`` or a known distributed sampler
-    (``DistributedSamplerWrapper``), or a local bound to such a class (a class picked by a
-    condition: ``cls = DistributedSampler if multi else RandomSampler``)."""
-    def sampler_like(name: str | None) -> bool:
-        return name is not None and (name.endswith("Sampler") or is_distributed_sampler(name))
-
-    for call in summary.nodes(ast.Call):
-        if sampler_like(dotted_expression(call.func)):
-            return True
-    for _, value in summary.assignments():
-        for option in _ast_alternatives(value):
-            if sampler_like(dotted_expression(option)):
-                return True
-    return False
-
-
-def _ast_alternatives(value: ast.expr | None) -> list[ast.expr]:
-    if isinstance(value, ast.IfExp):
-        return [*_ast_alternatives(value.body), *_ast_alternatives(value.orelse)]
-    return [value] if isinstance(value, (ast.Name, ast.Attribute)) else []
+def _ast_alternatives(values: list[ast.expr]) -> list[ast.expr]:
+    """The ``ast`` twin of :func:`_alternatives`: the branches of ``if``-expressions, opened."""
+    opened: list[ast.expr] = []
+    for value in values:
+        if isinstance(value, ast.IfExp):
+            opened.extend(_ast_alternatives([value.body, value.orelse]))
+        else:
+            opened.append(value)
+    return opened
 
 
 class _Uses:

@@ -5,10 +5,14 @@ from __future__ import annotations
 import ast
 
 import sampler_lint.analysis.lazy_libcst as cst
-from sampler_lint.analysis.index import ProjectIndex
-from sampler_lint.analysis.loader_calls import distributed_sampler_calls
+from sampler_lint.analysis.index import ProjectIndex, dotted_expression
+from sampler_lint.analysis.loader_calls import is_distributed_sampler
 from sampler_lint.analysis.matching import get_arg
-from sampler_lint.analysis.sampler_family import CLASS_FACTS, calls_project_subclass
+from sampler_lint.analysis.sampler_family import (
+    CLASS_FACTS,
+    calls_project_subclass,
+    torch_bases_of,
+)
 from sampler_lint.analysis.seed_facts import (
     NAMED_SAMPLER_FACTS,
     SEED_FACTS,
@@ -16,14 +20,13 @@ from sampler_lint.analysis.seed_facts import (
     builds_named_sampler,
 )
 from sampler_lint.analysis.seeds import (
-    class_like,
     is_distributed_construction,
     may_differ_between_ranks,
     rank_dependent_part,
     seed_argument,
     visible_shared_seed,
 )
-from sampler_lint.analysis.syntax_summary import SyntaxSummary, argument, is_constant
+from sampler_lint.analysis.syntax_summary import SyntaxSummary, argument, is_constant, per_tree
 from sampler_lint.rule import Applicability, Example, Fix, Rule, Severity
 
 # Literals that are the same on every rank (`None`, `True`, `False` are names to libcst).
@@ -49,20 +52,24 @@ class RankDependentSamplerSeed(Rule):
 
     @classmethod
     def may_match(cls, summary: SyntaxSummary) -> bool:
-        # A DistributedSampler(...) given a seed that may differ between ranks (a project
-        # subclass may have any class-like name: the index, not visible here, tells).
-        calls = summary.nodes(ast.Call)
-        return any(
-            (seed := argument(call, SEED_POSITION, "seed")) is not None
-            and not is_constant(seed, *_LITERALS)
-            and may_differ_between_ranks(seed, summary)
-            for call in distributed_sampler_calls(calls) + [c for c in calls if class_like(c.func)]
-        )
+        # A call given a seed that may differ between ranks: of a DistributedSampler by name, or
+        # of what the index may show is a project subclass of it (any name).
+        definite, names = _seeded_calls(summary)
+        return definite or bool(names)
 
     @classmethod
-    def may_match_index(cls, index: ProjectIndex, path: str, text: str) -> bool:
+    def syntax_hints(cls, summary: SyntaxSummary) -> frozenset[str] | None:
+        definite, names = _seeded_calls(summary)
+        return None if definite else names
+
+    @classmethod
+    def may_match_index(
+        cls, index: ProjectIndex, path: str, text: str, hints: frozenset[str] | None = None
+    ) -> bool:
+        if hints is not None:  # only the callees given a rank-dependent seed
+            return any("DistributedSampler" in torch_bases_of(index, name, path) for name in hints)
         # A DistributedSampler built by name here, or a project subclass, at any depth, that this
-        # file may call by name (a class-like call the syntax stage let through builds it).
+        # file may call by name.
         return builds_named_sampler(index, path) or calls_project_subclass(
             index, text, "DistributedSampler"
         )
@@ -178,3 +185,28 @@ class RankDependentSamplerSeed(Rule):
             "    return DistributedSampler(dataset, seed=args.seed)\n"
         ),
     )
+
+
+def _seeded_calls(summary: SyntaxSummary) -> tuple[bool, frozenset[str]]:
+    """The ``ast`` side of ``visit_Call``, looser: whether a DistributedSampler (by name) is given
+    a seed that may differ between ranks, and the dotted names of the other calls given one
+    (the visitor asks the index whether they build a project subclass)."""
+    def make() -> tuple[bool, frozenset[str]]:
+        definite = False
+        names: set[str] = set()
+        for call in summary.nodes(ast.Call):
+            seed = argument(call, SEED_POSITION, "seed")
+            if seed is None or is_constant(seed, *_LITERALS):
+                continue
+            built = dotted_expression(call.func)
+            if built is None or built.split(".", 1)[0] == "self":
+                continue  # the visitor's `constructed` and its `self.` rule
+            if not may_differ_between_ranks(seed, summary):
+                continue
+            if is_distributed_sampler(built):
+                definite = True
+            else:
+                names.add(built)
+        return definite, frozenset(names)
+
+    return per_tree(summary.tree, "SL302 seeded calls", make)

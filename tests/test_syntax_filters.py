@@ -127,6 +127,15 @@ CASES = {
         "    def __iter__(self):\n"
         "        return iter(self.data[: self.size])\n",
     ),
+    # A project subclass with a lowercase name (the filter once asked for a class-like one).
+    "SL302 lowercase project subclass": (
+        "SL302",
+        "from torch.utils.data import DistributedSampler\n"
+        "class shard_sampler(DistributedSampler):\n"
+        "    pass\n"
+        "def make(data, rank):\n"
+        "    return shard_sampler(data, seed=rank)\n",
+    ),
     "SL503 positional shuffle and sampler": (
         "SL503",
         "from torch.utils.data import DataLoader, DistributedSampler\n"
@@ -565,6 +574,10 @@ REJECTED = {
     "SL302 shared seed through names": "from torch.utils.data import DistributedSampler\n"
     "def make(d, args, cfg):\n    seed = args.seed\n    seed += 1\n"
     "    return DistributedSampler(d, seed=seed), DistributedSampler(d, seed=cfg.train.seed)\n",
+    # `rank` only as a keyword's name or a lambda's parameter: labels, not values.
+    "SL302 rank as a label": "from torch.utils.data import DistributedSampler\n"
+    "s = DistributedSampler(d, seed=derive(cfg.seed, rank=0))\n"
+    "t = DistributedSampler(d, seed=(lambda rank: 7)(0))\n",
     # A rank from the data-parallel group, not the machine (DeepSpeed's engine).
     "SL404 rank assigned the global rank": "from torch.utils.data import DistributedSampler\n"
     "def make(self, ds):\n    rank = self.global_rank\n"

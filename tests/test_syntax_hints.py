@@ -148,7 +148,107 @@ def test_a_distributed_sampler_needs_no_hint() -> None:
     assert rule.may_match(summary) and rule.syntax_hints(summary) is None
 
 
-@pytest.mark.parametrize("code", ["SL401", "SL504"])
+def test_a_seed_given_to_something_else_is_not_kept(tmp_path: Path) -> None:
+    """SL302: a rank-dependent seed handed to a project class that is no DistributedSampler
+    (a data augmenter) leaves nothing to judge, though the file builds a DistributedSampler by
+    name with a shared seed and a subclass of it exists."""
+    (tmp_path / "samplers.py").write_text(
+        "from torch.utils.data import DistributedSampler\n\n\n"
+        "class EvenShards(DistributedSampler):\n    pass\n"
+    )
+    text = (
+        "from torch.utils.data import DistributedSampler\n"
+        "from samplers import EvenShards\n\n\n"
+        "class Augment:\n    def __init__(self, seed):\n        self.seed = seed\n\n\n"
+        "def make(ds, args, rank):\n"
+        "    noise = Augment(seed=args.seed + rank)\n"
+        "    return DistributedSampler(ds, seed=args.seed), EvenShards(ds), noise\n"
+    )
+    script = tmp_path / "train.py"
+    script.write_text(text)
+    rule = registry.rules_by_code()["SL302"]
+    summary = SyntaxSummary(ast.parse(text))
+    assert rule.may_match(summary) and rule.syntax_hints(summary) == frozenset({"Augment"})
+    index = build_index([tmp_path / "samplers.py", script], registry.all_rules())
+    assert "SL302" not in _kept(script, text, index)
+    assert rule.may_match_index(index, str(script), text)  # what the stage said without hints
+    # The same seed given to the subclass is kept, and flagged.
+    flagged = text.replace("EvenShards(ds)", "EvenShards(ds, seed=args.seed + rank)")
+    script.write_text(flagged)
+    assert "SL302" in _kept(script, flagged, index)
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'seeds'\n")
+    found = _findings(tmp_path, "--select", "SL302")
+    assert found == _findings(tmp_path, "--select", "SL302", "--no-prefilter")
+    assert [(name, code) for name, code, *_ in found] == [("train.py", "SL302")]
+
+
+SL202_TRAIN = """\
+from torch.utils.data import DataLoader
+from samplers import ShardSampler
+
+
+def train(ds, epochs, step):
+    sampler = ShardSampler(ds)
+    loader = DataLoader(ds, sampler=sampler)
+    for epoch in range(epochs):
+        for batch in loader:
+            step(batch)
+"""
+
+
+def test_a_loader_kept_for_a_sampler_class_asks_the_index_about_that_class(
+    tmp_path: Path,
+) -> None:
+    """SL202: a loader's `...Sampler` is judged by name: a project subclass of
+    DistributedSampler is kept (and flagged), another sampler is not, whatever else the file
+    names."""
+    (tmp_path / "samplers.py").write_text(
+        "from torch.utils.data import DistributedSampler, Sampler\n\n\n"
+        "class ShardSampler(DistributedSampler):\n    pass\n\n\n"
+        "class PlainSampler(Sampler):\n    def __iter__(self):\n        yield 0\n"
+    )
+    plain = SL202_TRAIN.replace("ShardSampler", "PlainSampler") + (
+        "\n\ndef check(s):\n    from torch.utils.data import DistributedSampler\n"
+        "    return isinstance(s, DistributedSampler)\n"
+    )
+    (tmp_path / "train.py").write_text(SL202_TRAIN)
+    (tmp_path / "plain.py").write_text(plain)
+    files = [tmp_path / name for name in ("samplers.py", "train.py", "plain.py")]
+    index = build_index(files, registry.all_rules())
+    rule = registry.rules_by_code()["SL202"]
+    assert rule.syntax_hints(SyntaxSummary(ast.parse(plain))) == frozenset({"PlainSampler"})
+    assert "SL202" not in _kept(tmp_path / "plain.py", plain, index)
+    assert rule.may_match_index(index, str(tmp_path / "plain.py"), plain)  # without hints
+    assert "SL202" in _kept(tmp_path / "train.py", SL202_TRAIN, index)
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'epochs'\n")
+    found = _findings(tmp_path, "--select", "SL202")
+    assert found == _findings(tmp_path, "--select", "SL202", "--no-prefilter")
+    assert [(name, code) for name, code, *_ in found] == [("train.py", "SL202")]
+
+
+def test_a_class_with_a_base_of_its_own_is_no_sampler_wrapper() -> None:
+    """SL202's wrapper shape wants plain bases (the base may set the epoch): a class deriving
+    from a project stream, keeping a DistributedSampler, leaves the rule nothing."""
+    code = (
+        "from torch.utils.data import DistributedSampler\n"
+        "class Batches(Stream):\n    def __init__(self, ds):\n"
+        "        self.order = DistributedSampler(ds)\n"
+        "    def __iter__(self):\n        return iter(self.order)\n"
+    )
+    assert not registry.rules_by_code()["SL202"].may_match(SyntaxSummary(ast.parse(code)))
+    assert not _findings_of(code, "SL202")
+    plain = code.replace("(Stream)", "(object)")
+    assert registry.rules_by_code()["SL202"].may_match(SyntaxSummary(ast.parse(plain)))
+    assert _findings_of(plain, "SL202") == ["SL202"]
+
+
+def _findings_of(code: str, rule: str) -> list[str]:
+    from sampler_lint.api import lint_code
+
+    return [f.code for f in lint_code(code, select=[rule], use_prefilter=False).findings]
+
+
+@pytest.mark.parametrize("code", ["SL202", "SL302", "SL401", "SL504"])
 def test_hinting_rules_take_hints_in_their_index_stage(code: str) -> None:
     rule = registry.rules_by_code()[code]
     assert rule.gives_hints() and rule.has_index_stage()

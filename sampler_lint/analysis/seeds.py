@@ -46,9 +46,14 @@ def rank_dependent_part(
     context: FileContext, expr: cst.BaseExpression, *, follow: bool = True
 ) -> cst.BaseExpression | None:
     """The sub-expression that makes ``expr`` differ between ranks (a rank, the time, the pid,
-    ``random``...), through one local assignment; ``None`` when it is the same on every rank."""
-    for node in _walk(expr):
-        if not isinstance(node, (cst.Name, cst.Attribute, cst.Call)):
+    ``random``...), through one local assignment; ``None`` when it is the same on every rank.
+    A keyword's name and a lambda's parameter are names, not values (``f(seed, rank=0)`` is the
+    same on every rank)."""
+    nodes = _walk(expr)
+    labels = {id(n.keyword) for n in nodes if isinstance(n, cst.Arg) and n.keyword is not None}
+    labels |= {id(n.name) for n in nodes if isinstance(n, cst.Param)}
+    for node in nodes:
+        if not isinstance(node, (cst.Name, cst.Attribute, cst.Call)) or id(node) in labels:
             continue
         named = isinstance(node, (cst.Name, cst.Attribute))
         if named and is_rank_like(context, node, follow=False):
