@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+from collections import Counter
 
 import sampler_lint.analysis.lazy_libcst as cst
 from sampler_lint.analysis.attribute_facts import OUTSIDE_WRITES, assigned_from_outside
@@ -71,6 +72,8 @@ class MisspelledSamplerAttribute(Rule):
         return False
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        if not node.bases:
+            return  # no sampler; the facts found by its name would be another class's
         fact = find_class(self.context.index, node.name.value, str(self.context.path))
         if fact is None:
             return
@@ -327,19 +330,23 @@ class MisspelledSamplerAttribute(Rule):
 
 
 def _suspects(summary: SyntaxSummary) -> frozenset[str]:
-    """The classes with bases that may misspell an attribute or leave one unassigned: the
-    index stage asks only whether these are samplers."""
+    """The classes with bases that may misspell an attribute or leave one unassigned, and every
+    name the file gives more than one class: the index stage asks only whether these are
+    samplers. (``visit_ClassDef`` looks a class's facts up by name, so a second class of the
+    same name, with or without bases, is judged against the first one's facts.)"""
     def make() -> frozenset[str]:
         attributes = [
             a for a in summary.nodes(ast.Attribute)
             if type(a.value) is ast.Name and a.value.id == "self"
         ]
+        classes = summary.nodes(ast.ClassDef)
+        names = Counter(klass.name for klass in classes)
         return frozenset(
-            klass.name for klass in summary.nodes(ast.ClassDef)
-            if klass.bases and (
+            klass.name for klass in classes
+            if names[klass.name] > 1 or (klass.bases and (
                 _may_misspell(klass, [a for a in attributes if within(a, klass)])
                 or _may_leave_unassigned(klass)
-            )
+            ))
         )
 
     return per_tree(summary.tree, "SL401 suspects", make)

@@ -375,3 +375,54 @@ def test_an_unchanged_tree_gathers_no_collector(project: Path) -> None:
     with mock.patch.object(DemandIndex, "_gather", autospec=True, side_effect=real) as gather:
         _code, third = run(project, ".")
     assert gather.call_count > 0 and "SL501" not in third
+
+
+def _reads_of(project: Path, name: str, *args: str) -> tuple[str, int]:
+    """The output of a run and how often it read ``name`` to hash it."""
+    from sampler_lint.engine import runner
+
+    real = runner.read_source
+    with mock.patch.object(runner, "read_source", side_effect=real) as read:
+        _, out = run(project, *args)
+    return out, sum(1 for call in read.call_args_list if Path(call.args[0]).name == name)
+
+
+def test_an_unchanged_file_is_not_read_to_hash_it(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its size, times and inode are those recorded when it was last hashed: the digest is
+    reused (the racy margin is lifted: the files here are younger than it)."""
+    from sampler_lint.engine import runner
+
+    monkeypatch.setattr(runner, "_RACY_NS", 0)
+    first, reads = _reads_of(repo, "a.py", ".")
+    assert reads >= 1 and "SL101" in first
+    second, reads = _reads_of(repo, "a.py", ".")
+    assert reads == 0 and second == first
+
+
+def test_a_file_rewritten_behind_its_old_times_is_read_again(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Same size, modification time put back: the change time still moves, and the new code is
+    linted."""
+    from sampler_lint.engine import runner
+
+    monkeypatch.setattr(runner, "_RACY_NS", 0)
+    first, _ = _reads_of(repo, "a.py", ".")
+    assert "SL101" in first
+    before = os.stat(repo / "a.py")
+    fixed = BUGGY.replace("x.size(0) // world_size", "x.size(0) -  world_size")
+    assert len(fixed) == len(BUGGY)
+    (repo / "a.py").write_text(fixed)
+    os.utime(repo / "a.py", ns=(before.st_atime_ns, before.st_mtime_ns))
+    second, reads = _reads_of(repo, "a.py", ".")
+    assert reads >= 1 and "SL101" not in second
+
+
+def test_a_file_hashed_soon_after_it_changed_is_hashed_again(repo: Path) -> None:
+    """Within the racy margin of its last change, a file's status does not vouch for its
+    bytes (a second change in the same tick of a coarse clock would not show): read again."""
+    run(repo, ".")
+    _, reads = _reads_of(repo, "a.py", ".")
+    assert reads == 1  # to hash it; the results are still those cached

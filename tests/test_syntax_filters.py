@@ -136,6 +136,21 @@ CASES = {
         "def make(data, rank):\n"
         "    return shard_sampler(data, seed=rank)\n",
     ),
+    # The rule looks a class's facts up by name: a second class of that name (the other branch
+    # of an `if`) is judged against the first one's (the review's case).
+    "SL401 a sampler defined in two branches": (
+        "SL401",
+        "from torch.utils.data import Sampler\n"
+        "if fast:\n"
+        "    class S(Sampler):\n"
+        "        def num_sample(self):\n"
+        "            return 1\n"
+        "        def __len__(self):\n"
+        "            return self.num_sample()\n"
+        "else:\n"
+        "    class S(Sampler):\n"
+        "        num_samples = 0\n",
+    ),
     "SL503 positional shuffle and sampler": (
         "SL503",
         "from torch.utils.data import DataLoader, DistributedSampler\n"

@@ -248,6 +248,21 @@ def _findings_of(code: str, rule: str) -> list[str]:
     return [f.code for f in lint_code(code, select=[rule], use_prefilter=False).findings]
 
 
+def test_a_name_given_to_two_classes_is_always_a_suspect() -> None:
+    """SL401 looks a class's facts up by name: whichever class of that name the facts are, the
+    name goes to the index stage. A class without bases is no sampler: not judged at all (it
+    used to be, against the facts of the sampler of the same name)."""
+    code = (
+        "from torch.utils.data import Dataset, Sampler\n"
+        "class Pictures(Dataset):\n    def __init__(self, root):\n        self.root = root\n"
+        "class S(Sampler):\n    num_samples = 0\n"
+        "class S:\n    def __len__(self):\n        return self.num_sample\n"
+    )
+    hints = registry.rules_by_code()["SL401"].syntax_hints(SyntaxSummary(ast.parse(code)))
+    assert hints == frozenset({"Pictures", "S"})
+    assert _findings_of(code, "SL401") == []
+
+
 @pytest.mark.parametrize("code", ["SL202", "SL302", "SL401", "SL504"])
 def test_hinting_rules_take_hints_in_their_index_stage(code: str) -> None:
     rule = registry.rules_by_code()[code]
