@@ -7,8 +7,14 @@ import re
 
 import sampler_lint.analysis.lazy_libcst as cst
 from sampler_lint.analysis.imports import dotted_name
-from sampler_lint.analysis.loader_facts import LOADER_FACTS
-from sampler_lint.analysis.loaders import can_carry_batch_sampler, origins_at
+from sampler_lint.analysis.index import ProjectIndex
+from sampler_lint.analysis.loader_facts import LOADER_FACTS, file_key
+from sampler_lint.analysis.loaders import (
+    at_path,
+    can_carry_batch_sampler,
+    origins_ast,
+    origins_at,
+)
 from sampler_lint.analysis.syntax_summary import SyntaxSummary
 from sampler_lint.analysis.tree import scope_body_statements
 from sampler_lint.rule import Applicability, Example, Fix, Rule, Severity
@@ -33,22 +39,33 @@ class SetEpochSamplerOnly(Rule):
     @classmethod
     def may_match(cls, summary: SyntaxSummary) -> bool:
         # `L.sampler.set_epoch(...)` (L not `self`), or `s.set_epoch(...)` with `s = <...>.sampler`.
-        pairs = summary.assignments()
-        aliases = {
-            t.id for t, value in pairs
-            if type(t) is ast.Name and type(value) is ast.Attribute and value.attr == "sampler"
-        }
-        for call in summary.nodes(ast.Call):
-            func = call.func
-            if type(func) is ast.Attribute and func.attr == "set_epoch":
-                receiver = func.value
-                if type(receiver) is ast.Name and receiver.id in aliases:
-                    return True
-                if type(receiver) is ast.Attribute and receiver.attr == "sampler" and not (
-                    type(receiver.value) is ast.Name and receiver.value.id == "self"
-                ):
-                    return True
-        return False
+        return bool(_loaders_set(summary))
+
+    @classmethod
+    def syntax_hints(cls, summary: SyntaxSummary) -> frozenset[str] | None:
+        # Where each loader comes from, as the visitor reads it in this file (`origins_at`), for
+        # the index to tell whether one can carry a batch sampler; None when the file's side
+        # cannot be read surely (an alias, a one-line suite).
+        hints: set[str] = set()
+        for loader in _loaders_set(summary):
+            origins = origins_ast(summary, loader) if loader is not None else None
+            if origins is None:
+                return None
+            hints.add(repr(tuple(origins)))
+        return frozenset(hints)
+
+    @classmethod
+    def may_match_index(
+        cls, index: ProjectIndex, path: str, text: str, hints: frozenset[str] | None = None
+    ) -> bool:
+        if hints is None:
+            return True
+        # The hints are reprs of plain tuples made by syntax_hints: read back as literals.
+        here = file_key(path)
+        return any(
+            can_carry_batch_sampler(index, at_path(ast.literal_eval(hint), here))
+            for hint in hints
+        )
 
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -586,4 +603,25 @@ def _calls(node: cst.CSTNode) -> list[cst.Call]:
             found.append(call)
 
     node.visit(_Collector())
+    return found
+
+
+def _loaders_set(summary: SyntaxSummary) -> list[ast.expr | None]:
+    """The loader of each `L.sampler.set_epoch(...)` (L not `self`); ``None`` for each
+    `s.set_epoch(...)` with `s = <...>.sampler` (the visitor reads that alias in its scope)."""
+    aliases = {
+        t.id for t, value in summary.assignments()
+        if type(t) is ast.Name and type(value) is ast.Attribute and value.attr == "sampler"
+    }
+    found: list[ast.expr | None] = []
+    for call in summary.nodes(ast.Call):
+        func = call.func
+        if type(func) is ast.Attribute and func.attr == "set_epoch":
+            receiver = func.value
+            if type(receiver) is ast.Name and receiver.id in aliases:
+                found.append(None)
+            elif type(receiver) is ast.Attribute and receiver.attr == "sampler" and not (
+                type(receiver.value) is ast.Name and receiver.value.id == "self"
+            ):
+                found.append(receiver.value)
     return found

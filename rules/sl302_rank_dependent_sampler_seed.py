@@ -199,13 +199,11 @@ def _seeded_calls(summary: SyntaxSummary) -> tuple[bool, frozenset[str]]:
             if seed is None or is_constant(seed, *_LITERALS):
                 continue
             built = dotted_expression(call.func)
-            if built is None or built.split(".", 1)[0] == "self":
-                continue  # the visitor's `constructed` and its `self.` rule
-            if not may_differ_between_ranks(seed, summary):
+            if built is None or not may_differ_between_ranks(seed, summary):
                 continue
-            if is_distributed_sampler(built):
+            if is_distributed_sampler(built):  # `self.DistributedSampler(...)` too
                 definite = True
-            else:
+            elif built.split(".", 1)[0] != "self":  # the visitor's `self.` rule, after that
                 names.add(built)
         return definite, frozenset(names)
 

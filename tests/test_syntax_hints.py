@@ -263,7 +263,72 @@ def test_a_name_given_to_two_classes_is_always_a_suspect() -> None:
     assert _findings_of(code, "SL401") == []
 
 
-@pytest.mark.parametrize("code", ["SL202", "SL302", "SL401", "SL504"])
+DATAMODULE = """\
+from torch.utils.data import DataLoader
+
+
+class DataModule:
+    def __init__(self, args):
+        self.args = args
+
+    def train_dataloaders(self, cuts):
+        sampler = BucketSampler(cuts, shuffle=True)
+        return DataLoader(cuts, sampler=sampler, batch_size=None)
+"""
+
+RECIPE = """\
+from datamodule import DataModule
+
+
+def run(args, cuts, model):
+    data = DataModule(args)
+    train_dl = data.train_dataloaders(cuts)
+    for epoch in range(args.epochs):
+        train_dl.sampler.set_epoch(epoch)
+        for batch in train_dl:
+            model(batch)
+"""
+
+
+def test_a_loader_the_project_builds_with_a_sampler_needs_no_libcst(tmp_path: Path) -> None:
+    """SL201 (icefall's recipes): the loader comes from a data module of another file, built with
+    `sampler=`; where it comes from is read from this file's `ast` at the syntax stage, and the
+    index tells it cannot carry a batch sampler. Built with `batch_sampler=`, it is kept and
+    flagged."""
+    (tmp_path / "datamodule.py").write_text(DATAMODULE)
+    (tmp_path / "recipe.py").write_text(RECIPE)
+    files = [tmp_path / "datamodule.py", tmp_path / "recipe.py"]
+    rule = registry.rules_by_code()["SL201"]
+    summary = SyntaxSummary(ast.parse(RECIPE))
+    summary.source = RECIPE
+    hints = rule.syntax_hints(summary)
+    assert hints is not None and len(hints) == 1
+    index = build_index(files, registry.all_rules())
+    assert "SL201" not in _kept(tmp_path / "recipe.py", RECIPE, index)
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'recipes'\n")
+    assert _findings(tmp_path, "--select", "SL201") == []
+    assert _findings(tmp_path, "--select", "SL201", "--no-prefilter") == []
+    batches = DATAMODULE.replace("sampler=sampler, batch_size=None", "batch_sampler=sampler")
+    (tmp_path / "datamodule.py").write_text(batches)
+    index = build_index(files, registry.all_rules())
+    assert "SL201" in _kept(tmp_path / "recipe.py", RECIPE, index)
+    found = _findings(tmp_path, "--select", "SL201")
+    assert found == _findings(tmp_path, "--select", "SL201", "--no-prefilter")
+    assert [(name, code) for name, code, *_ in found] == [("recipe.py", "SL201")]
+
+
+def test_an_alias_or_a_one_line_suite_leaves_sl201_unhinted() -> None:
+    rule = registry.rules_by_code()["SL201"]
+    for code in (
+        "def f(dl, n):\n    s = dl.sampler\n    for e in range(n):\n        s.set_epoch(e)\n",
+        "def f(ds, c, n):\n    if c: dl = make(ds)\n    dl.sampler.set_epoch(n)\n",
+    ):
+        summary = SyntaxSummary(ast.parse(code))
+        summary.source = code
+        assert rule.may_match(summary) and rule.syntax_hints(summary) is None
+
+
+@pytest.mark.parametrize("code", ["SL201", "SL202", "SL302", "SL401", "SL504"])
 def test_hinting_rules_take_hints_in_their_index_stage(code: str) -> None:
     rule = registry.rules_by_code()[code]
     assert rule.gives_hints() and rule.has_index_stage()

@@ -276,7 +276,7 @@ class _FactCollector:
             return [("item", merge_origins(self._origins(node.value, depth)), node.slice.value)]
         if isinstance(node, ast.Name) and self._function:
             function = self._function[-1]
-            position = _parameter_position(function, node.id, bool(self._class))
+            position = parameter_position(function, node.id, bool(self._class))
             if position is not None:
                 owner = method_owner(function.name, self._class)
                 return [("param", self.path, owner, position, node.id)]
@@ -343,7 +343,7 @@ def _required_parameters(
         child = ancestor
     found = []
     for name in sorted(required):
-        position = _parameter_position(function, name, is_method)
+        position = parameter_position(function, name, is_method)
         if position is not None:
             found.append((name, position))
     return tuple(found)
@@ -474,7 +474,7 @@ def method_owner(function: str, classes: list[str]) -> str:
     return function
 
 
-def _parameter_position(
+def parameter_position(
     function: ast.FunctionDef | ast.AsyncFunctionDef, name: str, is_method: bool
 ) -> int | None:
     """The position callers pass ``name`` at (``self`` not counted), ``-1`` for keyword-only."""

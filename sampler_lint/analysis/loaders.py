@@ -15,6 +15,7 @@ sampler.
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Iterable
 from typing import Any
 
@@ -45,8 +46,10 @@ from sampler_lint.analysis.loader_facts import (
     loader_origin,
     merge_origins,
     method_owner,
+    parameter_position,
     passed_arguments,
 )
+from sampler_lint.analysis.syntax_summary import SyntaxSummary, per_tree
 from sampler_lint.analysis.tree import scope_body_statements
 from sampler_lint.rule import FileContext
 
@@ -114,6 +117,238 @@ def origins_at(context: FileContext, node: cst.BaseExpression) -> list[Origin]:
     ):
         return [("self", path, klass.name.value, node.attr.value)]
     return [UNKNOWN]
+
+
+# ------------------------------------------------------------------------------------------------
+# The same, from Python's ast, for a pre-filter: None where it cannot be sure to answer as
+# origins_at does
+
+
+#: Where an origin names the file: the pre-filter does not know the path; :func:`at_path`
+#: puts it in.
+THIS_FILE = "\x00this file"
+# How far a name is followed through its assignments before the twin gives up.
+_TWIN_DEPTH = 6
+
+
+class _Unsure(Exception):
+    pass
+
+
+def origins_ast(summary: SyntaxSummary, node: ast.expr) -> list[Origin] | None:
+    """The ``ast`` twin of :func:`origins_at` for a node of the file (its path spelled
+    :data:`THIS_FILE`), or ``None`` when it cannot be sure to give the same origins or more:
+    libcst's assignment table leaves out the statements of a one-line suite (``if c: x = f()``),
+    which ``ast`` does not mark, so a name is followed only when one of its assignments surely
+    starts its own line (``summary.source`` tells)."""
+    try:
+        return _origins_ast(summary, node, 0)
+    except (_Unsure, RecursionError):
+        return None
+
+
+def at_path(origins: Any, path: str) -> Any:
+    """``origins`` with :data:`THIS_FILE` replaced by ``path`` (a :func:`file_key`)."""
+    if origins == THIS_FILE:
+        return path
+    if type(origins) is tuple:
+        return tuple(at_path(item, path) for item in origins)
+    if type(origins) is list:
+        return [at_path(item, path) for item in origins]
+    return origins
+
+
+def _origins_ast(summary: SyntaxSummary, node: ast.expr, depth: int) -> list[Origin]:
+    if depth > _TWIN_DEPTH:
+        raise _Unsure
+    ancestors = summary.ancestors(node)
+    function = next(
+        (a for a in ancestors if isinstance(a, (ast.FunctionDef, ast.AsyncFunctionDef))), None
+    )
+    klass = next((a for a in ancestors if isinstance(a, ast.ClassDef)), None)
+    if isinstance(node, ast.Constant) and node.value is None:
+        return [NONE]
+    if isinstance(node, ast.IfExp):
+        return _origins_ast(summary, node.body, depth) + _origins_ast(
+            summary, node.orelse, depth
+        )
+    if isinstance(node, ast.Call):
+        name = _dotted(node.func)
+        if is_loader_constructor(name) or _names_loader_class_ast(summary, node.func, function):
+            keywords = [keyword.arg for keyword in node.keywords]
+            positional = sum(1 for arg in node.args if not isinstance(arg, ast.Starred))
+            return [loader_origin(keywords, positional)]
+        if name is None:
+            return [UNKNOWN]
+        if name.count(".") == 1 and name.split(".")[0] in ("self", "cls") and klass is not None:
+            return [("method", THIS_FILE, klass.name, name.rsplit(".", 1)[-1])]
+        func = node.func
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+            receiver = merge_origins(_origins_ast(summary, func.value, depth + 1))
+            if is_call_receiver(receiver):
+                return [("objmethod", THIS_FILE, receiver, func.attr)]
+        passed = passed_arguments(
+            sum(1 for arg in node.args if not isinstance(arg, ast.Starred)),
+            [keyword.arg for keyword in node.keywords],
+            any(isinstance(arg, ast.Starred) for arg in node.args),
+        )
+        return [("call", THIS_FILE, name.rsplit(".", 1)[-1], passed)]
+    if isinstance(node, ast.Tuple):
+        if any(isinstance(e, ast.Starred) for e in node.elts):
+            raise _Unsure  # libcst reads the starred element's value
+        return [("tuple", tuple(
+            merge_origins(_origins_ast(summary, e, depth)) for e in node.elts
+        ))]
+    if isinstance(node, ast.Subscript):
+        index = node.slice
+        if isinstance(index, ast.Constant) and type(index.value) is int:
+            inner = merge_origins(_origins_ast(summary, node.value, depth))
+            return [("item", inner, index.value)]
+        return [UNKNOWN]
+    if isinstance(node, ast.Name) and function is not None:
+        position = parameter_position(function, node.id, klass is not None)
+        if position is not None:
+            classes = [klass.name] if klass is not None else []
+            owner = method_owner(function.name, classes)
+            return [("param", THIS_FILE, owner, position, node.id)]
+        values, _ = _assigned_in(summary, function, node.id)
+        found = [o for value in values for o in _origins_ast(summary, value, depth + 1)]
+        for value, position in _unpacked_ast(summary, function, node.id):
+            found.append(("item", merge_origins(_origins_ast(summary, value, depth + 1)),
+                          position))
+        return found or [UNKNOWN]
+    if (
+        isinstance(node, ast.Attribute)
+        and isinstance(node.value, ast.Name)
+        and node.value.id == "self"
+        and klass is not None
+    ):
+        return [("self", THIS_FILE, klass.name, node.attr)]
+    return [UNKNOWN]
+
+
+def _dotted(node: ast.expr) -> str | None:
+    """The twin of libcst's ``dotted_name``: a plain chain of names only."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        inner = _dotted(node.value)
+        return f"{inner}.{node.attr}" if inner is not None else None
+    return None
+
+
+def _scope_statements(summary: SyntaxSummary, function: ast.AST) -> list[ast.stmt]:
+    """The statements whose scope is ``function`` (nested functions and classes left out), the
+    statements of ``scope_body_statements``."""
+    def make() -> list[ast.stmt]:
+        found: list[ast.stmt] = []
+        stack: list[ast.AST] = list(reversed(getattr(function, "body", [])))
+        while stack:
+            statement = stack.pop()
+            if not isinstance(statement, ast.stmt):
+                continue
+            found.append(statement)
+            if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                continue
+            children: list[ast.AST] = []
+            for attr in ("body", "orelse", "finalbody", "handlers", "cases"):
+                value = getattr(statement, attr, None)
+                if isinstance(value, list):
+                    for item in value:
+                        if isinstance(item, (ast.ExceptHandler, ast.match_case)):
+                            children.extend(item.body)
+                        else:
+                            children.append(item)
+            stack.extend(reversed(children))
+        return found
+
+    return per_tree(function, "scope statements", make)
+
+
+def _starts_its_line(summary: SyntaxSummary, statement: ast.stmt) -> bool:
+    """Whether nothing but indentation precedes ``statement`` on its line (so libcst holds it in
+    a statement line of its own block, not in a one-line suite)."""
+    lines = summary.source_lines
+    if not lines or statement.lineno > len(lines):
+        return False
+    before = lines[statement.lineno - 1].encode("utf-8")[: statement.col_offset]
+    return not before.strip()
+
+
+def _assigned_in(
+    summary: SyntaxSummary, function: ast.AST, name: str
+) -> tuple[list[ast.expr], list[ast.expr]]:
+    """The values assigned to ``name`` in ``function``'s scope, and those of them libcst's table
+    surely holds (their statement starts its line); the table holds at least those, at most
+    all. :class:`_Unsure` when there are values and none is sure (the table may be empty)."""
+    values: list[ast.expr] = []
+    sure: list[ast.expr] = []
+    for statement in _scope_statements(summary, function):
+        if isinstance(statement, ast.Assign):
+            targets: list[ast.expr] = statement.targets
+            value: ast.expr | None = statement.value
+        elif isinstance(statement, ast.AnnAssign) and statement.value is not None:
+            targets, value = [statement.target], statement.value
+        else:
+            continue
+        assert value is not None
+        named = [value for t in targets if isinstance(t, ast.Name) and t.id == name]
+        values += named
+        if named and _starts_its_line(summary, statement):
+            sure += named
+    if values and not sure:
+        raise _Unsure
+    return values, sure
+
+
+def _unpacked_ast(
+    summary: SyntaxSummary, function: ast.AST, name: str
+) -> list[tuple[ast.expr, int]]:
+    """The twin of :func:`_unpacked` (every such assignment, one-line suites included: more
+    origins only make "may carry" likelier)."""
+    found: list[tuple[ast.expr, int]] = []
+    for statement in _scope_statements(summary, function):
+        if not isinstance(statement, ast.Assign):
+            continue
+        for target in statement.targets:
+            if not isinstance(target, (ast.Tuple, ast.List)) or any(
+                isinstance(e, ast.Starred) for e in target.elts
+            ):
+                continue
+            for i, element in enumerate(target.elts):
+                if isinstance(element, ast.Name) and element.id == name:
+                    found.append((statement.value, i))
+    return found
+
+
+def _names_loader_class_ast(
+    summary: SyntaxSummary, func: ast.expr, function: ast.AST | None
+) -> bool:
+    """The twin of :func:`_names_loader_class`: ``True`` when every value may be a loader class
+    (then so is every value libcst holds), ``False`` when a value libcst surely holds is not,
+    :class:`_Unsure` otherwise."""
+    if not (isinstance(func, ast.Name) and function is not None):
+        return False
+    values, sure = _assigned_in(summary, function, func.id)
+    if not values:
+        return False
+    if all(is_loader_constructor(_dotted(v)) for v in _opened(values)):
+        return True
+    if not all(is_loader_constructor(_dotted(v)) for v in _opened(sure)):
+        return False
+    raise _Unsure
+
+
+def _opened(values: list[ast.expr]) -> list[ast.expr]:
+    opened: list[ast.expr] = []
+    pending = list(values)
+    while pending:
+        value = pending.pop()
+        if isinstance(value, ast.IfExp):
+            pending.extend([value.body, value.orelse])
+        else:
+            opened.append(value)
+    return opened
 
 
 def _unpacked(function: cst.FunctionDef, name: str) -> list[tuple[cst.BaseExpression, int]]:

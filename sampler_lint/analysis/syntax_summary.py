@@ -13,6 +13,7 @@ serves every rule). Like the text stage, a rule's answer must never hide a findi
 from __future__ import annotations
 
 import ast
+import re
 from collections import defaultdict
 from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
@@ -95,6 +96,18 @@ class SyntaxSummary:
         #: What counts as a rank, a world size or a seed in the run that asks (the engine sets
         #: the configured one before the rules' syntax filters read the summary).
         self.vocabulary = Vocabulary()
+        #: The code the tree was parsed from, when the engine gives it (``""``: unknown).
+        self.source = ""
+
+    @property
+    def source_lines(self) -> list[str]:
+        """``source`` split where Python's parser counts lines (not at form feeds)."""
+        lines: list[str] | None = self.__dict__.get("_lines")
+        if lines is None:
+            lines = self.__dict__["_lines"] = (
+                re.split(r"\r\n|\r|\n", self.source) if self.source else []
+            )
+        return lines
 
     @classmethod
     def of(cls, tree: ast.Module) -> SyntaxSummary:

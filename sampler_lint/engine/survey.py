@@ -118,7 +118,7 @@ def survey_source(
         return Survey(EMPTY_FACTS, "", _codes(rules), has_noqa)
     hints: tuple[tuple[str, tuple[str, ...]], ...] = ()
     if syntax_stage:
-        rules, hints = _syntax_stage(tree, rules, lint)
+        rules, hints = _syntax_stage(tree, rules, lint, index_text if wanted else (text or ""))
     if not gather:
         read = tuple(
             (collector.name, collector.facts_in(tree, fact_path)) for collector in questions
@@ -133,13 +133,15 @@ def survey_source(
 
 
 def _syntax_stage(
-    tree: ast.Module, rules: list[type[Rule]] | None, lint: LintOptions | None
+    tree: ast.Module, rules: list[type[Rule]] | None, lint: LintOptions | None, source: str
 ) -> tuple[list[type[Rule]] | None, tuple[tuple[str, tuple[str, ...]], ...]]:
-    """The rules whose ``may_match`` keeps the file, and the hints they leave the index stage."""
+    """The rules whose ``may_match`` keeps the file, and the hints they leave the index stage
+    (``source``: the code ``tree`` was parsed from)."""
     if not rules or lint is None:
         return rules, ()
     summary = SyntaxSummary.of(tree)
     summary.vocabulary = lint.vocabulary
+    summary.source = source
     kept = [rule for rule in rules if rule.may_match(summary)]
     hints = []
     for rule in kept:
