@@ -137,10 +137,12 @@ class _Unsure(Exception):
 
 def origins_ast(summary: SyntaxSummary, node: ast.expr) -> list[Origin] | None:
     """The ``ast`` twin of :func:`origins_at` for a node of the file (its path spelled
-    :data:`THIS_FILE`), or ``None`` when it cannot be sure to give the same origins or more:
-    libcst's assignment table leaves out the statements of a one-line suite (``if c: x = f()``),
-    which ``ast`` does not mark, so a name is followed only when one of its assignments surely
-    starts its own line (``summary.source`` tells)."""
+    :data:`THIS_FILE`): the same origins, or ``None`` when it cannot be sure to read them as
+    libcst does. libcst's table of assignments leaves out the statements of a one-line suite
+    (``if c: x = f()``, also after a backslash), which ``ast`` does not mark, so a name is
+    followed only when every statement that assigns it starts its own logical line
+    (``summary.source`` tells). Extra origins would not be safe either: an unknown alternative
+    merged into a receiver hides the class whose method libcst would follow."""
     try:
         return _origins_ast(summary, node, 0)
     except (_Unsure, RecursionError):
@@ -211,7 +213,7 @@ def _origins_ast(summary: SyntaxSummary, node: ast.expr, depth: int) -> list[Ori
             classes = [klass.name] if klass is not None else []
             owner = method_owner(function.name, classes)
             return [("param", THIS_FILE, owner, position, node.id)]
-        values, _ = _assigned_in(summary, function, node.id)
+        values = _assigned_in(summary, function, node.id)
         found = [o for value in values for o in _origins_ast(summary, value, depth + 1)]
         for value, position in _unpacked_ast(summary, function, node.id):
             found.append(("item", merge_origins(_origins_ast(summary, value, depth + 1)),
@@ -266,23 +268,23 @@ def _scope_statements(summary: SyntaxSummary, function: ast.AST) -> list[ast.stm
 
 
 def _starts_its_line(summary: SyntaxSummary, statement: ast.stmt) -> bool:
-    """Whether nothing but indentation precedes ``statement`` on its line (so libcst holds it in
-    a statement line of its own block, not in a one-line suite)."""
+    """Whether ``statement`` starts its logical line: nothing but indentation before it on its
+    line, and no backslash ending the line before (then libcst holds it in a statement line
+    of its own block, not in a one-line suite)."""
     lines = summary.source_lines
-    if not lines or statement.lineno > len(lines):
+    number = statement.lineno
+    if not lines or number > len(lines):
         return False
-    before = lines[statement.lineno - 1].encode("utf-8")[: statement.col_offset]
-    return not before.strip()
+    before = lines[number - 1].encode("utf-8")[: statement.col_offset]
+    if before.strip():
+        return False
+    return number == 1 or not lines[number - 2].endswith("\\")
 
 
-def _assigned_in(
-    summary: SyntaxSummary, function: ast.AST, name: str
-) -> tuple[list[ast.expr], list[ast.expr]]:
-    """The values assigned to ``name`` in ``function``'s scope, and those of them libcst's table
-    surely holds (their statement starts its line); the table holds at least those, at most
-    all. :class:`_Unsure` when there are values and none is sure (the table may be empty)."""
+def _assigned_in(summary: SyntaxSummary, function: ast.AST, name: str) -> list[ast.expr]:
+    """The values assigned to ``name`` in ``function``'s scope, exactly those libcst's table
+    holds: :class:`_Unsure` when a statement that assigns it may not start its logical line."""
     values: list[ast.expr] = []
-    sure: list[ast.expr] = []
     for statement in _scope_statements(summary, function):
         if isinstance(statement, ast.Assign):
             targets: list[ast.expr] = statement.targets
@@ -293,19 +295,16 @@ def _assigned_in(
             continue
         assert value is not None
         named = [value for t in targets if isinstance(t, ast.Name) and t.id == name]
+        if named and not _starts_its_line(summary, statement):
+            raise _Unsure
         values += named
-        if named and _starts_its_line(summary, statement):
-            sure += named
-    if values and not sure:
-        raise _Unsure
-    return values, sure
+    return values
 
 
 def _unpacked_ast(
     summary: SyntaxSummary, function: ast.AST, name: str
 ) -> list[tuple[ast.expr, int]]:
-    """The twin of :func:`_unpacked` (every such assignment, one-line suites included: more
-    origins only make "may carry" likelier)."""
+    """The twin of :func:`_unpacked`; :class:`_Unsure` as for :func:`_assigned_in`."""
     found: list[tuple[ast.expr, int]] = []
     for statement in _scope_statements(summary, function):
         if not isinstance(statement, ast.Assign):
@@ -317,6 +316,8 @@ def _unpacked_ast(
                 continue
             for i, element in enumerate(target.elts):
                 if isinstance(element, ast.Name) and element.id == name:
+                    if not _starts_its_line(summary, statement):
+                        raise _Unsure
                     found.append((statement.value, i))
     return found
 
@@ -324,19 +325,11 @@ def _unpacked_ast(
 def _names_loader_class_ast(
     summary: SyntaxSummary, func: ast.expr, function: ast.AST | None
 ) -> bool:
-    """The twin of :func:`_names_loader_class`: ``True`` when every value may be a loader class
-    (then so is every value libcst holds), ``False`` when a value libcst surely holds is not,
-    :class:`_Unsure` otherwise."""
+    """The twin of :func:`_names_loader_class`."""
     if not (isinstance(func, ast.Name) and function is not None):
         return False
-    values, sure = _assigned_in(summary, function, func.id)
-    if not values:
-        return False
-    if all(is_loader_constructor(_dotted(v)) for v in _opened(values)):
-        return True
-    if not all(is_loader_constructor(_dotted(v)) for v in _opened(sure)):
-        return False
-    raise _Unsure
+    opened = _opened(_assigned_in(summary, function, func.id))
+    return bool(opened) and all(is_loader_constructor(_dotted(v)) for v in opened)
 
 
 def _opened(values: list[ast.expr]) -> list[ast.expr]:
