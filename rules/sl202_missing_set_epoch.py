@@ -26,6 +26,7 @@ from sampler_lint.analysis.loader_facts import (
     EpochUse,
     is_epoch_loop_ast,
     is_loader_constructor,
+    opened_alternatives,
     set_epoch_receivers,
 )
 from sampler_lint.analysis.loaders import project_epoch_uses
@@ -819,9 +820,9 @@ def _sampler_candidates(summary: SyntaxSummary) -> tuple[bool, frozenset[str]]:
         calls: list[ast.expr] = []
         for loader in _loaders_assigned(summary):
             sampler = loader_sampler_expression(loader)
-            for option in _ast_alternatives([sampler] if sampler is not None else []):
+            for option in opened_alternatives([sampler] if sampler is not None else []):
                 if type(option) is ast.Name:
-                    calls += _ast_alternatives(values.get(option.id, []))
+                    calls += opened_alternatives(values.get(option.id, []))
                 else:
                     calls.append(option)
         calls += _kept_on_self(summary)
@@ -835,7 +836,7 @@ def _sampler_candidates(summary: SyntaxSummary) -> tuple[bool, frozenset[str]]:
             if type(call.func) is ast.Name:  # a class picked by a condition, through a local
                 picked += [
                     dotted_expression(option) or ""
-                    for option in _ast_alternatives(values.get(call.func.id, []))
+                    for option in opened_alternatives(values.get(call.func.id, []))
                 ]
             for name in picked:
                 if is_distributed_sampler(name):
@@ -881,17 +882,6 @@ def _defines(klass: cst.ClassDef, method: str) -> bool:
     return any(
         isinstance(s, cst.FunctionDef) and s.name.value == method for s in klass.body.body
     )
-
-
-def _ast_alternatives(values: list[ast.expr]) -> list[ast.expr]:
-    """The ``ast`` twin of :func:`_alternatives`: the branches of ``if``-expressions, opened."""
-    opened: list[ast.expr] = []
-    for value in values:
-        if isinstance(value, ast.IfExp):
-            opened.extend(_ast_alternatives([value.body, value.orelse]))
-        else:
-            opened.append(value)
-    return opened
 
 
 class _Uses:

@@ -234,7 +234,7 @@ class _FactCollector:
             return False
         values = self._assignments().get(func.id, [])
         return bool(values) and all(
-            is_loader_constructor(dotted_expression(v)) for v in _alternatives(values)
+            is_loader_constructor(dotted_expression(v)) for v in opened_alternatives(values)
         )
 
     # origins
@@ -429,12 +429,12 @@ def _assigned_pairs(node: ast.Assign | ast.AnnAssign) -> list[tuple[str, ast.exp
     return pairs
 
 
-def _alternatives(values: list[ast.expr]) -> list[ast.expr]:
+def opened_alternatives(values: list[ast.expr]) -> list[ast.expr]:
     """Values with conditional expressions opened: ``A if c else B`` is ``A`` or ``B``."""
     opened: list[ast.expr] = []
     for value in values:
         if isinstance(value, ast.IfExp):
-            opened.extend(_alternatives([value.body, value.orelse]))
+            opened.extend(opened_alternatives([value.body, value.orelse]))
         else:
             opened.append(value)
     return opened

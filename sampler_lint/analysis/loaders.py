@@ -46,6 +46,7 @@ from sampler_lint.analysis.loader_facts import (
     loader_origin,
     merge_origins,
     method_owner,
+    opened_alternatives,
     parameter_position,
     passed_arguments,
 )
@@ -328,20 +329,8 @@ def _names_loader_class_ast(
     """The twin of :func:`_names_loader_class`."""
     if not (isinstance(func, ast.Name) and function is not None):
         return False
-    opened = _opened(_assigned_in(summary, function, func.id))
+    opened = opened_alternatives(_assigned_in(summary, function, func.id))
     return bool(opened) and all(is_loader_constructor(_dotted(v)) for v in opened)
-
-
-def _opened(values: list[ast.expr]) -> list[ast.expr]:
-    opened: list[ast.expr] = []
-    pending = list(values)
-    while pending:
-        value = pending.pop()
-        if isinstance(value, ast.IfExp):
-            pending.extend([value.body, value.orelse])
-        else:
-            opened.append(value)
-    return opened
 
 
 def _unpacked(function: cst.FunctionDef, name: str) -> list[tuple[cst.BaseExpression, int]]:
