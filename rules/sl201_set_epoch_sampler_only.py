@@ -8,7 +8,7 @@ import re
 import sampler_lint.analysis.lazy_libcst as cst
 from sampler_lint.analysis.imports import dotted_name
 from sampler_lint.analysis.index import ProjectIndex
-from sampler_lint.analysis.loader_facts import LOADER_FACTS, file_key
+from sampler_lint.analysis.loader_facts import LOADER_FACTS, Origin, file_key
 from sampler_lint.analysis.loaders import (
     at_path,
     can_carry_batch_sampler,
@@ -42,30 +42,27 @@ class SetEpochSamplerOnly(Rule):
         return bool(_loaders_set(summary))
 
     @classmethod
-    def syntax_hints(cls, summary: SyntaxSummary) -> frozenset[str] | None:
+    def syntax_hints(cls, summary: SyntaxSummary) -> frozenset[tuple[Origin, ...]] | None:
         # Where each loader comes from, as the visitor reads it in this file (`origins_at`), for
         # the index to tell whether one can carry a batch sampler; None when the file's side
         # cannot be read surely (an alias, a one-line suite).
-        hints: set[str] = set()
+        hints: set[tuple[Origin, ...]] = set()
         for loader in _loaders_set(summary):
             origins = origins_ast(summary, loader) if loader is not None else None
             if origins is None:
                 return None
-            hints.add(repr(tuple(origins)))
+            hints.add(tuple(origins))
         return frozenset(hints)
 
     @classmethod
     def may_match_index(
-        cls, index: ProjectIndex, path: str, text: str, hints: frozenset[str] | None = None
+        cls, index: ProjectIndex, path: str, text: str,
+        hints: frozenset[tuple[Origin, ...]] | None = None,
     ) -> bool:
         if hints is None:
             return True
-        # The hints are reprs of plain tuples made by syntax_hints: read back as literals.
         here = file_key(path)
-        return any(
-            can_carry_batch_sampler(index, at_path(ast.literal_eval(hint), here))
-            for hint in hints
-        )
+        return any(can_carry_batch_sampler(index, at_path(hint, here)) for hint in hints)
 
 
     def visit_Call(self, node: cst.Call) -> None:

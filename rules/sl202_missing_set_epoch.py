@@ -813,10 +813,7 @@ def _sampler_candidates(summary: SyntaxSummary) -> tuple[bool, frozenset[str]]:
     in the file), and a call kept on ``self`` in ``__init__`` of a class with plain bases, an
     ``__iter__`` and no ``set_epoch``."""
     def make() -> tuple[bool, frozenset[str]]:
-        values: dict[str, list[ast.expr]] = {}
-        for target, value in summary.assignments():
-            if type(target) is ast.Name and value is not None:
-                values.setdefault(target.id, []).append(value)
+        values = summary.values_by_target()
         calls: list[ast.expr] = []
         for loader in _loaders_assigned(summary):
             sampler = loader_sampler_expression(loader)

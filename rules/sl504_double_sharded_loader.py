@@ -309,11 +309,7 @@ def _sampler_calls(summary: SyntaxSummary) -> tuple[bool, frozenset[str]]:
     def make() -> tuple[bool, frozenset[str]]:
         if not any(name in summary.names for name in _PREPARE_METHODS):
             return False, frozenset()
-        values: dict[str, list[ast.expr]] = {}
-        for target, value in summary.assignments():
-            name = dotted_expression(target)
-            if name is not None and value is not None:
-                values.setdefault(name, []).append(value)
+        values = summary.values_by_target()
 
         def resolved(node: ast.expr) -> list[ast.expr]:
             name = None if type(node) is ast.Call else dotted_expression(node)

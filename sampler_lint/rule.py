@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import enum
 import inspect
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -116,6 +116,10 @@ class Report:
     node: cst.CSTNode
     message: str
     fix: Fix | None
+
+
+#: A syntax-stage hint (:meth:`Rule.syntax_hints`): plain data, as the survey cache holds it.
+Hint = Hashable
 
 
 @dataclass
@@ -296,13 +300,15 @@ class Rule:
         return True
 
     @classmethod
-    def syntax_hints(cls, summary: SyntaxSummary) -> frozenset[str] | None:
+    def syntax_hints(cls, summary: SyntaxSummary) -> frozenset[Hint] | None:
         """What the second stage saw that only the index can judge: the names (classes,
-        callees) the third stage should ask about, handed to :meth:`may_match_index` as
-        ``hints=``, so a file kept for one class is not kept for another. ``None`` (the
-        default): no narrowing; a rule returns it too when the file holds a candidate the index
-        need not judge. Asked only of rules whose :meth:`may_match` kept the file; a rule that
-        overrides it takes ``hints`` in :meth:`may_match_index`."""
+        callees), or plain tuples of them (where a loader comes from), the third stage should
+        ask about, handed to :meth:`may_match_index` as ``hints=``, so a file kept for one class
+        is not kept for another. They are cached with the survey: strings, numbers, booleans,
+        ``None`` and tuples of those only. ``None`` (the default): no narrowing; a rule returns
+        it too when the file holds a candidate the index need not judge. Asked only of rules
+        whose :meth:`may_match` kept the file; a rule that overrides it takes ``hints`` in
+        :meth:`may_match_index`."""
         return None
 
     @classmethod

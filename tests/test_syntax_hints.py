@@ -5,6 +5,7 @@ so a file kept for one class is not parsed with libcst because of another."""
 from __future__ import annotations
 
 import ast
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -315,6 +316,23 @@ def test_a_loader_the_project_builds_with_a_sampler_needs_no_libcst(tmp_path: Pa
     found = _findings(tmp_path, "--select", "SL201")
     assert found == _findings(tmp_path, "--select", "SL201", "--no-prefilter")
     assert [(name, code) for name, code, *_ in found] == [("recipe.py", "SL201")]
+
+
+def test_tuple_hints_survive_the_survey_cache(tmp_path: Path) -> None:
+    """SL201's hints are tuples of origins: the survey holding them is written to the cache and
+    read back equal, and the cache's shape check accepts it (a miss would re-survey the file
+    on every warm run)."""
+    from sampler_lint.engine.cache import decode, encode
+    from sampler_lint.engine.survey import is_survey
+
+    lint = LintOptions(rules=registry.all_rules(), options={}, vocabulary=Vocabulary())
+    collectors = Collectors.for_rules(tuple(lint.rules))
+    survey = survey_source(RECIPE.encode(), str(tmp_path / "recipe.py"), lint, collectors)
+    hinted = dict(survey.hints)
+    assert "SL201" in hinted and all(type(hint) is tuple for hint in hinted["SL201"])
+    again = decode(encode(survey))
+    assert again == survey and is_survey(again)
+    assert not is_survey(replace(survey, hints=(("SL201", (object(),)),)))
 
 
 def test_an_alias_or_a_one_line_suite_leaves_sl201_unhinted() -> None:

@@ -30,6 +30,9 @@ from dataclasses import dataclass, field
 from pathlib import PurePath
 from typing import Any
 
+# dotted_expression lives with the syntax summary (which reads assignments by it); the fact
+# collectors and rules import it from here too.
+from sampler_lint.analysis.syntax_summary import dotted_expression as dotted_expression
 from sampler_lint.analysis.syntax_summary import per_tree
 
 
@@ -194,19 +197,6 @@ def _import_aliases(tree: ast.Module) -> dict[str, str]:
                 full = f"{module}.{alias.name}" if module else alias.name
                 aliases[alias.asname or alias.name] = full
     return aliases
-
-
-def dotted_expression(node: ast.expr) -> str | None:
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        inner = dotted_expression(node.value)
-        return f"{inner}.{node.attr}" if inner else None
-    if isinstance(node, ast.Subscript):  # Generic[T], Sampler[int]
-        return dotted_expression(node.value)
-    if isinstance(node, ast.Call):  # six.with_metaclass(...) and similar: unknown
-        return None
-    return None
 
 
 def qualify(aliases: dict[str, str], dotted: str) -> str:

@@ -8,7 +8,7 @@ import ast
 import sampler_lint.analysis.lazy_libcst as cst
 from sampler_lint.analysis.imports import dotted_name
 from sampler_lint.analysis.index import dotted_expression
-from sampler_lint.analysis.syntax_summary import SyntaxSummary, per_tree
+from sampler_lint.analysis.syntax_summary import SyntaxSummary
 from sampler_lint.analysis.vocabulary import LOCAL_RANK_CALLS, LOCAL_RANK_ENV, LOCAL_RANK_NAMES
 from sampler_lint.rule import FileContext
 
@@ -93,21 +93,8 @@ def may_be_local_rank(node: ast.expr, summary: SyntaxSummary, *, follow: bool = 
         return True
     return follow and name is not None and any(
         may_be_local_rank(value, summary, follow=False)
-        for value in _values_by_target(summary).get(name, ())
+        for value in summary.values_by_target().get(name, ())
     )
-
-
-def _values_by_target(summary: SyntaxSummary) -> dict[str, list[ast.expr]]:
-    """Every value the file assigns to each name or attribute chain."""
-    def make() -> dict[str, list[ast.expr]]:
-        values: dict[str, list[ast.expr]] = {}
-        for target, value in summary.assignments():
-            name = dotted_expression(target)
-            if name is not None and value is not None:
-                values.setdefault(name, []).append(value)
-        return values
-
-    return per_tree(summary.tree, "values by target", make)
 
 
 def is_global_world_size(

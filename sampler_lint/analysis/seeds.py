@@ -133,12 +133,10 @@ def _per_process_roots(summary: SyntaxSummary) -> frozenset[str]:
 
 
 def _values_by_name(summary: SyntaxSummary) -> dict[str, list[ast.expr]]:
-    """Every value the file assigns to each plain name (augmented assignments included)."""
+    """Every value the file assigns to each name, augmented assignments included (the
+    visitor's reaching values count ``seed += rank``)."""
     def make() -> dict[str, list[ast.expr]]:
-        values: dict[str, list[ast.expr]] = {}
-        for target, value in summary.assignments():
-            if type(target) is ast.Name and value is not None:
-                values.setdefault(target.id, []).append(value)
+        values = {name: list(found) for name, found in summary.values_by_target().items()}
         for augmented in summary.nodes(ast.AugAssign):
             if type(augmented.target) is ast.Name:
                 values.setdefault(augmented.target.id, []).append(augmented.value)

@@ -127,6 +127,20 @@ class SyntaxSummary:
         pairs += [(assign.target, assign.value) for assign in self.nodes(ast.AnnAssign)]
         return pairs
 
+    def values_by_target(self) -> dict[str, list[ast.expr]]:
+        """The values of :meth:`assignments` by target (:func:`dotted_expression`: names and
+        attribute chains, looked through subscripts), once per tree: what a pre-filter follows
+        where a visitor follows a name's assignments in its scope (a superset of those)."""
+        def make() -> dict[str, list[ast.expr]]:
+            values: dict[str, list[ast.expr]] = {}
+            for target, value in self.assignments():
+                name = dotted_expression(target)
+                if name is not None and value is not None:
+                    values.setdefault(name, []).append(value)
+            return values
+
+        return per_tree(self.tree, "values by target", make)
+
     def parent(self, node: ast.AST) -> ast.AST | None:
         return self._parents.get(node)
 
@@ -166,6 +180,19 @@ def per_tree(tree: ast.AST, key: str, make: Callable[[], Made]) -> Made:
         memo[key] = make()
     made: Made = memo[key]
     return made
+
+
+def dotted_expression(node: ast.expr) -> str | None:
+    """``a.b.c`` for a chain of names, looking through subscripts (``Sampler[int]`` is
+    ``Sampler``); ``None`` for anything else (a call: ``six.with_metaclass(...)``)."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        inner = dotted_expression(node.value)
+        return f"{inner}.{node.attr}" if inner else None
+    if isinstance(node, ast.Subscript):  # Generic[T], Sampler[int]
+        return dotted_expression(node.value)
+    return None
 
 
 def names_rank(node: ast.expr, vocabulary: Vocabulary) -> bool:

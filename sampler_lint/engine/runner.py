@@ -877,9 +877,7 @@ def run(
         result_cache.save()
         survey_cache.save()
         reads_cache.save()
-    if stats_cache is not None:
-        stats_cache.save()
-        for cache in (facts_cache, digest_cache):
+        for cache in (facts_cache, digest_cache, stats_cache):
             if cache is not None:
                 cache.save()
     final = [result for result in results if result is not None]

@@ -65,9 +65,9 @@ class Survey:
     #: the parse the syntax pre-filter made anyway (``(name, facts)``; empty when not parsed), so
     #: an index built on demand need not parse the file again.
     read: tuple[tuple[str, dict[str, list[Any]]], ...] = ()
-    #: ``(code, names)`` for the rules left whose syntax stage narrowed what the index stage
-    #: should ask about (``Rule.syntax_hints``).
-    hints: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    #: ``(code, hints)`` for the rules left whose syntax stage narrowed what the index stage
+    #: should ask about (``Rule.syntax_hints``: plain values).
+    hints: tuple[tuple[str, tuple[Any, ...]], ...] = ()
 
 
 EMPTY_FACTS = ProjectIndex()
@@ -116,7 +116,7 @@ def survey_source(
     except _PARSE_FAILURES:
         # libcst decides (and reports SL001); the file contributes no facts, as before.
         return Survey(EMPTY_FACTS, "", _codes(rules), has_noqa)
-    hints: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    hints: tuple[tuple[str, tuple[Any, ...]], ...] = ()
     if syntax_stage:
         rules, hints = _syntax_stage(tree, rules, lint, index_text if wanted else (text or ""))
     if not gather:
@@ -134,7 +134,7 @@ def survey_source(
 
 def _syntax_stage(
     tree: ast.Module, rules: list[type[Rule]] | None, lint: LintOptions | None, source: str
-) -> tuple[list[type[Rule]] | None, tuple[tuple[str, tuple[str, ...]], ...]]:
+) -> tuple[list[type[Rule]] | None, tuple[tuple[str, tuple[Any, ...]], ...]]:
     """The rules whose ``may_match`` keeps the file, and the hints they leave the index stage
     (``source``: the code ``tree`` was parsed from)."""
     if not rules or lint is None:
@@ -148,7 +148,7 @@ def _syntax_stage(
         if rule.gives_hints():
             names = rule.syntax_hints(summary)
             if names is not None:
-                hints.append((rule.code, tuple(sorted(names))))
+                hints.append((rule.code, tuple(sorted(names, key=repr))))
     return kept, tuple(hints)
 
 
@@ -184,10 +184,18 @@ def is_survey(value: object) -> bool:
         and isinstance(value.hints, tuple)
         and all(
             isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], str)
-            and isinstance(item[1], tuple) and all(isinstance(n, str) for n in item[1])
+            and isinstance(item[1], tuple) and all(_is_hint(hint) for hint in item[1])
             for item in value.hints
         )
     )
+
+
+def _is_hint(value: object) -> bool:
+    """Plain data, as ``Rule.syntax_hints`` promises: strings, numbers, booleans, ``None``, and
+    tuples of those."""
+    if value is None or type(value) in (str, int, bool):
+        return True
+    return type(value) is tuple and all(_is_hint(item) for item in value)
 
 
 def _names(collectors: list[FactCollector]) -> tuple[str, ...]:
