@@ -128,7 +128,8 @@ class RankDependentSamplerSeed(Rule):
     while a per-rank value overwritten before the sampler is not),
     `time.time()`, `os.getpid()`, `uuid`, or `random.*` / `np.random.*` with no rank-free
     `seed()` call in the module. A sampler built with `num_replicas=1` (data already sharded per
-    rank) is not flagged.
+    rank) is not flagged, nor is a name that only labels something: a keyword
+    (`seed=derive(cfg.seed, rank=0)`) or a lambda's parameter is no rank.
 
     ## Why is this bad
     Every rank shuffles the whole dataset with the sampler's seed and then takes every
