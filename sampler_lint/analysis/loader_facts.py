@@ -89,11 +89,26 @@ def loader_origin(keywords: Iterable[str | None], positional: int) -> Origin:
 # The project side: facts from Python's ast
 
 
+# Resolved paths by absolute path, for one run: facts spell their file once per collector and
+# per class (thousands of calls, each a system call per part of the path).
+_FILE_KEYS: dict[str, str] = {}
+
+
 def file_key(path: str) -> str:
     """One spelling per file: the index walks the project from its resolved root, the linted
-    path is as the user typed it. (Not cached: a relative path means another file after a
-    change of directory.)"""
-    return os.path.realpath(path)
+    path is as the user typed it. Remembered by absolute path (a relative one means another
+    file after a change of directory) until :func:`forget_file_keys`."""
+    absolute = path if os.path.isabs(path) else os.path.join(os.getcwd(), path)
+    key = _FILE_KEYS.get(absolute)
+    if key is None:
+        key = _FILE_KEYS[absolute] = os.path.realpath(absolute)
+    return key
+
+
+def forget_file_keys() -> None:
+    """Forget the resolved paths: a run starts with this, as a link may change between two runs
+    of one process (an editor's server)."""
+    _FILE_KEYS.clear()
 
 
 _Function = ast.FunctionDef | ast.AsyncFunctionDef

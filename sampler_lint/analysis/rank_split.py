@@ -73,6 +73,7 @@ def splits_by_words(names: set[str]) -> bool:
 
 def collect_dataset_classes(tree: ast.Module, path: str) -> dict[str, list[Any]]:
     found = []
+    key = file_key(path)
     for node in statements(tree):
         if not isinstance(node, ast.ClassDef) or not node.bases:
             continue
@@ -80,7 +81,7 @@ def collect_dataset_classes(tree: ast.Module, path: str) -> dict[str, list[Any]]
             (dotted_expression(b) or "<unknown>").rsplit(".", 1)[-1] for b in node.bases
         )
         found.append(DatasetClass(
-            node.name, file_key(path), bases,
+            node.name, key, bases,
             splits_by_words(identifiers(node)),
             any(b in _ITERABLE_BASES for b in bases),
         ))

@@ -19,6 +19,7 @@ from typing import Any, overload
 
 from sampler_lint import __version__
 from sampler_lint.analysis.index import EMPTY_INDEX, FactCollector, ProjectIndex
+from sampler_lint.analysis.loader_facts import forget_file_keys
 from sampler_lint.engine import registry, writer
 from sampler_lint.engine.cache import (
     DIRECTORY,
@@ -669,6 +670,7 @@ def run(
     given: Given | None = None,
 ) -> RunResult:
     """Lint ``paths``, or with ``given``, the files it gives instead of walking the disk."""
+    forget_file_keys()
     if options.fix and not options.diff:
         writer.count_writes_in(_context().Value("q", 0))
     walked: Walked = {}

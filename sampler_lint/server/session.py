@@ -20,6 +20,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from sampler_lint.analysis.index import ProjectIndex
+from sampler_lint.analysis.loader_facts import forget_file_keys
 from sampler_lint.engine import noqa, registry
 from sampler_lint.engine.cache import DIRECTORY, Cache
 from sampler_lint.engine.config import ConfigResolver
@@ -91,6 +92,7 @@ class ProjectSession:
         if self._surveyed:
             return
         self._surveyed = True
+        forget_file_keys()
         paths = list(iter_source_files([self.root], self.resolver))
         jobs = [_Job(path, str(path), None) for path in paths]
         cache = Cache(self.root / DIRECTORY, "survey") if self.use_cache else None
@@ -120,6 +122,7 @@ class ProjectSession:
         """``path`` now reads ``text`` (an unsaved buffer), or, with ``None``, what is on disk
         (the buffer was saved or closed, the file changed or disappeared). Returns whether the
         project index changed."""
+        forget_file_keys()  # a link may have changed since
         key = self._key(path)
         if text is None:
             self._buffers.pop(key, None)
