@@ -80,22 +80,30 @@ class MissingSetEpoch(Rule):
         # epoch loop may live in the function the loader goes to.)
         if _sets_an_inner_dataset(summary):
             return True
-        definite, names = _sampler_candidates(summary)
-        return definite or bool(names)
+        return bool(_reaches(summary))
 
     @classmethod
-    def syntax_hints(cls, summary: SyntaxSummary) -> frozenset[str] | None:
+    def syntax_hints(cls, summary: SyntaxSummary) -> frozenset[Reach] | None:
         if _sets_an_inner_dataset(summary):
             return None
-        definite, names = _sampler_candidates(summary)
-        return None if definite else names
+        reaches = _reaches(summary)
+        if any(definite and callees is None for definite, _, callees in reaches):
+            return None  # a shape the index cannot rule out
+        return frozenset(reaches)
 
     @classmethod
     def may_match_index(
-        cls, index: ProjectIndex, path: str, text: str, hints: frozenset[str] | None = None
+        cls, index: ProjectIndex, path: str, text: str, hints: frozenset[Reach] | None = None
     ) -> bool:
-        if hints is not None:  # only `...Sampler` classes: is one a DistributedSampler?
-            return any(is_distributed_sampler_class(index, name, path) for name in hints)
+        if hints is not None:
+            # Is one of a shape's `...Sampler` classes a DistributedSampler, and does one of
+            # the imported functions its loader goes to have an epoch loop over a parameter
+            # (what `_epoch_use` wants of `_project_use`)?
+            return any(
+                (definite or any(is_distributed_sampler_class(index, n, path) for n in names))
+                and (callees is None or any(_goes_round(index, path, c) for c in callees))
+                for definite, names, callees in hints
+            )
         # The dataset shape calls `set_epoch`; the loader and wrapper shapes construct a
         # DistributedSampler, which the file names: torch's or a known subclass, or a project
         # subclass (``_is_distributed`` finds it by its last name).
@@ -804,45 +812,196 @@ def _loaders_assigned(summary: SyntaxSummary) -> list[ast.Call]:
     ]
 
 
-def _sampler_candidates(summary: SyntaxSummary) -> tuple[bool, frozenset[str]]:
-    """The ``ast`` side of ``_loader`` and ``_owned_by_wrapper``, looser: whether a sampler that
-    is a DistributedSampler by name (or a class picked through a local) may reach one of them,
-    and the dotted names of the other ``...Sampler`` classes that may (the visitor asks the
-    index whether they derive from DistributedSampler). What reaches them: the sampler of a
-    loader assigned to a plain name (through ``if``-expressions and any assignment of a name
-    in the file), and a call kept on ``self`` in ``__init__`` of a class with plain bases, an
-    ``__iter__`` and no ``set_epoch``."""
-    def make() -> tuple[bool, frozenset[str]]:
+#: What may reach one of the visitor's loader or wrapper shapes: whether a sampler that is a
+#: DistributedSampler by name (or a class picked through a local) may, the dotted names of the
+#: other ``...Sampler`` classes that may (the visitor asks the index whether they derive from
+#: DistributedSampler), and, for a loader whose epoch loop may only be in an imported function,
+#: the dotted names of those functions (``None``: the epoch loop may be elsewhere).
+Reach = tuple[bool, tuple[str, ...], "tuple[str, ...] | None"]
+
+
+def _reaches(summary: SyntaxSummary) -> tuple[Reach, ...]:
+    """The ``ast`` side of ``_loader`` and ``_owned_by_wrapper``, looser: for each loader
+    assigned to a plain name that may be iterated once per epoch (``_epoch_callees``), and each
+    call kept on ``self`` in ``__init__`` of a class with plain bases, an ``__iter__`` and no
+    ``set_epoch``, the samplers that may reach it (a loader's sampler through ``if``-expressions
+    and any assignment of a name in the file). Shapes no sampler may reach are left out."""
+    def make() -> tuple[Reach, ...]:
         values = summary.values_by_target()
-        calls: list[ast.expr] = []
+        shapes: list[tuple[list[ast.expr], tuple[str, ...] | None]] = []
         for loader in _loaders_assigned(summary):
+            callees = _epoch_callees(summary, loader)
+            if callees == ():
+                continue  # never iterated once per epoch
             sampler = loader_sampler_expression(loader)
+            calls: list[ast.expr] = []
             for option in opened_alternatives([sampler] if sampler is not None else []):
                 if type(option) is ast.Name:
                     calls += opened_alternatives(values.get(option.id, []))
                 else:
                     calls.append(option)
-        calls += _kept_on_self(summary)
-        definite = False
-        names: set[str] = set()
-        for call in calls:
-            if type(call) is not ast.Call:
-                continue
-            built = dotted_expression(call.func)
-            picked = [built] if built is not None else []
-            if type(call.func) is ast.Name:  # a class picked by a condition, through a local
-                picked += [
-                    dotted_expression(option) or ""
-                    for option in opened_alternatives(values.get(call.func.id, []))
-                ]
-            for name in picked:
-                if is_distributed_sampler(name):
-                    definite = True
-                elif name.rsplit(".", 1)[-1].endswith("Sampler"):
-                    names.add(name)
-        return definite, frozenset(names)
+            shapes.append((calls, callees))
+        shapes += [([call], None) for call in _kept_on_self(summary)]
+        reaches: set[Reach] = set()
+        for calls, callees in shapes:
+            definite, names = _samplers_among(calls, values)
+            if definite or names:
+                reaches.add((definite, names, callees))
+        return tuple(sorted(reaches, key=repr))
 
-    return per_tree(summary.tree, "SL202 sampler candidates", make)
+    return per_tree(summary.tree, "SL202 reaches", make)
+
+
+def _goes_round(index: ProjectIndex, path: str, callee: str) -> bool:
+    rows = project_epoch_uses(index, path, callee.rsplit(".", 1)[-1])
+    return rows is not None and any(loops for _, _, (_, loops, _) in rows)
+
+
+def _samplers_among(
+    calls: list[ast.expr], values: dict[str, list[ast.expr]]
+) -> tuple[bool, tuple[str, ...]]:
+    """Whether one of ``calls`` builds a DistributedSampler by name (or a class picked through a
+    local), and the dotted names of the other ``...Sampler`` classes they build."""
+    definite = False
+    names: set[str] = set()
+    for call in calls:
+        if type(call) is not ast.Call:
+            continue
+        built = dotted_expression(call.func)
+        picked = [built] if built is not None else []
+        if type(call.func) is ast.Name:  # a class picked by a condition, through a local
+            picked += [
+                dotted_expression(option) or ""
+                for option in opened_alternatives(values.get(call.func.id, []))
+            ]
+        for name in picked:
+            if is_distributed_sampler(name):
+                definite = True
+            elif name.rsplit(".", 1)[-1].endswith("Sampler"):
+                names.add(name)
+    return definite, tuple(sorted(names))
+
+
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Module)
+_LOOPS = (ast.For, ast.AsyncFor, ast.While)
+
+
+def _epoch_callees(summary: SyntaxSummary, loader: ast.Call) -> tuple[str, ...] | None:
+    """What ``_epoch_use`` needs in the scope of the loader that ``loader`` builds, looser:
+    ``None`` when there is an epoch loop or any ``while`` loop there (nested code included), or
+    a call there, outside any loop, handed the loader (or what a call made of it), of a function
+    of the file's top level or of a method of ``self``; else the dotted names of the imported
+    functions such a call runs (the visitor asks the index whether one goes round the epochs:
+    ``_project_use``); ``()`` for none."""
+    scope = next((a for a in summary.ancestors(loader) if isinstance(a, _SCOPES)), summary.tree)
+    assign = summary.parent(loader)
+    assert isinstance(assign, ast.Assign) and isinstance(assign.targets[0], ast.Name)
+
+    def loops() -> bool:
+        return any(
+            type(node) is ast.While
+            or (isinstance(node, (ast.For, ast.AsyncFor)) and is_epoch_loop_ast(node))
+            for node in walk(scope)
+        )
+
+    if per_tree(summary.tree, f"SL202 loops in {id(scope)}", loops):
+        return None
+    names = _loader_names(scope, assign.targets[0].id)
+    imported: set[str] = set()
+    for node in walk(scope):
+        if not isinstance(node, ast.Call) or not _hands(node, names):
+            continue
+        followed = _followed(node, summary)
+        if followed is None or _in_a_loop(summary, node, scope):
+            continue
+        callee, here = followed
+        if here:
+            return None  # the visitor follows it in this file
+        imported.add(callee)
+    return tuple(sorted(imported))
+
+
+def _in_a_loop(summary: SyntaxSummary, node: ast.AST, scope: ast.AST) -> bool:
+    for ancestor in summary.ancestors(node):
+        if ancestor is scope:
+            return False
+        if isinstance(ancestor, _LOOPS):
+            return True
+    return False
+
+
+def _loader_names(scope: ast.AST, loader: str) -> set[str]:
+    """The ``ast`` side of ``_loader_names``, looser: the loader's name and the names bound to
+    what any call handed one of them returned (twice over, as the visitor)."""
+    names = {loader}
+    for _ in range(2):
+        for node in walk(scope):
+            if type(node) is ast.Assign and isinstance(node.value, ast.Call) \
+                    and _hands(node.value, names):
+                for target in node.targets:
+                    items = target.elts if isinstance(target, (ast.Tuple, ast.List)) else [target]
+                    for item in items:
+                        if isinstance(item, ast.Starred):
+                            item = item.value
+                        if isinstance(item, ast.Name):
+                            names.add(item.id)
+    return names
+
+
+def _hands(call: ast.Call, names: set[str]) -> bool:
+    """The ``ast`` side of ``_receives``: one of ``names`` as an argument (starred, keyword or
+    ``**`` included), an alternative of a conditional expression or an element of a tuple or
+    list."""
+    def holds(value: ast.expr) -> bool:
+        if isinstance(value, ast.Starred):
+            return holds(value.value)
+        if isinstance(value, ast.Name):
+            return value.id in names
+        if isinstance(value, ast.IfExp):
+            return holds(value.body) or holds(value.orelse)
+        if isinstance(value, (ast.Tuple, ast.List)):
+            return any(holds(item) for item in value.elts)
+        return False
+
+    return any(holds(a) for a in call.args) or any(holds(k.value) for k in call.keywords)
+
+
+def _followed(call: ast.Call, summary: SyntaxSummary) -> tuple[str, bool] | None:
+    """For a call ``_uses`` counts and ``_callee`` or ``_project_use`` may follow, its dotted
+    name and whether it runs code of this file (``None`` for another call): not one that only
+    iterates or reads the loader (``iter``, ``len``...); of a function of the file's top level
+    (this file's, even if a name imported too) or of a method of ``self``; or of an imported
+    name, or a dotted name rooted at one."""
+    dotted = dotted_expression(call.func)
+    if dotted is None or dotted.rsplit(".", 1)[-1] in _ITERATING + _INERT:
+        return None
+    root = dotted.split(".", 1)[0]
+    if root == "self" or (type(call.func) is ast.Name and root in _top_level_functions(summary)):
+        return dotted, True
+    if root in _imported_names(summary):
+        return dotted, False
+    return None
+
+
+def _top_level_functions(summary: SyntaxSummary) -> frozenset[str]:
+    return per_tree(summary.tree, "SL202 top-level functions", lambda: frozenset(
+        s.name for s in summary.tree.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))
+    ))
+
+
+def _imported_names(summary: SyntaxSummary) -> frozenset[str]:
+    """Every name an import binds anywhere in the file (``import a.b`` binds ``a``)."""
+    def make() -> frozenset[str]:
+        names: set[str] = set()
+        for statement in summary.nodes(ast.Import):
+            for alias in statement.names:
+                names.add(alias.asname or alias.name.split(".", 1)[0])
+        for found in summary.nodes(ast.ImportFrom):
+            for alias in found.names:
+                names.add(alias.asname or alias.name)
+        return frozenset(names)
+
+    return per_tree(summary.tree, "SL202 imported names", make)
 
 
 def _kept_on_self(summary: SyntaxSummary) -> list[ast.expr]:

@@ -561,6 +561,69 @@ CASES.update({
 })
 
 
+# Where SL202's epoch loop may be for a loader given a sampler: the filter keeps a loader whose
+# scope may go round the epochs (a `while` that builds the iterator again, or a call handed the
+# loader outside any loop: a function of the file, a method of `self`, an imported function).
+_DISTRIBUTED = "from torch.utils.data import DataLoader, DistributedSampler\n\n"
+CASES.update({
+    "SL202 loader handed to a function of the file": (
+        "SL202",
+        _DISTRIBUTED + "def train(feed, epochs):\n"
+        "    for epoch in range(epochs):\n"
+        "        for batch in feed:\n"
+        "            pass\n"
+        "\n"
+        "def main(ds):\n"
+        "    order = DistributedSampler(ds)\n"
+        "    loader = DataLoader(ds, sampler=order)\n"
+        "    train(loader, 3)\n",
+    ),
+    "SL202 loader handed to a method of self by keyword": (
+        "SL202",
+        _DISTRIBUTED + "class Runner:\n"
+        "    def fit(self, ds):\n"
+        "        order = DistributedSampler(ds)\n"
+        "        loader = DataLoader(ds, sampler=order)\n"
+        "        self.loop(feed=loader)\n"
+        "\n"
+        "    def loop(self, feed):\n"
+        "        for epoch in range(self.epochs):\n"
+        "            for batch in feed:\n"
+        "                pass\n",
+    ),
+    "SL202 what a call made of the loader handed to a function of the file": (
+        "SL202",
+        _DISTRIBUTED + "def train(feed, epochs):\n"
+        "    for epoch in range(epochs):\n"
+        "        for batch in feed:\n"
+        "            pass\n"
+        "\n"
+        "def main(ds, tools):\n"
+        "    order = DistributedSampler(ds)\n"
+        "    loader = DataLoader(ds, sampler=order)\n"
+        "    device_feed, _ = tools.wrap(loader), 1\n"
+        "    first, *feed = tools.wrap(loader)\n"
+        "    train(feed, 3)\n",
+    ),
+    "SL202 iterator built again in a while loop": (
+        "SL202",
+        _DISTRIBUTED + "def main(ds, steps, step):\n"
+        "    order = DistributedSampler(ds)\n"
+        "    loader = DataLoader(ds, sampler=order)\n"
+        "    batches = iter([])\n"
+        "    done = 0\n"
+        "    while done < steps:\n"
+        "        try:\n"
+        "            batch = next(batches)\n"
+        "        except StopIteration:\n"
+        "            batches = iter(loader)\n"
+        "            continue\n"
+        "        step(batch)\n"
+        "        done += 1\n",
+    ),
+})
+
+
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_flagged_with_and_without_the_prefilter(name: str) -> None:
     code, snippet = CASES[name]
@@ -659,6 +722,18 @@ REJECTED = {
     "    loader = DataLoader(ds, batch_size=2)\n"
     "    val_loader = DataLoader(ds, sampler=sampler)\n"
     "    assert isinstance(loader.sampler, DistributedSampler)\n",
+    # A test builds a loader with a DistributedSampler and hands it to an object it was given:
+    # no epoch loop, no `while`, no call the rule could follow (Lightning's Fabric tests).
+    "SL202 loader handed to a parameter's method": "from itertools import chain\n"
+    "from torch.utils.data import DataLoader, DistributedSampler\n"
+    "def test_setup(fabric, ds):\n"
+    "    loader = DataLoader(ds, sampler=DistributedSampler(ds, shuffle=True))\n"
+    "    wrapped = fabric.setup_dataloaders(loader)\n"
+    "    for batch in wrapped:\n        check(batch)\n"
+    "    for name in names(loader):\n        check(name)\n"
+    "    def fetch(feed):\n        return next(iter(feed))\n"
+    "    first, count = fetch(loader), len(loader)\n"
+    "    batches = chain(loader)\n",
     "SL202 iterable class with its own set_epoch": "from torch.utils.data import "
     "DistributedSampler\n"
     "class Batches:\n    def __init__(self, ds):\n        self.order = DistributedSampler(ds)\n"

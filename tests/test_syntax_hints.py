@@ -217,10 +217,54 @@ def test_a_loader_kept_for_a_sampler_class_asks_the_index_about_that_class(
     files = [tmp_path / name for name in ("samplers.py", "train.py", "plain.py")]
     index = build_index(files, registry.all_rules())
     rule = registry.rules_by_code()["SL202"]
-    assert rule.syntax_hints(SyntaxSummary(ast.parse(plain))) == frozenset({"PlainSampler"})
+    assert rule.syntax_hints(SyntaxSummary(ast.parse(plain))) == frozenset(
+        {(False, ("PlainSampler",), None)}
+    )
     assert "SL202" not in _kept(tmp_path / "plain.py", plain, index)
     assert rule.may_match_index(index, str(tmp_path / "plain.py"), plain)  # without hints
     assert "SL202" in _kept(tmp_path / "train.py", SL202_TRAIN, index)
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'epochs'\n")
+    found = _findings(tmp_path, "--select", "SL202")
+    assert found == _findings(tmp_path, "--select", "SL202", "--no-prefilter")
+    assert [(name, code) for name, code, *_ in found] == [("train.py", "SL202")]
+
+
+SL202_MAIN = """\
+from torch.utils.data import DataLoader, DistributedSampler
+from {module} import {function}
+
+
+def main(ds):
+    order = DistributedSampler(ds)
+    loader = DataLoader(ds, sampler=order)
+    {function}(loader, 3)
+"""
+
+
+def test_a_loader_handed_to_an_imported_function_asks_the_index_about_it(
+    tmp_path: Path,
+) -> None:
+    """SL202: a loader whose epoch loop can only be in an imported function is kept where the
+    index shows that function goes round the epochs with it, and only there."""
+    (tmp_path / "loops.py").write_text(
+        "def run(train_loader, epochs):\n    for epoch in range(epochs):\n"
+        "        for batch in train_loader:\n            pass\n"
+    )
+    (tmp_path / "peeks.py").write_text(
+        "def show(train_loader, n):\n    print(next(iter(train_loader)))\n"
+    )
+    trains = SL202_MAIN.format(module="loops", function="run")
+    peeks = SL202_MAIN.format(module="peeks", function="show")
+    (tmp_path / "train.py").write_text(trains)
+    (tmp_path / "peek.py").write_text(peeks)
+    files = [tmp_path / name for name in ("loops.py", "peeks.py", "train.py", "peek.py")]
+    index = build_index(files, registry.all_rules())
+    rule = registry.rules_by_code()["SL202"]
+    assert rule.syntax_hints(SyntaxSummary(ast.parse(peeks))) == frozenset(
+        {(True, (), ("show",))}
+    )
+    assert "SL202" in _kept(tmp_path / "train.py", trains, index)
+    assert "SL202" not in _kept(tmp_path / "peek.py", peeks, index)
     (tmp_path / "pyproject.toml").write_text("[project]\nname = 'epochs'\n")
     found = _findings(tmp_path, "--select", "SL202")
     assert found == _findings(tmp_path, "--select", "SL202", "--no-prefilter")
