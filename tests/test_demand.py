@@ -621,10 +621,14 @@ def test_the_survey_reads_costly_facts_only_where_a_rule_left_for_the_file_reads
         # SL301 is left (an unseeded DistributedSampler); no rule that reads loader provenance.
         "seeds.py": "from torch.utils.data import DistributedSampler\n\n"
                     "def make_loader(ds):\n    return DistributedSampler(ds)\n",
-        # SL202 is left (a loader built with a sampler), and it reads loader provenance.
+        # SL202 is left (a loader built with a sampler, iterated once per epoch), and it reads
+        # loader provenance.
         "train.py": "from torch.utils.data import DataLoader, DistributedSampler\n\n"
-                    "def make_loader(ds):\n"
+                    "def make_loader(ds, epochs):\n"
                     "    loader = DataLoader(ds, sampler=DistributedSampler(ds))\n"
+                    "    for epoch in range(epochs):\n"
+                    "        for batch in loader:\n"
+                    "            pass\n"
                     "    return loader\n",
     }
     paths = _write(tmp_path, files)
