@@ -247,7 +247,17 @@ class ModuleResolver:
             return path
         real = self._reals.get(path)
         if real is None:
-            real = self._reals[path] = os.path.realpath(path)
+            # The folder resolved once for all its candidates (a module is looked for in every
+            # folder above the importer: most candidates do not exist), then the file itself,
+            # which may be a link: what ``os.path.realpath`` gives, without a system call for
+            # every part of every candidate's path.
+            folder, name = os.path.split(path)
+            real_folder = self._reals.get(folder)
+            if real_folder is None:
+                real_folder = self._reals[folder] = os.path.realpath(folder)
+            joined = os.path.join(real_folder, name)
+            real = os.path.realpath(joined) if os.path.islink(joined) else joined
+            self._reals[path] = real
         return real
 
     def roots(self, importer: str) -> list[PurePath]:

@@ -1,0 +1,39 @@
+"""How the index resolves an import's candidate files: links resolved as ``os.path.realpath``
+resolves them, one folder at a time."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from sampler_lint.analysis.index import ModuleResolver
+
+
+def test_candidates_resolve_as_realpath_does(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real = tmp_path / "real"
+    (real / "pkg").mkdir(parents=True)
+    (real / "pkg" / "mod.py").write_text("")
+    (real / "pkg" / "shared.py").write_text("")
+    (real / "pkg" / "linked.py").symlink_to("shared.py")  # a file that is a link
+    (tmp_path / "alias").symlink_to(real)  # a folder that is a link
+    (tmp_path / "loop").symlink_to("loop")  # a link to itself
+    monkeypatch.chdir(tmp_path)
+    resolver = ModuleResolver([])
+    paths = [
+        real / "pkg" / "mod.py",
+        real / "pkg" / "linked.py",
+        tmp_path / "alias" / "pkg" / "mod.py",
+        tmp_path / "alias" / "pkg" / "linked.py",
+        tmp_path / "alias" / "pkg" / "missing.py",  # absent, under a linked folder
+        tmp_path / "alias" / "gone" / "missing.py",  # absent folder under a linked folder
+        tmp_path / "loop" / "x.py",
+        Path("alias") / "pkg" / "linked.py",  # relative: from the working folder
+        Path("mod.py"),
+    ]
+    for path in paths:
+        assert resolver._real(str(path)) == os.path.realpath(path), path
+        assert resolver._real(str(path)) == os.path.realpath(path), path  # remembered alike
