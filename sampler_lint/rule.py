@@ -376,7 +376,13 @@ class Rule:
                 tokens: list[str] = []
                 for token in group:
                     tokens.extend(vocab.tokens(token) if token.startswith("{") else [token])
-                groups.append(TokenGroup(tuple(sorted(set(tokens)))))
+                unique = set(tokens)
+                # A token that holds another of its group adds nothing (`get_rank` holds `rank`),
+                # and a failed search scans the whole text once per token.
+                groups.append(TokenGroup(tuple(sorted(
+                    token for token in unique
+                    if not any(other != token and other in token for other in unique)
+                ))))
             cached = _PREFILTERS[key] = tuple(groups)
         return cached
 

@@ -54,3 +54,28 @@ def test_a_configured_name_reaches_the_syntax_filter_of_a_project_run(
         main, ["check", "--no-cache", "--output-format", "concise", str(tmp_path)]
     )
     assert f"shard.py:3:12: {code}" in result.output, result.output
+
+
+@pytest.mark.parametrize("extra", [(), ("my_rank_of_node", "ws")])
+def test_a_token_group_drops_only_tokens_that_hold_another(extra: tuple[str, ...]) -> None:
+    """A text pre-filter group searches fewer tokens, never fewer texts: a text holding any
+    token of the vocabulary (configured names included) still passes its group."""
+    from sampler_lint.analysis.vocabulary import Vocabulary
+    from sampler_lint.engine.registry import all_rules
+
+    vocabulary = Vocabulary.from_options({"rank-names": list(extra)})
+    for rule in all_rules():
+        for written, group in zip(rule.requires, rule.prefilter_groups(vocabulary), strict=True):
+            every = [
+                token for item in written
+                for token in (vocabulary.tokens(item) if item.startswith("{") else [item])
+            ]
+            assert all(group.search(f"x = {token}(y)") for token in every), rule.code
+            assert not any(
+                other != token and other in token
+                for token in group.tokens for other in group.tokens
+            ), rule.code
+    rank = next(
+        g for r in all_rules() for g in r.prefilter_groups(vocabulary) if "rank" in g.tokens
+    )
+    assert "get_rank" not in rank.tokens and "local_rank" not in rank.tokens
