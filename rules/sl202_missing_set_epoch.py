@@ -932,9 +932,13 @@ def _in_a_loop(summary: SyntaxSummary, node: ast.AST, scope: ast.AST) -> bool:
 
 def _loader_names(scope: ast.AST, loader: str) -> set[str]:
     """The ``ast`` side of ``_loader_names``, looser: the loader's name and the names bound to
-    what any call handed one of them returned (twice over, as the visitor)."""
+    what any call handed one of them returned, until no name is added (the visitor looks twice,
+    in source order; ``walk`` goes breadth-first, so two looks could miss a chain that goes in
+    and out of blocks)."""
     names = {loader}
-    for _ in range(2):
+    grown = True
+    while grown:
+        grown = False
         for node in walk(scope):
             if type(node) is ast.Assign and isinstance(node.value, ast.Call) \
                     and _hands(node.value, names):
@@ -943,8 +947,9 @@ def _loader_names(scope: ast.AST, loader: str) -> set[str]:
                     for item in items:
                         if isinstance(item, ast.Starred):
                             item = item.value
-                        if isinstance(item, ast.Name):
+                        if isinstance(item, ast.Name) and item.id not in names:
                             names.add(item.id)
+                            grown = True
     return names
 
 

@@ -605,6 +605,26 @@ CASES.update({
         "    first, *feed = tools.wrap(loader)\n"
         "    train(feed, 3)\n",
     ),
+    # A chain of names made from the loader, in and out of blocks: the filter follows it to
+    # the end, whatever order it reads the function in (a review's find).
+    "SL202 a chain of names made from the loader across blocks": (
+        "SL202",
+        _DISTRIBUTED + "def main(ds, wrap):\n"
+        "    order = DistributedSampler(ds)\n"
+        "    loader = DataLoader(ds, sampler=order)\n"
+        "    if ds:\n"
+        "        a = wrap(loader)\n"
+        "    b = wrap(a)\n"
+        "    with ds:\n"
+        "        c = wrap(b)\n"
+        "    d = wrap(c)\n"
+        "    train(d)\n"
+        "\n"
+        "def train(feed):\n"
+        "    for epoch in range(10):\n"
+        "        for batch in feed:\n"
+        "            pass\n",
+    ),
     "SL202 iterator built again in a while loop": (
         "SL202",
         _DISTRIBUTED + "def main(ds, steps, step):\n"
