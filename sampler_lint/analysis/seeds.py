@@ -304,8 +304,8 @@ def visible_shared_seed(context: FileContext, node: cst.CSTNode) -> str | None:
         if found is not None:
             return found
     # `args.seed`-style attributes the code reads, and seeding calls' arguments.
-    methods = {id(c.func) for c in _walk(context.module) if isinstance(c, cst.Call)}
-    for candidate in _walk(context.module):
+    nodes, methods = _module_nodes(context)
+    for candidate in nodes:
         if id(candidate) in methods:
             continue  # `gen.manual_seed` is a method: a seed is a value
         if isinstance(candidate, cst.Attribute) and isinstance(candidate.value, cst.Name):
@@ -323,6 +323,19 @@ def visible_shared_seed(context: FileContext, node: cst.CSTNode) -> str | None:
                 ):
                     return dotted_name(value)
     return _project_key(context, node, scopes)
+
+
+def _module_nodes(context: FileContext) -> tuple[list[cst.CSTNode], set[int]]:
+    """Every node of the file, and the ids of the called functions among them, listed once per
+    file: each shuffling sampler without a seed looks through all of them (a test file builds
+    dozens)."""
+    found: tuple[list[cst.CSTNode], set[int]] | None = context.__dict__.get("_seed_nodes")
+    if found is None:
+        nodes = _walk(context.module)
+        found = context.__dict__["_seed_nodes"] = (
+            nodes, {id(c.func) for c in nodes if isinstance(c, cst.Call)}
+        )
+    return found
 
 
 def _self_seed(context: FileContext, klass: cst.ClassDef) -> str | None:
