@@ -272,6 +272,40 @@ def test_a_named_file_that_asks_nothing_reads_no_other_file(tmp_path: Path) -> N
     assert [call.args[1] for call in collect.call_args_list if "train" not in call.args[1]] == []
 
 
+def test_class_like_calls_are_not_each_asked_about_when_no_subclass_has_their_name(
+    tmp_path: Path,
+) -> None:
+    """SL301 asks which project classes derive from DistributedSampler once; a class-like call
+    of another name (`Options(...)`, `Model(...)`) is then no sampler, and the files defining
+    those names are not read for it (a recipe's data module calls dozens of such classes, and
+    each used to read every file spelling its name)."""
+    (tmp_path / "pyproject.toml").write_text("")
+    for number in range(12):
+        (tmp_path / f"m{number}.py").write_text(
+            "from torch.utils.data import Sampler\n"
+            f"class Model{number}(Sampler):\n    def __iter__(self):\n        yield 1\n"
+        )
+    (tmp_path / "shard.py").write_text(
+        "from torch.utils.data import DistributedSampler\n"
+        "class ShardSampler(DistributedSampler):\n    pass\n"
+    )
+    named = tmp_path / "train.py"
+    named.write_text(
+        "from torch.utils.data import DistributedSampler\n"
+        "from shard import ShardSampler\n"
+        + "".join(f"from m{n} import Model{n}\n" for n in range(12))
+        + "def main(data, seed):\n"
+        + "".join(f"    Model{n}(data)\n" for n in range(12))
+        + "    return ShardSampler(data)\n"
+    )
+    with mock.patch.object(demand, "_collect", side_effect=demand._collect) as collect:
+        result = run([named], ConfigResolver(RawSettings(), isolated=True),
+                     RunOptions(use_cache=False, jobs=1))
+    assert [f.code for f in result.results[0].findings] == ["SL301"]  # the subclass is seen
+    read = {Path(call.args[1]).name for call in collect.call_args_list}
+    assert not any(name.startswith("m") for name in read), sorted(read)
+
+
 def _alone_and_pooled(files: list[Path]) -> tuple[DemandIndex, DemandIndex]:
     """Two indexes of ``files``: one that reads in this process, one with two workers."""
     from sampler_lint.engine.runner import _gather_in_pool

@@ -12,7 +12,12 @@ from sampler_lint.analysis.loader_calls import (
     loader_sampler_argument,
 )
 from sampler_lint.analysis.matching import get_arg, is_rank_like
-from sampler_lint.analysis.sampler_family import constructed_class, lineage, torch_bases_of
+from sampler_lint.analysis.sampler_family import (
+    constructed_class,
+    lineage,
+    project_subclass_names,
+    torch_bases_of,
+)
 from sampler_lint.analysis.seed_facts import (
     SEED_POSITION,
     import_stems,
@@ -203,6 +208,10 @@ def is_distributed_construction(context: FileContext, call: cst.Call) -> bool:
     if is_distributed_sampler(name):
         return True
     if name is None or name.split(".")[0] == "self":
+        return False
+    if name.rsplit(".", 1)[-1] not in project_subclass_names(context.index, "DistributedSampler"):
+        # No project subclass of that name: one question about every subclass (which the
+        # index stage asked already) instead of one about each class-like call of the file.
         return False
     path = str(context.path)
     if "DistributedSampler" not in torch_bases_of(context.index, name, path):
