@@ -83,8 +83,8 @@ def test_cache_dir_option(repo: Path, tmp_path_factory: pytest.TempPathFactory) 
 
 @pytest.mark.parametrize(
     "content",
-    [b"garbage", cache_module._HEADER + b"not marshal", b"sampler-lint-cache 2\n0.0.1\n" + b"x",
-     cache_module._HEADER + bytes(32) + b"\x00"],
+    [b"garbage", cache_module._header() + b"not marshal", b"sampler-lint-cache 2\n0.0.1\n" + b"x",
+     cache_module._header() + bytes(32) + b"\x00"],
 )
 def test_corrupt_or_foreign_cache_is_ignored(repo: Path, content: bytes) -> None:
     run(repo, ".")
@@ -221,8 +221,8 @@ class _Payload:
 
 @pytest.mark.parametrize("header", [
     b"sampler-lint-cache\n" + cache_module.__version__.encode() + b"\n",
-    cache_module._HEADER,
-    cache_module._HEADER + bytes(32),
+    cache_module._header(),
+    cache_module._header() + bytes(32),
 ])
 def test_a_committed_malicious_pickle_runs_nothing(
     repo: Path, tmp_path_factory: pytest.TempPathFactory, header: bytes
@@ -249,7 +249,7 @@ def test_a_forged_cache_cannot_hide_findings(repo: Path) -> None:
     run(repo, ".")
     directory = repo / ".sampler_lint_cache"
     stored = (directory / "results.marshal").read_bytes()
-    payload = stored[len(cache_module._HEADER) + 32:]
+    payload = stored[len(cache_module._header()) + 32:]
     entries = marshal.loads(payload)
     hollow = cache_module.encode(cache_module.decode(next(iter(entries.values()))))
     forged = {key: hollow for key in entries}
@@ -260,7 +260,7 @@ def test_a_forged_cache_cannot_hide_findings(repo: Path) -> None:
     body = marshal.dumps(forged)
     other_key = b"k" * 32  # someone else's secret: the MAC is well formed but not ours
     (directory / "results.marshal").write_bytes(
-        cache_module._HEADER + cache_module._mac(other_key, body) + body
+        cache_module._header() + cache_module._mac(other_key, body) + body
     )
     code, out, parsed = _parses(repo, ".")
     assert code == 1 and "SL101" in out and parsed == 1
@@ -275,7 +275,7 @@ def test_entries_of_the_wrong_shape_are_misses(repo: Path) -> None:
     path = repo / ".sampler_lint_cache" / "results.marshal"
     key = cache_module.secret_key()
     assert key is not None
-    entries = marshal.loads(path.read_bytes()[len(cache_module._HEADER) + 32:])
+    entries = marshal.loads(path.read_bytes()[len(cache_module._header()) + 32:])
     odd = [
         (..., "os:system", (("command", "true"),)),
         (..., "sampler_lint.engine.findings:FileResult", (("filename", 3),)),
@@ -286,7 +286,7 @@ def test_entries_of_the_wrong_shape_are_misses(repo: Path) -> None:
     for number, key_name in enumerate(entries):
         entries[key_name] = odd[number % len(odd)]
     body = marshal.dumps(entries)
-    path.write_bytes(cache_module._HEADER + cache_module._mac(key, body) + body)
+    path.write_bytes(cache_module._header() + cache_module._mac(key, body) + body)
     code, out, parsed = _parses(repo, ".")
     assert code == 1 and "SL101" in out and parsed == 1
 
@@ -426,3 +426,35 @@ def test_a_file_hashed_soon_after_it_changed_is_hashed_again(repo: Path) -> None
     run(repo, ".")
     _, reads = _reads_of(repo, "a.py", ".")
     assert reads == 1  # to hash it; the results are still those cached
+
+
+def test_a_cache_another_build_wrote_is_not_read(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two builds of one version (a checkout between commits) keep surveys of different shapes:
+    the cache is keyed by the code that wrote it, not by the version alone."""
+    run(repo, ".")
+    assert _parses(repo, ".")[2] == 0  # warm
+    monkeypatch.setattr(cache_module, "code_stamp", lambda: "another build")
+    code, out, parsed = _parses(repo, ".")
+    assert parsed == 1 and code == 1 and "SL101" in out
+
+
+def test_the_code_stamp_follows_the_code(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from sampler_lint.engine import registry
+
+    stamp = registry.code_stamp()
+    assert stamp == registry.code_stamp() and len(stamp) == 32
+    package = tmp_path / "sampler_lint" / "engine"
+    package.mkdir(parents=True)
+    (package / "registry.py").write_text("")
+    (tmp_path / "sampler_lint" / "a.py").write_text("x = 1\n")
+    monkeypatch.setattr(registry, "__file__", str(package / "registry.py"))
+    registry.code_stamp.cache_clear()
+    try:
+        first = registry.code_stamp()
+        registry.code_stamp.cache_clear()
+        (tmp_path / "sampler_lint" / "a.py").write_text("x = 2\n")
+        assert registry.code_stamp() != first
+    finally:
+        registry.code_stamp.cache_clear()

@@ -42,10 +42,10 @@ from typing import Any
 
 from sampler_lint import __version__
 from sampler_lint.engine.findings import FileResult, Finding
+from sampler_lint.engine.registry import code_stamp
 
 DIRECTORY = ".sampler_lint_cache"
 _MAGIC = b"sampler-lint-cache 2\n"
-_HEADER = _MAGIC + __version__.encode() + b"\n"
 _MAC_SIZE = 32
 _SUFFIX = ".marshal"
 # The format version of ``marshal`` (4: no code objects are ever written).
@@ -53,6 +53,12 @@ _MARSHAL_VERSION = 4
 # A cache that grows without bound slows every run: keep this many entries per kind.
 MAX_ENTRIES = 200_000
 KEY_ENVIRONMENT = "SAMPLER_LINT_CACHE_KEY"  # a path: where the secret lives (tests, shared CI)
+
+
+def _header() -> bytes:
+    """What every cache file starts with: the format, the version and the build that wrote it
+    (:func:`~sampler_lint.engine.registry.code_stamp`)."""
+    return _MAGIC + f"{__version__} {code_stamp()}".encode() + b"\n"
 
 
 def digest(*parts: bytes | str) -> str:
@@ -275,11 +281,12 @@ class Cache:
             data = self.path.read_bytes()
         except OSError:
             return {}
-        start = len(_HEADER) + _MAC_SIZE
-        if not data.startswith(_HEADER) or len(data) < start:
+        header = _header()
+        start = len(header) + _MAC_SIZE
+        if not data.startswith(header) or len(data) < start:
             return {}
         payload = data[start:]
-        if not hmac.compare_digest(data[len(_HEADER):start], _mac(self.key, payload)):
+        if not hmac.compare_digest(data[len(header):start], _mac(self.key, payload)):
             return {}  # not written by this user's sampler-lint: never unmarshalled
         # Hundreds of thousands of tuples at once would trigger the garbage collector over and
         # over (four fifths of the load time), and none of them can be garbage.
@@ -333,7 +340,7 @@ class Cache:
                 ignore.write_text("# Created by sampler-lint.\n*\n")
             descriptor, temporary = tempfile.mkstemp(dir=self.directory, suffix=".tmp")
             with os.fdopen(descriptor, "wb") as handle:
-                handle.write(_HEADER)
+                handle.write(_header())
                 handle.write(_mac(self.key, payload))
                 handle.write(payload)
             os.replace(temporary, self.path)

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import functools
+import hashlib
 import importlib
 import inspect
 import os
@@ -63,6 +64,27 @@ def _rules_package() -> ModuleType:
     sys.modules["sampler_lint.rules"] = module
     spec.loader.exec_module(module)
     return module
+
+
+@functools.cache
+def code_stamp() -> str:
+    """A digest of this build's code, the tool's modules and its rules': what the cache keeps is
+    read only by the build that wrote it, not by another of the same version (a checkout between
+    commits, an install from another commit), as what a survey keeps changes shape between them.
+    The files' contents, not their times, so a fresh install of one build in CI reads the cache
+    an earlier install of it wrote. About a megabyte, read once per run that uses a cache."""
+    folders = [Path(__file__).resolve().parents[1]]
+    folders += [Path(path).resolve() for path in _rules_package().__path__]
+    stamp = hashlib.blake2b(digest_size=16)
+    seen: set[Path] = set()
+    for folder in folders:
+        for path in sorted(folder.rglob("*.py")):
+            if path in seen:
+                continue  # an install keeps the rules inside the package
+            seen.add(path)
+            stamp.update(path.relative_to(folder).as_posix().encode() + b"\0")
+            stamp.update(path.read_bytes() + b"\0")
+    return stamp.hexdigest()
 
 
 @functools.cache
