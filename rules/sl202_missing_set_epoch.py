@@ -817,7 +817,7 @@ def _loaders_assigned(summary: SyntaxSummary) -> list[ast.Call]:
 #: other ``...Sampler`` classes that may (the visitor asks the index whether they derive from
 #: DistributedSampler), and, for a loader whose epoch loop may only be in an imported function,
 #: the dotted names of those functions (``None``: the epoch loop may be elsewhere).
-Reach = tuple[bool, tuple[str, ...], "tuple[str, ...] | None"]
+Reach = tuple[bool, tuple[str, ...], tuple[str, ...] | None]
 
 
 def _reaches(summary: SyntaxSummary) -> tuple[Reach, ...]:
