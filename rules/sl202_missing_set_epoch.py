@@ -8,7 +8,7 @@ import re
 import sampler_lint.analysis.lazy_libcst as cst
 from sampler_lint.analysis.frameworks import is_framework_name
 from sampler_lint.analysis.imports import dotted_name
-from sampler_lint.analysis.index import ProjectIndex, dotted_expression
+from sampler_lint.analysis.index import ProjectIndex, dotted_expression, import_aliases
 from sampler_lint.analysis.loader_calls import (
     DISTRIBUTED_SAMPLERS,
     EPOCH_AWARE_CALLS,
@@ -996,17 +996,9 @@ def _top_level_functions(summary: SyntaxSummary) -> frozenset[str]:
 
 def _imported_names(summary: SyntaxSummary) -> frozenset[str]:
     """Every name an import binds anywhere in the file (``import a.b`` binds ``a``)."""
-    def make() -> frozenset[str]:
-        names: set[str] = set()
-        for statement in summary.nodes(ast.Import):
-            for alias in statement.names:
-                names.add(alias.asname or alias.name.split(".", 1)[0])
-        for found in summary.nodes(ast.ImportFrom):
-            for alias in found.names:
-                names.add(alias.asname or alias.name)
-        return frozenset(names)
-
-    return per_tree(summary.tree, "SL202 imported names", make)
+    return per_tree(
+        summary.tree, "SL202 imported names", lambda: frozenset(import_aliases(summary.tree))
+    )
 
 
 def _kept_on_self(summary: SyntaxSummary) -> list[ast.expr]:
