@@ -565,15 +565,17 @@ CASES.update({
 # scope may go round the epochs (a `while` that builds the iterator again, or a call handed the
 # loader outside any loop: a function of the file, a method of `self`, an imported function).
 _DISTRIBUTED = "from torch.utils.data import DataLoader, DistributedSampler\n\n"
+_TRAIN = (
+    "def train(feed, epochs):\n"
+    "    for epoch in range(epochs):\n"
+    "        for batch in feed:\n"
+    "            pass\n"
+    "\n"
+)
 CASES.update({
     "SL202 loader handed to a function of the file": (
         "SL202",
-        _DISTRIBUTED + "def train(feed, epochs):\n"
-        "    for epoch in range(epochs):\n"
-        "        for batch in feed:\n"
-        "            pass\n"
-        "\n"
-        "def main(ds):\n"
+        _DISTRIBUTED + _TRAIN + "def main(ds):\n"
         "    order = DistributedSampler(ds)\n"
         "    loader = DataLoader(ds, sampler=order)\n"
         "    train(loader, 3)\n",
@@ -593,12 +595,7 @@ CASES.update({
     ),
     "SL202 what a call made of the loader handed to a function of the file": (
         "SL202",
-        _DISTRIBUTED + "def train(feed, epochs):\n"
-        "    for epoch in range(epochs):\n"
-        "        for batch in feed:\n"
-        "            pass\n"
-        "\n"
-        "def main(ds, tools):\n"
+        _DISTRIBUTED + _TRAIN + "def main(ds, tools):\n"
         "    order = DistributedSampler(ds)\n"
         "    loader = DataLoader(ds, sampler=order)\n"
         "    device_feed, _ = tools.wrap(loader), 1\n"
