@@ -56,6 +56,8 @@ _INERT = (
     "len", "print", "isinstance", "hasattr", "getattr", "str", "repr", "type", "id", "range",
     "int", "float", "bool", "format", "info", "debug", "warning", "log",
 )
+# The calls `_uses` never counts as handing the loader on.
+_NOT_HANDED_ON = frozenset(_ITERATING + _INERT)
 # How far a loader is followed into the project functions it is handed to.
 _CALLEE_DEPTH = 2
 
@@ -978,7 +980,7 @@ def _followed(call: ast.Call, summary: SyntaxSummary) -> tuple[str, bool] | None
     (this file's, even if a name imported too) or of a method of ``self``; or of an imported
     name, or a dotted name rooted at one."""
     dotted = dotted_expression(call.func)
-    if dotted is None or dotted.rsplit(".", 1)[-1] in _ITERATING + _INERT:
+    if dotted is None or dotted.rsplit(".", 1)[-1] in _NOT_HANDED_ON:
         return None
     root = dotted.split(".", 1)[0]
     if root == "self" or (type(call.func) is ast.Name and root in _top_level_functions(summary)):

@@ -25,7 +25,10 @@ from sampler_lint.engine.linter import LintOptions, lint_source
 
 def index_sources(sources: Mapping[str, str], select: Iterable[str] | None = None) -> ProjectIndex:
     """A project index built from in-memory sources ``{path: code}`` (for tests and editors)."""
+    from sampler_lint.analysis.loader_facts import forget_file_keys
     from sampler_lint.engine.runner import index_source, needs_index
+
+    forget_file_keys()  # a link may have changed since the last call of this process
 
     raw = RawSettings(select=tuple(select) if select is not None else None)
     settings = resolve(raw, Path("."), None)

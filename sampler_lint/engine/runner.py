@@ -412,6 +412,7 @@ def build_index(
     rules = tuple(rules)
     if not needs_index(rules):
         return EMPTY_INDEX
+    forget_file_keys()  # a link may have changed since the last index this process built
     work = [_Job(path, str(path), None) for path in files]
     collectors = Collectors.for_rules(rules)
     surveys, _, _ = survey_files(work, [], collectors, cache, jobs)
