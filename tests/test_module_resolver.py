@@ -21,6 +21,9 @@ def test_candidates_resolve_as_realpath_does(
     (real / "pkg" / "linked.py").symlink_to("shared.py")  # a file that is a link
     (tmp_path / "alias").symlink_to(real)  # a folder that is a link
     (tmp_path / "loop").symlink_to("loop")  # a link to itself
+    (real / "pkg" / "deep").mkdir()
+    (real / "pkg" / "deep" / "up").symlink_to("..")  # a folder linked to the one above it
+    (real / "pkg" / "deep" / "hop").symlink_to(tmp_path / "alias" / "pkg")  # link to a link
     monkeypatch.chdir(tmp_path)
     resolver = ModuleResolver([])
     paths = [
@@ -31,9 +34,17 @@ def test_candidates_resolve_as_realpath_does(
         tmp_path / "alias" / "pkg" / "missing.py",  # absent, under a linked folder
         tmp_path / "alias" / "gone" / "missing.py",  # absent folder under a linked folder
         tmp_path / "loop" / "x.py",
+        tmp_path / "alias" / "pkg" / "deep" / "up" / "deep" / "hop" / "linked.py",
+        tmp_path / "alias" / "pkg" / "deep" / "hop" / "deep" / "up" / "missing" / "x.py",
+        tmp_path / "alias" / "pkg" / ".." / "pkg" / "mod.py",  # a part that goes up
         Path("alias") / "pkg" / "linked.py",  # relative: from the working folder
         Path("mod.py"),
     ]
     for path in paths:
         assert resolver._real(str(path)) == os.path.realpath(path), path
         assert resolver._real(str(path)) == os.path.realpath(path), path  # remembered alike
+    # Every folder and file on the way, each resolved on its own after its parts were.
+    fresh = ModuleResolver([])
+    for path in paths:
+        for part in reversed([path, *path.parents]):
+            assert fresh._real(str(part)) == os.path.realpath(part), part

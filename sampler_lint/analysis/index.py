@@ -245,18 +245,21 @@ class ModuleResolver:
         shared module into their folder (``asr_datamodule.py -> ../tdnn/asr_datamodule.py``)."""
         if path in self.known:
             return path
+        return self._resolved(path)
+
+    def _resolved(self, path: str) -> str:
+        """What ``os.path.realpath`` gives for ``path``, one part at a time: its folder resolved
+        as a path of its own (remembered: a module is looked for in every folder above the
+        importer, and those share their folders), then the last part, which may be a link.
+        ``realpath`` itself would look at every part of every candidate again."""
         real = self._reals.get(path)
         if real is None:
-            # The folder resolved once for all its candidates (a module is looked for in every
-            # folder above the importer: most candidates do not exist), then the file itself,
-            # which may be a link: what ``os.path.realpath`` gives, without a system call for
-            # every part of every candidate's path.
             folder, name = os.path.split(path)
-            real_folder = self._reals.get(folder)
-            if real_folder is None:
-                real_folder = self._reals[folder] = os.path.realpath(folder)
-            joined = os.path.join(real_folder, name)
-            real = os.path.realpath(joined) if os.path.islink(joined) else joined
+            if name in ("", ".", "..") or not os.path.isabs(path):
+                real = os.path.realpath(path)  # the root, or relative to where we are
+            else:
+                joined = os.path.join(self._resolved(folder), name)
+                real = os.path.realpath(joined) if os.path.islink(joined) else joined
             self._reals[path] = real
         return real
 
