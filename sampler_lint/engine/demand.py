@@ -60,6 +60,10 @@ class Source:
     content: str | None = None  # digest of its bytes when already known (the cache is on)
 
 
+# How many bytes of project files an index keeps in memory for the questions of one run.
+TEXTS_KEPT = 16 * 1024 * 1024
+
+
 class Shared:
     """What worker processes read for each collector, shared among them: one lock per collector
     (the first worker to ask reads the files; the others wait for it, then reuse what it read)
@@ -163,6 +167,10 @@ class DemandIndex(ProjectIndex):
         #: Set while worker processes lint: what one of them reads for a collector, the others
         #: reuse instead of parsing the same files again.
         self.shared: Shared | None = None
+        # The bytes of files read for questions, up to a budget: each question about a token
+        # looks for it in every file of its collector (_find_holders), tens of reads of each.
+        self._texts: dict[Path, bytes] = {}
+        self._text_room = TEXTS_KEPT
 
     # -- asking ------------------------------------------------------------------------------
 
@@ -360,7 +368,7 @@ class DemandIndex(ProjectIndex):
             if not self._read.get(key, True):
                 continue  # no facts: it answers no question about a token
             try:
-                data = read_source(source.path)
+                data = self._bytes(source)
             except OSError:
                 continue  # answers nothing, as _facts_of finds
             if key not in self._read and source.collectors is None \
@@ -471,12 +479,22 @@ class DemandIndex(ProjectIndex):
             self._find_holders(collector, (token,))
         return self._holders[collector.name, token]
 
+    def _bytes(self, source: Source) -> bytes:
+        """The bytes of a project file (``OSError`` when it cannot be read)."""
+        data = self._texts.get(source.path)
+        if data is None:
+            data = read_source(source.path)
+            if len(data) <= self._text_room:
+                self._texts[source.path] = data
+                self._text_room -= len(data)
+        return data
+
     def _admits(self, collector: FactCollector, source: Source) -> bool:
         """Whether the bytes of a file the survey did not read pass ``collector``'s pre-filter
         (most do not: those are known to hold none of its facts, and are not handed to a worker
         process only to be turned away there)."""
         try:
-            data = read_source(source.path)
+            data = self._bytes(source)
         except OSError:
             return True  # the reader says so in its own way
         if _passes(collector, data):
@@ -491,7 +509,7 @@ class DemandIndex(ProjectIndex):
         content = source.content
         if content is None:
             try:
-                content = digest(read_source(source.path))
+                content = digest(self._bytes(source))
             except OSError:
                 return False
         hit = self._cache.get(facts_key(collector.name, source.fact_path, content))
@@ -539,7 +557,7 @@ class DemandIndex(ProjectIndex):
             if known is not None:
                 return known
         try:
-            data = read_source(source.path)
+            data = self._bytes(source)
         except OSError:
             return {}
         if token and holders is None and not _spells(data, token):
