@@ -354,6 +354,12 @@ def survey_files(
             computed = pool.map(_survey_task, work, chunksize=_chunksize(len(work), processes))
             for number, surveyed in zip(missing, computed, strict=True):
                 record(number, surveyed)
+                if write is not None and surveyed is not None and surveyed[0].rules \
+                        and surveyed[1] is None:
+                    # A file is left for the lint pass, which parses it with libcst: import
+                    # libcst now, while the workers survey the rest, rather than after them
+                    # while they wait (the lint workers are forked from this process).
+                    importlib.import_module("libcst")
     else:
         for number in missing:
             record(number, _survey_and_lint(jobs[number], lints, collectors, write, gather))
