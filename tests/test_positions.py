@@ -8,9 +8,8 @@ from pathlib import Path
 import libcst as cst
 import pytest
 
+from sampler_lint.analysis.positions import positions_near, positions_of
 from sampler_lint.analysis.tree import parents_of
-from sampler_lint.engine.linter import positions_of
-from sampler_lint.engine.positions import positions_near
 
 FIXTURES = sorted(Path(__file__).parent.joinpath("fixtures").glob("*/*.py"))
 
@@ -76,3 +75,29 @@ def test_a_source_that_is_not_the_tree_gives_nothing() -> None:
     parents = parents_of(module)
     node = next(n for n in positions_of(module) if isinstance(n, cst.Return))
     assert positions_near(module, code.replace("a.split", "b.split"), [node], parents.get) is None
+
+
+ALIGNED = (
+    "def shard(x, world_size, rank):\n"
+    "    per_rank = len(x) // world_size\n"
+    "    if rank >= 0:\n"
+    "        parts = x.split(per_rank,\n"
+    "                        dim=0)[rank]\n"
+    "        return parts\n"
+)
+
+
+def test_a_renamed_callee_moves_the_lines_aligned_with_its_bracket() -> None:
+    """SL101's fix renames ``split`` to ``tensor_split``: the continuation line aligned with the
+    bracket moves with it, measured from the statement's positions alone (``realign``)."""
+    from sampler_lint.api import lint_code
+
+    result = lint_code(ALIGNED, fix=True, unsafe_fixes=True)
+    assert result.fixed is not None
+    assert "        parts = x.tensor_split(world_size,\n" \
+           "                               dim=0)[rank]\n" in result.fixed
+    hanging = ALIGNED.replace("x.split(per_rank,\n                        dim",
+                              "x.split(\n            per_rank, dim")
+    result = lint_code(hanging, fix=True, unsafe_fixes=True)
+    assert result.fixed is not None
+    assert "x.tensor_split(\n            world_size, dim=0)[rank]" in result.fixed

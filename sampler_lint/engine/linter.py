@@ -8,15 +8,16 @@ import ast
 import difflib
 import tokenize
 import warnings
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from io import BytesIO
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 import sampler_lint.analysis.lazy_libcst as cst
 from sampler_lint.analysis.index import EMPTY_INDEX, ProjectIndex
+from sampler_lint.analysis.positions import positions_around, positions_of
 from sampler_lint.analysis.syntax_summary import summarize
 from sampler_lint.analysis.vocabulary import Vocabulary
 from sampler_lint.engine import noqa, walk
@@ -190,24 +191,11 @@ def _dependencies(rule: type[Rule]) -> set[Any]:
     }
 
 
-def positions_of(module: cst.Module) -> Mapping[cst.CSTNode, CodeRange]:
-    """The position of every node: libcst's PositionProvider run on its own. Through a
-    ``MetadataWrapper`` the same positions cost a whole extra traversal of the tree besides the
-    code generation that computes them (almost half the time of locating a file's findings)."""
-    provider = cst.metadata.PositionProvider()
-    try:
-        provider._gen_impl(module)
-        return cast("Mapping[cst.CSTNode, CodeRange]", provider._computed)
-    except AttributeError:  # another libcst's internals: the public way
-        wrapper = cst.MetadataWrapper(module, unsafe_skip_copy=True)
-        return wrapper.resolve(cst.metadata.PositionProvider)
-
-
 def locate(context: FileContext) -> list[Located]:
     """Positions for the reports; computed only for files that have some."""
     if not context.reports:
         return []
-    positions = _positions_for(context)
+    positions = positions_around(context, [report.node for report in context.reports])
     located = []
     for report in context.reports:
         node_range = positions[report.node]
@@ -220,21 +208,6 @@ def locate(context: FileContext) -> list[Located]:
                 last = max(last, statement_range.end.line)
         located.append(Located(report, node_range, (first, last)))
     return located
-
-
-def _positions_for(context: FileContext) -> Mapping[cst.CSTNode, CodeRange]:
-    """The positions ``locate`` needs: those of the statements holding the reports when they can
-    be had alone (``positions.positions_near``, which checks itself against the source), else
-    every node's."""
-    from sampler_lint.engine.positions import positions_near
-
-    nodes = [report.node for report in context.reports]
-    near = positions_near(context.module, context.source, nodes, context.parent)
-    if near is not None and all(node in near for node in nodes):
-        statements = (context.enclosing_statement(node) for node in nodes)
-        if all(statement is None or statement in near for statement in statements):
-            return near
-    return positions_of(context.module)
 
 
 def _fix_range(item: Located, positions: Any) -> tuple[int, int]:

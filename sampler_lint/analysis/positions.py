@@ -14,15 +14,43 @@ from __future__ import annotations
 
 import ast
 import itertools
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, cast
 
 import sampler_lint.analysis.lazy_libcst as cst
+from sampler_lint.rule import FileContext
 
 if TYPE_CHECKING:
     from libcst.metadata import CodeRange, PositionProvider
 
 _Parent = Callable[["cst.CSTNode"], "cst.CSTNode | None"]
+
+
+def positions_of(module: cst.Module) -> Mapping[cst.CSTNode, CodeRange]:
+    """The position of every node: libcst's PositionProvider run on its own. Through a
+    ``MetadataWrapper`` the same positions cost a whole extra traversal of the tree besides the
+    code generation that computes them (almost half the time of locating a file's findings)."""
+    provider = cst.metadata.PositionProvider()
+    try:
+        provider._gen_impl(module)
+        return cast("Mapping[cst.CSTNode, CodeRange]", provider._computed)
+    except AttributeError:  # another libcst's internals: the public way
+        wrapper = cst.MetadataWrapper(module, unsafe_skip_copy=True)
+        return wrapper.resolve(cst.metadata.PositionProvider)
+
+
+def positions_around(
+    context: FileContext, nodes: Sequence[cst.CSTNode]
+) -> Mapping[cst.CSTNode, CodeRange]:
+    """Positions of ``nodes``, of everything inside the line-level statements holding them, and
+    of the statements that enclose them (``FileContext.enclosing_statement``): from those
+    statements alone when they can be vouched for (:func:`positions_near`), else every node's."""
+    near = positions_near(context.module, context.source, nodes, context.parent)
+    if near is not None and all(node in near for node in nodes):
+        statements = (context.enclosing_statement(node) for node in nodes)
+        if all(statement is None or statement in near for statement in statements):
+            return near
+    return positions_of(context.module)
 
 
 def positions_near(
