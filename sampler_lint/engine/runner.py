@@ -676,10 +676,63 @@ def run(
     progress: Callable[[int, int, str], None] | None = None,
     given: Given | None = None,
 ) -> RunResult:
-    """Lint ``paths``, or with ``given``, the files it gives instead of walking the disk."""
-    forget_file_keys()
+    """Lint ``paths``, or with ``given``, the files it gives instead of walking the disk.
+
+    Paths of several projects (two repositories named side by side) are linted one project at a
+    time, each with its own index and cache: a file gets the findings it gets when its project
+    is linted alone, and no question about one project reads the files of the others."""
     if options.fix and not options.diff:
         writer.count_writes_in(_context().Value("q", 0))
+    groups = _by_project(paths) if given is None else [paths]
+    if len(groups) == 1:
+        return _run_project(paths, resolver, options, progress, given)
+    return _merged([_run_project(group, resolver, options, progress) for group in groups])
+
+
+def _by_project(paths: list[Path]) -> list[list[Path]]:
+    """``paths`` grouped by the project they belong to (:func:`project_roots`), in the order
+    first named; paths that do not exist go with the first group, which reports them."""
+    present = [path for path in paths if os.path.lexists(path)]
+    roots = project_roots(present) if len(present) > 1 else []
+    if len(roots) <= 1:
+        return [paths]
+    groups: dict[Path, list[Path]] = {root: [] for root in roots}
+    for path in present:
+        own = project_root([path])
+        outer = next((root for root in roots if own.is_relative_to(root)), roots[0])
+        groups[outer].append(path)
+    found = [group for group in groups.values() if group]
+    found[0] = [path for path in paths if not os.path.lexists(path)] + found[0]
+    return found
+
+
+def _merged(parts: list[RunResult]) -> RunResult:
+    """One result for the projects of a run, as one run over them all would report it."""
+    merged = RunResult()
+    for part in parts:
+        merged.results += part.results
+        merged.files_checked += part.files_checked
+        merged.linted += part.linted
+        merged.project = [*merged.project, *part.project]
+        for message in part.problems.warnings:
+            merged.problems.warn(message)
+        merged.problems.missing += part.problems.missing
+        merged.problems.config_errors += [
+            message for message in part.problems.config_errors
+            if message not in merged.problems.config_errors
+        ]
+    return merged
+
+
+def _run_project(
+    paths: list[Path],
+    resolver: ConfigResolver,
+    options: RunOptions,
+    progress: Callable[[int, int, str], None] | None = None,
+    given: Given | None = None,
+) -> RunResult:
+    """:func:`run` over paths of one project."""
+    forget_file_keys()
     walked: Walked = {}
     problems = Problems()
     if given is None:
