@@ -43,9 +43,12 @@ Mapper = Callable[["DemandIndex", FactCollector, list["Source"], bool], "list[Re
 # From this many files to parse for one collector, gathering them in parallel pays off.
 PARALLEL_GATHER = 16
 # Questions about names a run may ask of one collector before it reads the whole collector
-# instead: each looks for its name in every file that may hold the collector's facts, and on a
-# large project, a run over every file asks about hundreds of names.
-KEYED_QUESTIONS = 24
+# instead: each looks for its name in every file that may hold the collector's facts (bytes
+# kept in memory: about 7 microseconds a file), where reading the whole collector parses each of
+# them (about 7 milliseconds, on two cores). Each file is parsed at most once either way, so the
+# questions cost less until they number several hundred: ten large repositories under one root
+# ask at most 150 of one collector, and reading whole collectors after 24 took 34 s against 26 s.
+KEYED_QUESTIONS = 400
 
 
 @dataclass(frozen=True)
