@@ -48,3 +48,8 @@ def test_candidates_resolve_as_realpath_does(
     for path in paths:
         for part in reversed([path, *path.parents]):
             assert fresh._real(str(part)) == os.path.realpath(part), part
+
+
+def test_a_path_of_more_parts_than_python_has_frames(tmp_path: Path) -> None:
+    deep = str(tmp_path.joinpath(*["d"] * 1500, "m.py"))
+    assert ModuleResolver([])._real(deep) == os.path.realpath(deep)

@@ -253,14 +253,24 @@ class ModuleResolver:
         importer, and those share their folders), then the last part, which may be a link.
         ``realpath`` itself would look at every part of every candidate again."""
         real = self._reals.get(path)
-        if real is None:
+        if real is not None:
+            return real
+        # Up to the nearest part already resolved (a loop, not recursion: a path may have more
+        # parts than Python allows frames), then down again one part at a time.
+        pending: list[tuple[str, str]] = []
+        while real is None:
             folder, name = os.path.split(path)
             if name in ("", ".", "..") or not os.path.isabs(path):
-                real = os.path.realpath(path)  # the root, or relative to where we are
+                real = self._reals[path] = os.path.realpath(path)  # the root, or relative
             else:
-                joined = os.path.join(self._resolved(folder), name)
-                real = os.path.realpath(joined) if os.path.islink(joined) else joined
-            self._reals[path] = real
+                pending.append((path, name))
+                path = folder
+                real = self._reals.get(path)
+        for part, name in reversed(pending):
+            joined = os.path.join(real, name)
+            real = self._reals[part] = (
+                os.path.realpath(joined) if os.path.islink(joined) else joined
+            )
         return real
 
     def roots(self, importer: str) -> list[PurePath]:
