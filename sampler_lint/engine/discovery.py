@@ -43,8 +43,13 @@ def project_roots(paths: list[Path]) -> list[Path]:
     are two projects: their common folder may hold many more that nothing named."""
     if len(paths) <= 1:
         return [project_root(paths)]
+    return outermost(own_roots(paths))
+
+
+def own_roots(paths: list[Path]) -> list[Path]:
+    """Each path's own :func:`project_root`, in the order of ``paths``."""
     by_folder: dict[str, Path] = {}  # pre-commit names many files of few folders
-    found: dict[Path, None] = {}
+    found: list[Path] = []
     for path in paths:
         where = os.path.abspath(path)
         folder = where if os.path.isdir(where) else os.path.dirname(where)
@@ -53,7 +58,13 @@ def project_roots(paths: list[Path]) -> list[Path]:
             root = project_root([path])
             if not os.path.islink(path):
                 by_folder[folder] = root
-        found.setdefault(root, None)
+        found.append(root)
+    return found
+
+
+def outermost(roots: list[Path]) -> list[Path]:
+    """``roots`` without repeats and without those inside another, in the order first given."""
+    found = dict.fromkeys(roots)
     return [
         root for root in found
         if not any(other != root and root.is_relative_to(other) for other in found)

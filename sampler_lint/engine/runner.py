@@ -35,6 +35,8 @@ from sampler_lint.engine.discovery import (
     Problems,
     Walked,
     iter_source_files,
+    outermost,
+    own_roots,
     project_root,
     project_roots,
 )
@@ -692,17 +694,21 @@ def run(
 def _by_project(paths: list[Path]) -> list[list[Path]]:
     """``paths`` grouped by the project they belong to (:func:`project_roots`), in the order
     first named; paths that do not exist go with the first group, which reports them."""
-    present = [path for path in paths if os.path.lexists(path)]
-    roots = project_roots(present) if len(present) > 1 else []
-    if len(roots) <= 1:
+    present: list[Path] = []
+    missing: list[Path] = []
+    for path in paths:
+        (present if os.path.lexists(path) else missing).append(path)
+    if len(present) <= 1:
+        return [paths]
+    owns = own_roots(present)
+    roots = outermost(owns)
+    if len(roots) == 1:
         return [paths]
     groups: dict[Path, list[Path]] = {root: [] for root in roots}
-    for path in present:
-        own = project_root([path])
-        outer = next((root for root in roots if own.is_relative_to(root)), roots[0])
-        groups[outer].append(path)
+    for path, own in zip(present, owns, strict=True):
+        groups[next(root for root in roots if own.is_relative_to(root))].append(path)
     found = [group for group in groups.values() if group]
-    found[0] = [path for path in paths if not os.path.lexists(path)] + found[0]
+    found[0] = missing + found[0]
     return found
 
 
