@@ -19,6 +19,7 @@ from sampler_lint.analysis.sharding import (
     tensor_split_fix,
 )
 from sampler_lint.analysis.syntax_summary import SyntaxSummary, names_world_size
+from sampler_lint.analysis.text_shapes import may_floor_divide
 from sampler_lint.rule import Applicability, Example, Fix, Option, Rule, Severity
 
 
@@ -61,6 +62,10 @@ class FloorDivisionSplit(Rule):
     fix_risk = SHARD_SIZE_RISK
     requires = (("split",), ("//",), ("{world_size}",), ("{rank}",))
     has_syntax_filter = True
+
+    @classmethod
+    def may_match_text(cls, text: str) -> bool:
+        return may_floor_divide(text)  # a `//` that is no URL's
 
     @classmethod
     def may_match(cls, summary: SyntaxSummary) -> bool:

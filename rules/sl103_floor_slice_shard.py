@@ -29,6 +29,7 @@ from sampler_lint.analysis.syntax_summary import (
     names_rank,
     names_world_size,
 )
+from sampler_lint.analysis.text_shapes import may_floor_divide
 from sampler_lint.analysis.vocabulary import Vocabulary
 from sampler_lint.rule import Applicability, Example, FileContext, Fix, Rule, Severity
 
@@ -190,6 +191,10 @@ class FloorSliceShard(Rule):
     fix_risk = SHARD_SIZE_RISK
     requires = (("//",), ("{world_size}",), ("{rank}",))
     has_syntax_filter = True
+
+    @classmethod
+    def may_match_text(cls, text: str) -> bool:
+        return may_floor_divide(text)  # a `//` that is no URL's
 
     @classmethod
     def may_match(cls, summary: SyntaxSummary) -> bool:

@@ -9,6 +9,7 @@ import sampler_lint.analysis.lazy_libcst as cst
 from sampler_lint.analysis.imports import dotted_name
 from sampler_lint.analysis.index import dotted_expression
 from sampler_lint.analysis.syntax_summary import SyntaxSummary, walk
+from sampler_lint.analysis.text_shapes import names_a_word
 from sampler_lint.analysis.tree import descendants
 from sampler_lint.rule import Example, Rule, Severity
 
@@ -31,6 +32,11 @@ class RngCopiedIntoWorkers(Rule):
     severity = Severity.WARNING
     requires = (("Dataset",), _CONSTRUCTOR_NAMES, ("__init__",))
     has_syntax_filter = True
+
+    @classmethod
+    def may_match_text(cls, text: str) -> bool:
+        # A constructor's name as a word, not inside `RandomSampler` or `DataGenerator`.
+        return names_a_word(text, _CONSTRUCTOR_NAMES)
 
     @classmethod
     def may_match(cls, summary: SyntaxSummary) -> bool:

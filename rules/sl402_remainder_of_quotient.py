@@ -17,6 +17,7 @@ from sampler_lint.analysis.sampler_family import (
     find_class,
 )
 from sampler_lint.analysis.syntax_summary import SyntaxSummary
+from sampler_lint.analysis.text_shapes import may_floor_divide
 from sampler_lint.rule import Applicability, Example, Fix, Rule, Severity
 
 if TYPE_CHECKING:
@@ -38,6 +39,10 @@ class RemainderOfQuotient(Rule):
     collectors = (CLASS_FACTS,)
     uses_index = True
     has_syntax_filter = True
+
+    @classmethod
+    def may_match_text(cls, text: str) -> bool:
+        return may_floor_divide(text)  # a `//` that is no URL's
 
     @classmethod
     def may_match_index(cls, index: ProjectIndex, path: str, text: str) -> bool:

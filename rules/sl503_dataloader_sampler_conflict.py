@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 
 import sampler_lint.analysis.lazy_libcst as cst
 from sampler_lint.analysis.imports import dotted_name
@@ -10,6 +11,7 @@ from sampler_lint.analysis.index import dotted_expression
 from sampler_lint.analysis.loader_facts import is_loader_constructor
 from sampler_lint.analysis.matching import single_assignment
 from sampler_lint.analysis.syntax_summary import SyntaxSummary, is_constant
+from sampler_lint.analysis.text_shapes import CallText, calls_in, is_literal, keyword_is
 from sampler_lint.rule import Applicability, Example, Fix, Rule, Severity
 
 # DataLoader(dataset, batch_size, shuffle, sampler, batch_sampler, num_workers, collate_fn,
@@ -20,6 +22,8 @@ _POSITIONS = {
     "worker_init_fn": 10,
 }
 _NAMES = sorted(_POSITIONS, key=_POSITIONS.__getitem__)
+# A call of a name ending `DataLoader` (`is_loader_constructor`), up to its `(`.
+_LOADER_CALL = re.compile(r"DataLoader(?:[\s\\]|#[^\n]*)*\(")
 
 
 class DataLoaderSamplerConflict(Rule):
@@ -33,6 +37,11 @@ class DataLoaderSamplerConflict(Rule):
     )
     requires = (("DataLoader",),)  # a sampler may come positionally, named anything
     has_syntax_filter = True
+
+    @classmethod
+    def may_match_text(cls, text: str) -> bool:
+        calls = calls_in(text, _LOADER_CALL)
+        return any(call is None or _may_conflict_text(call) for call in calls)
 
     @classmethod
     def may_match(cls, summary: SyntaxSummary) -> bool:
@@ -154,6 +163,19 @@ class DataLoaderSamplerConflict(Rule):
             "sampler=sampler)\n"
         ),
     )
+
+
+def _may_conflict_text(call: CallText) -> bool:
+    """The text twin of :func:`_may_conflict`, looser still: a batch sampler (by keyword, or
+    fifth by position), or a sampler (the same) with `shuffle` the literal True."""
+    positional, arguments = call.positional, call.arguments
+    if len(positional) > _POSITIONS["batch_sampler"] or "batch_sampler" in arguments:
+        return True
+    sampler = len(positional) > _POSITIONS["sampler"] or "sampler" in arguments
+    shuffle = keyword_is(arguments, "shuffle", "True") or (
+        len(positional) > _POSITIONS["shuffle"] and is_literal(positional[2], "True")
+    )
+    return sampler and shuffle
 
 
 def _may_conflict(call: ast.Call) -> bool:

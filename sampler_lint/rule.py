@@ -291,6 +291,14 @@ class Rule:
         return True
 
     @classmethod
+    def may_match_text(cls, text: str) -> bool:
+        """Between the text pre-filter's tokens and the ``ast`` parse: could a file with this
+        text hold the pattern, by a shape plain tokens cannot state (a ``//`` that is no URL's,
+        a constructor's name as a whole word; ``sampler_lint.analysis.text_shapes``)? Asked only
+        when the tokens pass. Must never hide a finding."""
+        return True
+
+    @classmethod
     def may_match_index(cls, index: ProjectIndex, path: str, text: str) -> bool:
         """Third pre-filter stage, for rules that read the project index: with the index at
         hand, could the file at ``path``, whose code is ``text``, still hold a finding (a class

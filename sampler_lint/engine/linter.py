@@ -351,7 +351,8 @@ def _compiles(text: str) -> bool:
 
 
 def rules_to_run(text: str, file_codes: frozenset[str], lint: LintOptions) -> list[type[Rule]]:
-    """The enabled rules not suppressed for the whole file whose text pre-filter matches."""
+    """The enabled rules not suppressed for the whole file whose text pre-filter matches (its
+    tokens, then its shape)."""
     found: dict[TokenGroup, bool] = {}  # rules share groups: search each once
 
     def passes(rule: type[Rule]) -> bool:
@@ -367,7 +368,7 @@ def rules_to_run(text: str, file_codes: frozenset[str], lint: LintOptions) -> li
         rule for rule in lint.rules
         if not rule.engine_rule
         and not (noqa.ALL in file_codes or rule.code in file_codes)
-        and (not lint.use_prefilter or passes(rule))
+        and (not lint.use_prefilter or (passes(rule) and rule.may_match_text(text)))
     ]
 
 

@@ -1,0 +1,226 @@
+"""The text shape stage (``Rule.may_match_text``, ``sampler_lint.analysis.text_shapes``): it
+spares the ``ast`` parse of files whose tokens pass but whose text cannot hold the pattern, and it
+never answers ``False`` for a text whose syntax filter could keep it."""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sampler_lint.analysis.syntax_summary import SyntaxSummary
+from sampler_lint.analysis.text_shapes import (
+    CallText,
+    calls_in,
+    is_literal,
+    keyword_is,
+    may_floor_divide,
+    names_a_word,
+)
+from sampler_lint.api import lint_code
+from sampler_lint.engine.registry import all_rules, rules_by_code
+from sampler_lint.rule import Rule
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+EXPECT = re.compile(r"#\s*expect:\s*(?P<codes>[A-Z]+[0-9]+(?:\s*,\s*[A-Z]+[0-9]+)*)")
+SHAPED = [rule for rule in all_rules() if rule.may_match_text.__func__ is not Rule.may_match_text.__func__]  # type: ignore[attr-defined]  # noqa: E501
+
+
+def test_the_rules_that_read_a_shape() -> None:
+    assert sorted(rule.code for rule in SHAPED) == ["SL101", "SL103", "SL304", "SL402", "SL503"]
+
+
+@pytest.mark.parametrize("rule", SHAPED, ids=lambda rule: rule.code)
+def test_every_flagged_fixture_and_example_has_the_shape(rule: type[Rule]) -> None:
+    texts = [example.code for example in rule.examples if example.lines]
+    for path in sorted(FIXTURES.glob("SL*/*.py")):
+        if path.name.endswith(".fixed.py"):
+            continue  # a fix's output: it keeps its markers, not always the shape
+        text = path.read_text()
+        if any(rule.code in found["codes"] for found in EXPECT.finditer(text)):
+            texts.append(text)
+    assert texts
+    for text in texts:
+        assert rule.may_match_text(text), text
+
+
+# Each flagged by its rule, with the shape at the edge of what the text stage reads.
+KEPT = {
+    "SL103 URL before the division": (
+        "SL103",
+        "# https://example.com/shards\n"
+        "def shard(x, rank, world_size):\n"
+        "    per = len(x)//world_size\n"
+        "    return x[rank * per:(rank + 1) * per]\n",
+    ),
+    "SL103 URL on the line of the division": (
+        "SL103",
+        "def shard(x, rank, world_size):\n"
+        "    per = len(x)//world_size; site = 'http://x'\n"
+        "    return x[rank * per:(rank + 1) * per], site\n",
+    ),
+    "SL304 constructor under an alias": (
+        "SL304",
+        "from numpy.random import default_rng as make_rng\n"
+        "from torch.utils.data import Dataset\n"
+        "class D(Dataset):\n    def __init__(self):\n        self.rng = make_rng(0)\n"
+        "    def __getitem__(self, i):\n        return self.rng.random()\n",
+    ),
+    "SL503 shuffle third by position": (
+        "SL503",
+        "from torch.utils.data import DataLoader\n"
+        "loader = DataLoader(ds, 32, True, make_sampler(ds))\n",
+    ),
+    "SL503 shuffle in brackets, comment and continuation": (
+        "SL503",
+        "from torch.utils.data import DataLoader\n"
+        "a = DataLoader(ds, sampler=pick(ds), shuffle=(True))\n"
+        "b = DataLoader(ds, sampler=pick(ds), shuffle  # on\n"
+        "    =  # always\n    True)\n"
+        "c = DataLoader(ds, sampler=pick(ds), shuffle=\\\n    True)\n",
+    ),
+    "SL503 batch sampler fifth by position": (
+        "SL503",
+        "import torch\n"
+        "loader = torch.utils.data.DataLoader (make(ds, ')'), 16, False, None,\n"
+        "    # a comment with a bracket (\n    buckets(ds))\n",
+    ),
+    "SL503 batch sampler by position after strings": (
+        "SL503",
+        "from torch.utils.data import DataLoader\n"
+        "loader = DataLoader(pick('a, b', \"\"\"c), (d\"\"\", 'e\\', f'),\n"
+        "    16, False, None, buckets(ds))\n",
+    ),
+    "SL503 batch sampler by position after an f-string": (
+        "SL503",
+        "from torch.utils.data import DataLoader\n"
+        "loader = DataLoader(pick(f\"{a}, {b}\"), 16, False, None, buckets(ds))\n",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(KEPT))
+def test_kept_shapes_are_flagged_with_and_without_the_prefilter(name: str) -> None:
+    code, snippet = KEPT[name]
+    assert rules_by_code()[code].may_match_text(snippet)
+    without = lint_code(snippet, select=[code], use_prefilter=False)
+    assert code in {finding.code for finding in without.findings}
+    with_filter = lint_code(snippet, select=[code])
+    assert [f.location.line for f in with_filter.findings] == [
+        f.location.line for f in without.findings
+    ]
+
+
+# Their tokens pass the text pre-filter, their shape does not: no parse, and no finding.
+REJECTED = {
+    "SL103 only a URL's slashes": (
+        "SL103",
+        "# see https://pytorch.org/docs for rank and world_size\n"
+        "def shard(x, rank, world_size):\n    return x[rank::world_size]\n",
+    ),
+    "SL304 only inside longer names": (
+        "SL304",
+        "from torch.utils.data import Dataset, RandomSampler\n"
+        "class D(Dataset):\n    def __init__(self):\n        self.s = RandomSampler(self)\n"
+        "    def __getitem__(self, i):\n        return DataGenerator(i)\n",
+    ),
+    "SL503 sampler without shuffle": (
+        "SL503",
+        "from torch.utils.data import DataLoader\n"
+        "loader = DataLoader(ds, batch_size=8, sampler=s, pin_memory=True, drop_last=True)\n",
+    ),
+    "SL503 shuffle without a sampler, True in another call": (
+        "SL503",
+        "import pytest\nfrom torch.utils.data import DataLoader\n"
+        "loader = DataLoader(ds, batch_size=8, shuffle=True, num_workers=2)\n"
+        "case = pytest.param(0, 1, None, True)\n",
+    ),
+    "SL503 four arguments by position": (
+        "SL503",
+        "from torch.utils.data import DataLoader\n"
+        "loader = DataLoader(make(a, b, c, d), 8, False, s)\n",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(REJECTED))
+def test_shapes_the_text_stage_rejects(name: str) -> None:
+    code, snippet = REJECTED[name]
+    assert rules_by_code()[code].prefilter_groups()[0].search(snippet)
+    assert not rules_by_code()[code].may_match_text(snippet)
+    assert not lint_code(snippet, select=[code], use_prefilter=False).findings
+
+
+def test_floor_division_and_words() -> None:
+    assert may_floor_divide("a//b") and may_floor_divide("x[:n//2]") and may_floor_divide("n //= 2")
+    assert not may_floor_divide("'s3://bucket', \"file:///tmp\"")
+    assert names_a_word("r = random.Random(0)", ["Random"])
+    assert not names_a_word("RandomSampler, MyRandom, Random_", ["Random"])
+
+
+def test_keywords_and_literals() -> None:
+    assert keyword_is("a, shuffle = True", "shuffle", "True")
+    assert keyword_is("a, shuffle=(  # always\n True)", "shuffle", "True")
+    assert not keyword_is("a, shuffle=False, pin_memory=True", "shuffle", "True")
+    assert not keyword_is("a, reshuffle=True", "shuffle", "True")
+    assert is_literal(" (True)  # on\n", "True")
+    assert not is_literal(" True or x", "True")
+
+
+def _calls(text: str) -> list[CallText | None]:
+    return list(calls_in(text, re.compile(r"f\(")))
+
+
+def _positional(text: str) -> list[tuple[str, ...]]:
+    return [call.positional for call in _calls(text) if call is not None]
+
+
+def test_calls_read_strings_brackets_and_keywords() -> None:
+    assert _calls("f(a, b, c)") == [CallText(("a", " b", " c"), "a, b, c")]
+    assert _calls("f(a, g(b, c)) + f()") == [
+        CallText(("a", " g(b, c)"), "a, g(b, c)"), CallText((), "")
+    ]
+    assert _positional("f(a, 'b, c', \"d, (e\")") == [("a", " 'b, c'", ' "d, (e"')]
+    assert _positional(r"f('a\', b', c)") == [(r"'a\', b'", " c")]  # an escaped quote
+    assert _positional("f(a, '''x, ''' \"\"\"y, (\"\"\")") == [
+        ("a", " '''x, ''' \"\"\"y, (\"\"\"")
+    ]
+    assert _positional("f(a, # c, (\n b)") == [("a", " # c, (\n b")]
+    # The positional arguments end at the first keyword argument, and only there.
+    assert _positional("f(a, b=1, c)") == [("a",)]
+    assert [len(p) for p in _positional("f(lambda a=1: a, x == y, p <= q, (z := 1))")] == [4]
+    # Unsure: an f-string, a string or a call that never closes.
+    assert _calls("f(a, rf'{x}', b)") == _calls("f(a, 'open") == _calls("f(a, b") == [None]
+    assert _calls("g(a, b, c)") == []
+
+
+# A DataLoader call of random arguments: the shape must be no narrower than the syntax filter.
+_VALUES = st.sampled_from([
+    "True", "False", "None", "8", "s", "make(a, b)", "(True)", "'x, y'", "[1, 2]", "f'{a}'",
+    "lambda a, b: a", "{'k': (1, 2)}", "a == b", "lambda a=1: a", "(x := 1)",
+])
+_KEYWORDS = st.sampled_from(["shuffle", "sampler", "batch_sampler", "batch_size", "drop_last",
+                             "pin_memory", "num_workers"])
+_SPACES = st.sampled_from(["", " ", "  # note (\n    ", " \\\n    "])
+
+
+@st.composite
+def _loader_calls(draw: st.DrawFn) -> str:
+    positional = draw(st.lists(_VALUES, max_size=7))
+    keywords = draw(st.dictionaries(_KEYWORDS, _VALUES, max_size=4))
+    space = draw(_SPACES)
+    arguments = [*positional, *(f"{name}={space}{value}" for name, value in keywords.items())]
+    name = draw(st.sampled_from(["DataLoader", "torch.utils.data.DataLoader", "MyDataLoader"]))
+    return f"loader = {name}({(',' + space).join(arguments)})\n"
+
+
+@settings(max_examples=400, deadline=None)
+@given(_loader_calls())
+def test_sl503_shape_is_no_narrower_than_its_syntax_filter(text: str) -> None:
+    rule = rules_by_code()["SL503"]
+    if rule.may_match(SyntaxSummary(ast.parse(text))):
+        assert rule.may_match_text(text)
