@@ -4,8 +4,12 @@ it drops the files the project shows a rule cannot flag, and keeps every file it
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
-from sampler_lint.engine import registry
+import pytest
+
+from sampler_lint.engine import demand, registry, runner
+from sampler_lint.engine.config import ConfigResolver, RawSettings
 from sampler_lint.engine.runner import build_index
 from tests.test_prefilter_runs import _findings
 
@@ -156,3 +160,31 @@ def test_hardcoded_seed_rule_keeps_named_samplers_only_where_the_seed_may_be_fix
     found = _findings(tmp_path, "--select", "SL301")
     assert found == _findings(tmp_path, "--select", "SL301", "--no-prefilter")
     assert {name for name, *_ in found} == {"literal.py", "default.py"}
+
+
+def test_whether_a_file_builds_a_named_sampler_reads_that_file_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A pre-commit run over one file: SL301's and SL302's question (does this file build
+    DistributedSampler by name?) parses that file, not every file that builds one."""
+    builds = "from torch.utils.data import DistributedSampler\n\n"
+    _project(tmp_path, {
+        "pyproject.toml": "[project]\nname = 'many'\n",
+        "train.py": builds + "def make(ds):\n    return DistributedSampler(ds, seed=3)\n",
+        **{f"other{n}.py": builds + f"order = DistributedSampler(data, seed={n})\n"
+           for n in range(5)},
+    })
+    parsed: list[str] = []
+    collect = demand._collect
+
+    def recording(data: bytes, fact_path: str, collectors: list[Any]) -> list[Any]:
+        parsed.append(Path(fact_path).name)
+        return collect(data, fact_path, collectors)
+
+    monkeypatch.setattr(demand, "_collect", recording)
+    monkeypatch.chdir(tmp_path)
+    options = runner.RunOptions(jobs=1, use_cache=False)
+    resolver = ConfigResolver(RawSettings(select=("SL301", "SL302")), isolated=True)
+    result = runner.run([Path("train.py")], resolver, options)
+    assert [r.filename for r in result.results] == ["train.py"]
+    assert not any(name.startswith("other") for name in parsed), parsed

@@ -265,10 +265,9 @@ def builds_named_sampler(index: ProjectIndex, path: str, fixed_seed: bool = Fals
     """Whether the file at ``path`` builds a ``DistributedSampler`` by its name (``fixed_seed``:
     one whose seed may be fixed, :func:`may_fix_the_seed`)."""
     kind = FACT_FIXED_SEED if fixed_seed else FACT_NAMED
-    named: set[str] | None = index.__dict__.get("_sl3_" + kind)
-    if named is None:
-        named = index.__dict__["_sl3_" + kind] = set(index.get(kind))
-    return file_key(path) in named
+    # A question about one file: an index built on demand reads that file alone, not every
+    # file of the project that builds a sampler (a pre-commit run over one recipe read them all).
+    return bool(facts_in_file(index, kind, file_key(path), None))
 
 
 def seed_keys(
