@@ -12,6 +12,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from sampler_lint.analysis.frameworks import (
+    DISTRIBUTED_IMPORTS,
+    FACT_MODULES,
+    LIGHTNING,
+    LIGHTNING_FILES,
+    LIGHTNING_IMPORTS,
+    MODULE_TOKENS,
+    collect_module_facts,
+)
 from sampler_lint.analysis.syntax_summary import SyntaxSummary
 from sampler_lint.analysis.text_shapes import (
     CallText,
@@ -19,6 +28,7 @@ from sampler_lint.analysis.text_shapes import (
     is_literal,
     keyword_is,
     may_floor_divide,
+    may_import,
     names_a_word,
 )
 from sampler_lint.api import lint_code
@@ -224,3 +234,68 @@ def test_sl503_shape_is_no_narrower_than_its_syntax_filter(text: str) -> None:
     rule = rules_by_code()["SL503"]
     if rule.may_match(SyntaxSummary(ast.parse(text))):
         assert rule.may_match_text(text)
+
+
+def test_may_import_finds_words_in_imports_only() -> None:
+    imports = [
+        "import pytorch_lightning as pl\n",
+        "from lightning.pytorch import Trainer\n",
+        "from . import (  # noqa: F401, re-exported\n    other,\n    lightning,\n)\n",
+        "import os, \\\n    lightning\n",
+        "if ok: import lightning\n",
+        "from ..lightning_fabric import Fabric\n",
+    ]
+    for text in imports:
+        assert may_import("x = {'a': 1}\n" + text, ["lightning"]), text
+    assert may_import("import torch.distributed as dist\n", MODULE_TOKENS)
+    assert may_import("from torch import distributed\n", MODULE_TOKENS)
+    not_imports = [
+        "LVIS = [{'synset': 'lightning_rod.n.02', 'name': 'lightning_rod'}]\n",
+        "x = 1  # trained with lightning\n",
+        "self.lightning_module = module\n",
+        '"""Runs under pytorch_lightning."""\n',
+    ]
+    for text in not_imports:
+        assert not may_import("import os\nx = 2\n" + text, ["lightning"]), text
+    assert not may_import("state.distributed = True\nmodel.parallel = False\n", MODULE_TOKENS)
+
+
+_MODULES = st.sampled_from([
+    "lightning", "pytorch_lightning", "lightning_fabric", "lightning.pytorch", "os",
+    "torch.distributed", "torch", "deepspeed", "accelerate", "pkg.lightning", "torch.nn.parallel",
+])
+_GAPS = st.sampled_from([" ", "  ", " \\\n    ", " (\n    ", "  # note: a = 1\n    "])
+
+
+@st.composite
+def _import_lines(draw: st.DrawFn) -> str:
+    module, alias = draw(_MODULES), draw(st.sampled_from(["", " as m"]))
+    head, tail = module.rsplit(".", 1) if "." in module else ("", module)
+    dots = draw(st.sampled_from(["", ".", ".."]))
+    gap = draw(_GAPS)
+    form = draw(st.integers(0, 2))
+    if form == 0:
+        line = f"import{gap.replace('(', '')}{module}{alias}"
+    elif form == 1:
+        line = f"from {dots}{module} import{gap}name{alias}"
+    else:
+        line = f"from {dots}{head} import{gap}other,{gap}{tail}{alias}"
+    if "(" in line:
+        line += "\n)"
+    noise = draw(st.sampled_from(["", "label = 'lightning distributed'\n", "x.parallel = 1\n"]))
+    return noise + line + "\n"
+
+
+@settings(max_examples=400, deadline=None)
+@given(_import_lines())
+def test_import_collectors_admit_every_file_they_find_imports_in(text: str) -> None:
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return  # `from . import x` forms the generator cannot always make valid
+    modules = collect_module_facts(tree, "/m.py")[FACT_MODULES]
+    if modules:
+        assert DISTRIBUTED_IMPORTS.admits(text), text
+    # The lightning collectors answer one question: does the project import Lightning?
+    if any(module.split(".")[0] in LIGHTNING for module in modules):
+        assert LIGHTNING_IMPORTS.admits(text) and LIGHTNING_FILES.admits(text), text

@@ -24,6 +24,7 @@ from sampler_lint.analysis.index import (
 )
 from sampler_lint.analysis.loader_facts import file_key
 from sampler_lint.analysis.syntax_summary import SyntaxSummary, per_tree
+from sampler_lint.analysis.text_shapes import may_import
 from sampler_lint.rule import FileContext
 
 LIGHTNING = ("lightning", "pytorch_lightning", "lightning_fabric", "lightning.fabric")
@@ -100,10 +101,12 @@ def collect_module_facts(tree: ast.Module, path: str) -> dict[str, list[Any]]:
 LIGHTNING_IMPORTS = FactCollector(
     "lightning imports", (("lightning",),), collect_module_facts,
     settled=lambda index: _project_imports(index, LIGHTNING), kinds=(FACT_MODULES,),
+    shape=lambda text: may_import(text, ("lightning",)),
 )
 DISTRIBUTED_IMPORTS = FactCollector(
     "distributed imports", (MODULE_TOKENS,), collect_module_facts,
     settled=lambda index: _project_imports(index, DISTRIBUTED), kinds=(FACT_MODULES,),
+    shape=lambda text: may_import(text, MODULE_TOKENS),
 )
 
 
@@ -372,7 +375,7 @@ def collect_lightning_files(tree: ast.Module, path: str) -> dict[str, list[Any]]
 # sits in the folder of a given batch sampler).
 LIGHTNING_FILES = FactCollector(
     "lightning files", (("lightning",),), collect_lightning_files,
-    kinds=(FACT_LIGHTNING_FILES,),
+    kinds=(FACT_LIGHTNING_FILES,), shape=lambda text: may_import(text, ("lightning",)),
 )
 
 

@@ -60,6 +60,16 @@ class FactCollector:
     #: it reads them (it asks about its own file first); any other file is parsed again if a
     #: question reaches it.
     costly: bool = False
+    #: After ``requires``, for a file whose tokens pass: the shape its text must have to hold
+    #: these facts (``sampler_lint.analysis.text_shapes``; ``None``: any). Like ``requires`` it
+    #: must never drop a file whose facts are not empty.
+    shape: Callable[[str], bool] | None = None
+
+    def admits(self, text: str) -> bool:
+        """Whether a file whose text is ``text`` may hold these facts (its pre-filter)."""
+        return all(any(token in text for token in group) for group in self.requires) and (
+            self.shape is None or self.shape(text)
+        )
 
     def facts_in(self, tree: ast.Module, path: str) -> dict[str, list[Any]]:
         """This collector's facts of one file, without the kinds it found nothing for."""

@@ -45,6 +45,48 @@ def _is_name_char(text: str, at: int) -> bool:
     return 0 <= at < len(text) and (text[at].isalnum() or text[at] == "_")
 
 
+# What may stand between `import` or `from` and a module the statement names: spaces, line
+# continuations, brackets, commas, dots and other names (`from . import (a as b,\n lightning)`).
+_IMPORT_GAP = frozenset(" \t\r\n\f\\(),.")
+_IMPORT_KEYWORD = re.compile(r"\b(?:import|from)\b")
+# How far back from a word an import keyword is looked for before giving up (answering yes).
+_IMPORT_SCAN_LIMIT = 4_000
+
+
+def may_import(text: str, words: Iterable[str]) -> bool:
+    """Whether one of ``words`` may stand in an import statement, as part of a module it names
+    (``import pytorch_lightning as pl``, ``from torch import distributed``): some occurrence
+    has ``import`` or ``from`` before it with only names, spaces, brackets, commas, dots and
+    comments between. A word only in strings or code (``'lightning_rod'``, ``x.distributed =``)
+    is not."""
+    for word in words:
+        at = text.find(word)
+        while at >= 0:
+            if _keyword_before(text, at):
+                return True
+            at = text.find(word, at + 1)
+    return False
+
+
+def _keyword_before(text: str, at: int) -> bool:
+    """Whether ``import`` or ``from`` comes before ``at`` across what an import may hold."""
+    start, limit = at, max(0, at - _IMPORT_SCAN_LIMIT)
+    while start > limit:
+        char = text[start - 1]
+        if char in _IMPORT_GAP or char.isalnum() or char == "_":
+            start -= 1
+            continue
+        # Another character: the statement ends here, unless it sits in a comment.
+        comment = text.find("#", text.rfind("\n", 0, start) + 1, start)
+        if comment < 0:
+            break
+        start = comment
+    else:
+        if start > 0:
+            return True  # too far to tell
+    return _IMPORT_KEYWORD.search(text, start, at) is not None
+
+
 # Between tokens of one expression: spaces, line continuations, comments, and opening brackets
 # (a constant may be written `(True)`).
 _GAP = r"(?:[\s(\\]|#[^\n]*)*"

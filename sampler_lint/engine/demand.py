@@ -637,8 +637,15 @@ def _collect(data: bytes, fact_path: str, collectors: list[FactCollector]) -> li
 
 
 def _passes(collector: FactCollector, data: bytes) -> bool:
-    """Whether a file's bytes pass ``collector``'s text pre-filter."""
-    return all(any(_holds(data, token) for token in group) for group in collector.requires)
+    """Whether a file's bytes pass ``collector``'s text pre-filter (its tokens, then its shape,
+    on the decoded text)."""
+    if not all(any(_holds(data, token) for token in group) for group in collector.requires):
+        return False
+    if collector.shape is None:
+        return True
+    from sampler_lint.engine.survey import source_text
+
+    return collector.shape(source_text(data))
 
 
 def _holds(data: bytes, token: str) -> bool:

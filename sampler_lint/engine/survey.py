@@ -100,7 +100,7 @@ def survey_source(
     if fact_path is not None:
         index_text = text if text is not None else data.decode("utf-8", "replace")
         for collector in collectors.collectors:
-            if _matches(collector.requires, index_text):
+            if collector.admits(index_text):
                 (questions if collector.settled or not gather else wanted).append(collector)
     else:
         index_text = text or ""
@@ -245,10 +245,6 @@ def source_text(data: bytes) -> str:
 
 def _codes(rules: list[type[Rule]] | None) -> tuple[str, ...] | None:
     return None if rules is None else tuple(rule.code for rule in rules)
-
-
-def _matches(groups: tuple[tuple[str, ...], ...], text: str) -> bool:
-    return all(any(token in text for token in group) for group in groups)
 
 
 def _collect(tree: ast.Module, path: str, collectors: list[FactCollector]) -> ProjectIndex:
