@@ -69,6 +69,10 @@ def _iterable_classes(text: str) -> set[str]:
         tree = ast.parse(text)
     except (SyntaxError, ValueError):
         return class_names_in(text)
+    return _iterable_classes_in(tree)
+
+
+def _iterable_classes_in(tree: ast.Module) -> set[str]:
     aliases = import_aliases(tree)
     found = set()
     for node in walk(tree):
@@ -107,11 +111,19 @@ class UnshardedIterableDataset(Rule):
         return False
 
     @classmethod
-    def may_match_index(cls, index: ProjectIndex, path: str, text: str) -> bool:
+    def syntax_hints(cls, summary: SyntaxSummary) -> frozenset[str]:
+        # The survey's parse names the classes, so the index stage need not parse the file again.
+        return frozenset(_iterable_classes_in(summary.tree))
+
+    @classmethod
+    def may_match_index(
+        cls, index: ProjectIndex, path: str, text: str, hints: frozenset[str] | None = None
+    ) -> bool:
         # A class of this file that derives from IterableDataset (what visit_ClassDef asks
         # first) and that some loader of the project runs in several processes (what it asks
         # last), one name at a time: the question reads only the files that spell the name.
-        return any(loaders_of(index, name, path) for name in _iterable_classes(text))
+        names = _iterable_classes(text) if hints is None else hints
+        return any(loaders_of(index, name, path) for name in names)
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         if not self._plain_iterable_dataset(node):

@@ -9,6 +9,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from sampler_lint.rules import sl105_unsharded_iterable_dataset as sl105
 
 from sampler_lint.analysis.index import ProjectIndex
 from sampler_lint.analysis.syntax_summary import SyntaxSummary
@@ -390,7 +391,7 @@ def test_an_alias_or_a_one_line_suite_leaves_sl201_unhinted() -> None:
         assert rule.may_match(summary) and rule.syntax_hints(summary) is None
 
 
-@pytest.mark.parametrize("code", ["SL201", "SL202", "SL302", "SL401", "SL504"])
+@pytest.mark.parametrize("code", ["SL105", "SL201", "SL202", "SL302", "SL401", "SL504"])
 def test_hinting_rules_take_hints_in_their_index_stage(code: str) -> None:
     rule = registry.rules_by_code()[code]
     assert rule.gives_hints() and rule.has_index_stage()
@@ -400,3 +401,50 @@ def test_rules_without_hints_are_asked_as_before() -> None:
     """A third-party rule's ``may_match_index`` without ``hints`` is never given the keyword."""
     assert not Rule.gives_hints()
     assert not registry.rules_by_code()["SL301"].gives_hints()
+
+
+ITERABLES = """\
+import torch.utils.data as tud
+from torch.utils.data import IterableDataset as Streams
+
+
+class Lines(tud.IterableDataset):
+    def __iter__(self):
+        yield from open(self.path)
+
+
+class Tokens(Streams[int]):
+    def __iter__(self):
+        yield 1
+
+
+class IterableDataset:  # a look-alike of the project's own, not torch's
+    pass
+
+
+class Mapped(Lines):
+    def __iter__(self):
+        yield 2
+"""
+
+
+def test_sl105_hints_name_the_classes_its_index_stage_parsed_the_file_for(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The survey's parse names the IterableDataset classes, so the index stage, given them,
+    does not parse the file again, and asks about the same classes as when it did."""
+    rule = registry.rules_by_code()["SL105"]
+    hints = rule.syntax_hints(SyntaxSummary(ast.parse(ITERABLES)))
+    asked: list[str] = []
+
+    def loaders_of(index: ProjectIndex, name: str, path: str) -> list[object]:
+        asked.append(name)
+        return []
+
+    monkeypatch.setattr(sl105, "loaders_of", loaders_of)
+    assert not rule.may_match_index(ProjectIndex(), "/p/data.py", ITERABLES)
+    assert hints == frozenset(asked) == {"Lines", "Tokens"}
+    asked.clear()
+    monkeypatch.setattr(sl105.ast, "parse", None)  # the hints spare the parse
+    assert not rule.may_match_index(ProjectIndex(), "/p/data.py", ITERABLES, hints=hints)
+    assert set(asked) == hints
