@@ -25,6 +25,7 @@ FOUNDATION = {
     "sampler_lint.analysis.vocabulary",
     "sampler_lint.analysis.index",
     "sampler_lint.analysis.syntax_summary",
+    "sampler_lint.analysis.text_shapes",  # the pre-filters' token search and text shapes
     "sampler_lint.analysis.lazy_libcst",
 }
 CONTRACT = "sampler_lint.rule"

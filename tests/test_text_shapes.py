@@ -24,6 +24,7 @@ from sampler_lint.analysis.frameworks import (
 from sampler_lint.analysis.syntax_summary import SyntaxSummary
 from sampler_lint.analysis.text_shapes import (
     CallText,
+    TokenSearch,
     calls_in,
     is_literal,
     keyword_is,
@@ -31,8 +32,11 @@ from sampler_lint.analysis.text_shapes import (
     may_import,
     names_a_word,
 )
+from sampler_lint.analysis.vocabulary import Vocabulary
 from sampler_lint.api import lint_code
+from sampler_lint.engine.linter import LintOptions, rules_to_run
 from sampler_lint.engine.registry import all_rules, rules_by_code
+from sampler_lint.engine.survey import Collectors
 from sampler_lint.rule import Rule
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
@@ -299,3 +303,27 @@ def test_import_collectors_admit_every_file_they_find_imports_in(text: str) -> N
     # The lightning collectors answer one question: does the project import Lightning?
     if any(module.split(".")[0] in LIGHTNING for module in modules):
         assert LIGHTNING_IMPORTS.admits(text) and LIGHTNING_FILES.admits(text), text
+
+
+class _CountingText(str):
+    searched: list[str]
+
+    def __contains__(self, token: object) -> bool:
+        self.searched.append(str(token))
+        return super().__contains__(str(token))
+
+
+def test_rules_and_collectors_search_each_token_once() -> None:
+    """One token search per file serves the rules' and the collectors' pre-filters: a token a
+    text lacks costs a scan of all of it (diffusers: 42 MB of code, 70 tokens)."""
+    text = _CountingText(
+        "from torch.utils.data import DataLoader\nloader = DataLoader(ds, sampler=s, shuffle=True)\n"
+    )
+    text.searched = []
+    rules = tuple(all_rules())
+    lint = LintOptions(rules=rules, options={}, vocabulary=Vocabulary())
+    search = TokenSearch(text)
+    kept = rules_to_run(text, frozenset(), lint, search)
+    admitted = [c.name for c in Collectors.for_rules(rules).collectors if c.admits(text, search)]
+    assert "SL503" in {rule.code for rule in kept} and "dataset loaders" in admitted
+    assert len(text.searched) == len(set(text.searched)) > 20

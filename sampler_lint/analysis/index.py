@@ -34,6 +34,7 @@ from typing import Any
 # collectors and rules import it from here too.
 from sampler_lint.analysis.syntax_summary import dotted_expression as dotted_expression
 from sampler_lint.analysis.syntax_summary import per_tree
+from sampler_lint.analysis.text_shapes import TokenSearch
 
 
 @dataclass(frozen=True)
@@ -65,9 +66,11 @@ class FactCollector:
     #: must never drop a file whose facts are not empty.
     shape: Callable[[str], bool] | None = None
 
-    def admits(self, text: str) -> bool:
-        """Whether a file whose text is ``text`` may hold these facts (its pre-filter)."""
-        return all(any(token in text for token in group) for group in self.requires) and (
+    def admits(self, text: str, search: TokenSearch | None = None) -> bool:
+        """Whether a file whose text is ``text`` may hold these facts (its pre-filter;
+        ``search``: the text's token search, shared with the rules' pre-filters)."""
+        tokens = search or TokenSearch(text)
+        return all(tokens.any(group) for group in self.requires) and (
             self.shape is None or self.shape(text)
         )
 

@@ -16,6 +16,27 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 
+class TokenSearch:
+    """Which tokens one text holds, each searched for once: the rules' text pre-filters and the
+    fact collectors' share many (``Sampler``, ``DataLoader``, ``set_epoch``), and a token a
+    text lacks costs a scan of all of it."""
+
+    __slots__ = ("_found", "text")
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self._found: dict[str, bool] = {}
+
+    def holds(self, token: str) -> bool:
+        found = self._found.get(token)
+        if found is None:
+            found = self._found[token] = token in self.text
+        return found
+
+    def any(self, tokens: Iterable[str]) -> bool:
+        return any(self.holds(token) for token in tokens)
+
+
 def may_floor_divide(text: str) -> bool:
     """Whether ``text`` may hold a floor division (``a // b`` or ``a //= b``). A ``//`` right
     after a ``:`` or a ``/`` would start an expression, which ``//`` cannot: so ``://`` and

@@ -19,6 +19,7 @@ import sampler_lint.analysis.lazy_libcst as cst
 from sampler_lint.analysis.index import EMPTY_INDEX, ProjectIndex
 from sampler_lint.analysis.positions import positions_around, positions_of
 from sampler_lint.analysis.syntax_summary import summarize
+from sampler_lint.analysis.text_shapes import TokenSearch
 from sampler_lint.analysis.vocabulary import Vocabulary
 from sampler_lint.engine import noqa, walk
 from sampler_lint.engine.findings import Edit, FileResult, Finding, FixInfo, Location
@@ -350,16 +351,20 @@ def _compiles(text: str) -> bool:
     return True
 
 
-def rules_to_run(text: str, file_codes: frozenset[str], lint: LintOptions) -> list[type[Rule]]:
+def rules_to_run(
+    text: str, file_codes: frozenset[str], lint: LintOptions, search: TokenSearch | None = None
+) -> list[type[Rule]]:
     """The enabled rules not suppressed for the whole file whose text pre-filter matches (its
-    tokens, then its shape)."""
-    found: dict[TokenGroup, bool] = {}  # rules share groups: search each once
+    tokens, then its shape). ``search``: the text's token search, shared with the fact
+    collectors' pre-filters."""
+    tokens = search or TokenSearch(text)
+    found: dict[TokenGroup, bool] = {}  # rules share groups: decide each once
 
     def passes(rule: type[Rule]) -> bool:
         for group in rule.prefilter_groups(lint.vocabulary):
             hit = found.get(group)
             if hit is None:
-                hit = found[group] = group.search(text)
+                hit = found[group] = tokens.any(group.tokens)
             if not hit:
                 return False
         return True

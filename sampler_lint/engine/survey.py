@@ -15,6 +15,7 @@ from typing import Any
 
 from sampler_lint.analysis.index import FactCollector, ProjectIndex
 from sampler_lint.analysis.syntax_summary import SyntaxSummary
+from sampler_lint.analysis.text_shapes import TokenSearch
 from sampler_lint.engine import noqa
 from sampler_lint.engine.cache import digest
 from sampler_lint.engine.linter import LintOptions, decode, may_have_unused_noqa, rules_to_run
@@ -91,16 +92,21 @@ def survey_source(
         text = None  # the lint pass reports it; the index reads what it can
     rules: list[type[Rule]] | None = None
     has_noqa = False
+    search = TokenSearch(text) if text is not None else None  # rules and collectors share it
     if lint is not None and text is not None:
         file_codes = frozenset() if lint.ignore_noqa else noqa.file_level_codes(text)
-        rules = rules_to_run(text, file_codes, lint)
+        rules = rules_to_run(text, file_codes, lint, search)
         has_noqa = may_have_unused_noqa(text)
     wanted: list[FactCollector] = []
     questions: list[FactCollector] = []
     if fact_path is not None:
-        index_text = text if text is not None else data.decode("utf-8", "replace")
+        if text is None:
+            index_text = data.decode("utf-8", "replace")
+            search = TokenSearch(index_text)
+        else:
+            index_text = text
         for collector in collectors.collectors:
-            if collector.admits(index_text):
+            if collector.admits(index_text, search):
                 (questions if collector.settled or not gather else wanted).append(collector)
     else:
         index_text = text or ""
