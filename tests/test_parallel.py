@@ -8,10 +8,12 @@ import json
 from pathlib import Path
 from typing import Any, ClassVar
 
+import pytest
 from click.testing import CliRunner
 
 from sampler_lint.analysis.index import FactCollector
 from sampler_lint.cli import main
+from sampler_lint.engine import runner
 from sampler_lint.engine.runner import PARALLEL_THRESHOLD, build_index
 from sampler_lint.rule import Rule, Severity
 
@@ -73,3 +75,45 @@ def test_project_index_is_identical_in_one_process_and_in_two(tmp_path: Path) ->
     assert dict(parallel.facts) == dict(single.facts)
     classes = sum(1 for n in range(len(files)) if n % 4 == 2)
     assert len(single.get("classes")) == classes
+
+
+SEEDED = (
+    "from torch.utils.data import DistributedSampler\n\n\n"
+    "def make_{n}(dataset, seed):\n    return DistributedSampler(dataset, seed=3)\n"
+)
+
+
+def test_workers_lint_while_the_index_stage_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The lint pool starts as soon as enough files wait for it, before the index stage has
+    judged the last file, and the findings are those of one process; a file named on the
+    command line that cannot be parsed, whose options are made after the workers started, is
+    linted in this process (SL001), not handed to a worker that never saw them."""
+    for n in range(2 * PARALLEL_THRESHOLD):
+        (tmp_path / f"seeded_{n:03}.py").write_text(SEEDED.format(n=n))
+    broken = tmp_path / "zz_broken.py"
+    broken.write_text("def f(:\n    pass\n")
+    stages: list[int] = []
+    started_at: list[int] = []
+    index_stage, start = runner._index_stage, runner._LintStream._start
+
+    def counting_stage(*args: Any) -> Any:
+        stages.append(1)
+        return index_stage(*args)
+
+    def recording_start(self: Any) -> None:
+        started_at.append(len(stages))
+        start(self)
+
+    monkeypatch.setattr(runner, "_index_stage", counting_stage)
+    monkeypatch.setattr(runner._LintStream, "_start", recording_start)
+    args = ["check", "--no-cache", "--isolated", "--select", "SL301,SL001", "--output-format",
+            "json", str(tmp_path), str(broken)]
+    parallel = CliRunner().invoke(main, [*args, "--jobs", "2"])
+    assert started_at and started_at[0] < len(stages) - PARALLEL_THRESHOLD, (started_at, stages)
+    single = CliRunner().invoke(main, [*args, "--jobs", "1"])
+    assert parallel.exit_code == single.exit_code == 1, parallel.output
+    assert json.loads(parallel.stdout) == json.loads(single.stdout)
+    codes = [finding["code"] for finding in json.loads(single.stdout)]
+    assert codes.count("SL301") == 2 * PARALLEL_THRESHOLD and codes.count("SL001") == 1

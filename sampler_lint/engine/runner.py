@@ -519,6 +519,146 @@ def _check_task(task: tuple[Path, int, bool, tuple[str, ...] | None]) -> _Checke
     return (result, *_index_reads(_WORKER_INDEX))
 
 
+_Task = tuple[Path, int, bool, tuple[str, ...] | None]
+
+
+def _check_batch(tasks: list[_Task]) -> list[_Checked]:
+    return [_check_task(task) for task in tasks]
+
+
+# Files handed to a streaming pool at a time once this many have been: single files while there
+# are few (they are the heavy part), batches when tens of thousands make round trips add up.
+_STREAM_SINGLE = 1000
+_STREAM_BATCH = 48
+
+
+def _largest_wanted_first(
+    jobs: list[_Job], surveys: list[Survey], lints: list[LintOptions]
+) -> list[int]:
+    """The order in which the index stage judges the files: those some rule still wants,
+    largest first (they are handed to the lint workers as they are kept, and the last to
+    finish should be small), then the others as they come. Results keep the files' order."""
+    wanted = [
+        number for number, (job, survey) in enumerate(zip(jobs, surveys, strict=False))
+        if job.lint_id is not None and _wants_lint(survey, lints[job.lint_id])
+    ]
+    wanted.sort(key=lambda number: -_size(jobs[number].path))
+    chosen = set(wanted)
+    return wanted + [number for number in range(len(jobs)) if number not in chosen]
+
+
+class _LintStream:
+    """The lint pass, started while the index stage still runs. Once enough files wait to pay
+    for a pool (:data:`PARALLEL_THRESHOLD` of them, or two of :data:`PARALLEL_LINT_BYTES`), the
+    pool starts, and each file the index stage keeps from then on goes to it at once: the
+    workers lint while this process asks the index about the rest (Lightning: 0.3 s of index
+    stage on one core while the other waited). Fewer, smaller files are linted here at the end,
+    as a pool would cost more than it saves. Workers are forked when the pool starts: they
+    read for themselves what the index learns after that (``DemandIndex.shared`` lets them
+    reuse each other's reads), and a file whose lint options were made after it
+    (:func:`_run_project` makes some for files named but unparsable) is linted here."""
+
+    def __init__(
+        self, jobs: list[_Job], surveys: list[Survey], lints: list[LintOptions],
+        write: bool, index: DemandIndex, collectors: Collectors, processes: int,
+    ) -> None:
+        self._jobs, self._surveys, self._lints = jobs, surveys, lints
+        self._write, self._index, self._collectors = write, index, collectors
+        self._processes = processes
+        self._waiting: list[int] = []
+        self._bytes = 0
+        self._pool: Any = None
+        self._forked_lints = 0
+        self._submitted: list[tuple[list[int], Any]] = []
+        self._here: list[int] = []  # linted in this process (options made after the fork)
+        self._stack = contextlib.ExitStack()
+
+    def __enter__(self) -> _LintStream:
+        return self
+
+    def __exit__(self, *exc: object) -> bool | None:
+        return self._stack.__exit__(*exc)  # type: ignore[arg-type]
+
+    def add(self, number: int) -> None:
+        """A file the lint pass must lint (in the order the index stage keeps them)."""
+        lint_id = self._jobs[number].lint_id
+        assert lint_id is not None
+        if self._pool is not None and lint_id >= self._forked_lints:
+            self._here.append(number)
+            return
+        self._waiting.append(number)
+        self._bytes += _size(self._jobs[number].path)
+        if self._pool is None and self._processes > 1 and (
+            len(self._waiting) >= PARALLEL_THRESHOLD
+            or (len(self._waiting) >= 2 and self._bytes >= PARALLEL_LINT_BYTES)
+        ):
+            self._start()
+        if self._pool is not None:
+            self._hand_over(final=False)
+
+    def finish(self, linted: Callable[[int, FileResult, tuple[str, ...]], None]) -> None:
+        """Lint what is left and hand each result to ``linted`` (number, result, the ``name,
+        digest`` pairs it was made with)."""
+        if self._pool is not None:
+            self._hand_over(final=True)
+            for numbers, future in self._submitted:
+                for number, (result, pairs, fresh) in zip(numbers, future.result(), strict=True):
+                    self._index.keep(fresh)
+                    linted(number, result, pairs)
+            self._submitted = []
+        else:
+            self._here = self._waiting + self._here
+        for number in self._here:
+            path, lint_id = self._jobs[number].path, self._jobs[number].lint_id
+            assert lint_id is not None
+            result = check_file(
+                path, self._lints[lint_id], self._write, self._index, self._surveys[number].rules
+            )
+            pairs, _ = _index_reads(self._index)  # facts gathered here are cached already
+            linted(number, result, pairs)
+
+    def _start(self) -> None:
+        # Every file to lint is parsed with libcst: import it here, once, so that the forked
+        # workers start with it (sampler_lint.analysis.lazy_libcst).
+        importlib.import_module("libcst")
+        index = self._index
+        index.fresh = []  # cached already: the workers hand back only what they gather
+        sharing = tempfile.TemporaryDirectory(prefix="sampler-lint-")
+        # Set before the workers start: what one reads for the index, the others reuse.
+        index.shared = Shared(
+            _context(), [c.name for c in self._collectors.collectors], Path(sharing.name)
+        )
+        pool = _pool(
+            self._processes, max(self._processes, 2), _init_lint_worker, index, self._lints,
+            heavy=True,
+        )
+        if pool is None:
+            index.shared = None
+            sharing.cleanup()
+            self._processes = 1  # not again: the rest are linted here
+            return
+        self._stack.enter_context(sharing)
+        self._stack.enter_context(_running(pool))
+        self._pool, self._forked_lints = pool, len(self._lints)
+        pool.submit(int).result()  # the workers are forked now, with the index as it is
+        # This process goes on with the index stage alone: what it reads stays here.
+        index.shared = None
+
+    def _hand_over(self, final: bool) -> None:
+        handed = sum(len(numbers) for numbers, _ in self._submitted)
+        size = 1 if handed < _STREAM_SINGLE else _STREAM_BATCH
+        if final:
+            # Largest first: the last tasks to finish are then small ones.
+            self._waiting.sort(key=lambda number: -_size(self._jobs[number].path))
+        while self._waiting and (final or len(self._waiting) >= size):
+            numbers, self._waiting = self._waiting[:size], self._waiting[size:]
+            tasks = [
+                (self._jobs[n].path, self._jobs[n].lint_id, self._write, self._surveys[n].rules)
+                for n in numbers
+            ]
+            self._submitted.append((numbers, self._pool.submit(_check_batch, tasks)))
+
+
 def _gather_in_pool(
     processes: int,
 ) -> Callable[[DemandIndex, FactCollector, list[Source], bool], list[Read] | None]:
@@ -838,98 +978,73 @@ def _run_project(
     linted_early: list[int] = []  # linted by the survey: no rule of theirs reads the index
     named = {os.path.abspath(path) for path in paths if os.path.isfile(path)}
     dropped: list[int] = []  # wanted by the syntax stage, dropped by the index stage: cached
-    for number in range(linted):
-        job, survey = jobs[number], surveys[number]
-        assert job.lint_id is not None
-        lint = lints[job.lint_id]
-        if given is not None and os.path.abspath(job.path) not in given.wanted:
-            results[number] = FileResult(filename=str(job.path), skipped=True)
-            continue
-        content = contents[number]
-        if _wants_lint(survey, lint) and result_cache is not None and reads_cache is not None \
-                and content is not None:
-            # Before the index stage: a result is cached with the digests of the facts read
-            # when it was made, that stage's questions included, so a hit needs no question.
-            key = result_keys[number] = digest(lint_keys[job.lint_id], str(job.path), content)
-            names = reads_cache.get(key)
-            if names is not None:
-                hit = cached_result(result_cache.get(reads_key(key, index.digests(names))))
-                if hit is not None and not (lint.fix and _has_fixes(hit, lint)) and not (
-                    hit.skipped and os.path.abspath(job.path) in named
-                ):
-                    results[number] = hit
-                    continue
-        survey = surveys[number] = _index_stage(survey, job, lint, index)
-        if not _wants_lint(survey, lint):
-            if os.path.abspath(job.path) in named and _cannot_parse(
-                job.path, lint, result_cache, contents[number]
-            ):
-                # A file the user named is reported when it cannot be parsed, whatever the
-                # pre-filter says: linted without it, so that SL001 says why.
-                unfiltered = replace(lint, use_prefilter=False)
-                lints.append(unfiltered)
-                jobs[number] = replace(job, lint_id=len(lints) - 1)
-                surveys[number] = replace(survey, rules=None)
-                result_keys[number] = None
-                pending.append(number)
+    # Files the index stage keeps go to the lint workers as it keeps them (_LintStream).
+    stream = _LintStream(jobs, surveys, lints, write, index, collectors, processes)
+    with stream:
+        for number in _largest_wanted_first(jobs[:linted], surveys, lints):
+            job, survey = jobs[number], surveys[number]
+            assert job.lint_id is not None
+            lint = lints[job.lint_id]
+            if given is not None and os.path.abspath(job.path) not in given.wanted:
+                results[number] = FileResult(filename=str(job.path), skipped=True)
                 continue
-            # What lint_source would say, without a worker process or a second read.
-            results[number] = FileResult(filename=str(job.path), skipped=True)
-            if result_keys[number] is not None:
-                reads[number], _ = _index_reads(index)
-                dropped.append(number)
-            continue
-        if number in early:
-            results[number] = early[number]
-            reads[number] = ()  # none of its rules reads the index
-            linted_early.append(number)
-            continue
-        pending.append(number)
+            content = contents[number]
+            if _wants_lint(survey, lint) and result_cache is not None and reads_cache is not None \
+                    and content is not None:
+                # Before the index stage: a result is cached with the digests of the facts read
+                # when it was made, that stage's questions included, so a hit needs no question.
+                key = result_keys[number] = digest(lint_keys[job.lint_id], str(job.path), content)
+                names = reads_cache.get(key)
+                if names is not None:
+                    hit = cached_result(result_cache.get(reads_key(key, index.digests(names))))
+                    if hit is not None and not (lint.fix and _has_fixes(hit, lint)) and not (
+                        hit.skipped and os.path.abspath(job.path) in named
+                    ):
+                        results[number] = hit
+                        continue
+            survey = surveys[number] = _index_stage(survey, job, lint, index)
+            if not _wants_lint(survey, lint):
+                if os.path.abspath(job.path) in named and _cannot_parse(
+                    job.path, lint, result_cache, contents[number]
+                ):
+                    # A file the user named is reported when it cannot be parsed, whatever the
+                    # pre-filter says: linted without it, so that SL001 says why.
+                    unfiltered = replace(lint, use_prefilter=False)
+                    lints.append(unfiltered)
+                    jobs[number] = replace(job, lint_id=len(lints) - 1)
+                    surveys[number] = replace(survey, rules=None)
+                    result_keys[number] = None
+                    pending.append(number)
+                    stream.add(number)
+                    continue
+                # What lint_source would say, without a worker process or a second read.
+                results[number] = FileResult(filename=str(job.path), skipped=True)
+                if result_keys[number] is not None:
+                    reads[number], _ = _index_reads(index)
+                    dropped.append(number)
+                continue
+            if number in early:
+                results[number] = early[number]
+                reads[number] = ()  # none of its rules reads the index
+                linted_early.append(number)
+                continue
+            pending.append(number)
+            stream.add(number)
 
-    total = linted + len(pending)
-    done = linted
-    linting = f"linting {len(pending)}"
-    if progress:
-        progress(done, total, linting)
-    # Largest files first: the last tasks to finish are then small ones, and no process is left
-    # working alone at the end on a big file.
-    pending.sort(key=lambda number: -_size(jobs[number].path))
-    tasks = [
-        (jobs[number].path, jobs[number].lint_id, write, surveys[number].rules)
-        for number in pending
-    ]
-    index.fresh = []  # cached already: the workers hand back only what they gather
-    heavy = sum(_size(jobs[number].path) for number in pending) >= PARALLEL_LINT_BYTES
-    sharing = tempfile.TemporaryDirectory(prefix="sampler-lint-")
-    # Set before the workers start: what one reads for the index, the others reuse.
-    index.shared = Shared(_context(), [c.name for c in collectors.collectors], Path(sharing.name))
-    if tasks:
-        # Every pending file is parsed with libcst: import it here, once, so that forked
-        # workers start with it instead of each importing it (sampler_lint.analysis.lazy_libcst).
-        importlib.import_module("libcst")
-    pool = _pool(processes, len(tasks), _init_lint_worker, index, lints, heavy=heavy)
-    if pool is None:
-        index.shared = None
-        sharing.cleanup()
-    if pool is not None:
-        with sharing, _running(pool):
-            # One file per task while there are few: they are the heavy part, largest first.
-            chunk = 1 if len(tasks) < 1000 else _chunksize(len(tasks), processes)
-            checked = pool.map(_check_task, tasks, chunksize=chunk)
-            for number, (result, pairs, fresh) in zip(pending, checked, strict=True):
-                results[number], reads[number] = result, pairs
-                index.keep(fresh)
-                done += 1
-                if progress:
-                    progress(done, total, linting)
-    else:
-        for number, (path, lint_id, write_file, only) in zip(pending, tasks, strict=True):
-            assert lint_id is not None
-            results[number] = check_file(path, lints[lint_id], write_file, index, only)
-            reads[number], _ = _index_reads(index)  # facts gathered here are cached already
+        total = linted + len(pending)
+        done = linted
+        linting = f"linting {len(pending)}"
+        if progress:
+            progress(done, total, linting)
+
+        def linted_one(number: int, result: FileResult, pairs: tuple[str, ...]) -> None:
+            nonlocal done
+            results[number], reads[number] = result, pairs
             done += 1
             if progress:
                 progress(done, total, linting)
+
+        stream.finish(linted_one)
 
     if result_cache is not None and survey_cache is not None and reads_cache is not None:
         for number in pending + linted_early + dropped:
