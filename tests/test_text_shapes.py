@@ -317,7 +317,8 @@ def test_rules_and_collectors_search_each_token_once() -> None:
     """One token search per file serves the rules' and the collectors' pre-filters: a token a
     text lacks costs a scan of all of it (diffusers: 42 MB of code, 70 tokens)."""
     text = _CountingText(
-        "from torch.utils.data import DataLoader\nloader = DataLoader(ds, sampler=s, shuffle=True)\n"
+        "from torch.utils.data import DataLoader\n"
+        "loader = DataLoader(ds, sampler=s, shuffle=True)\n"
     )
     text.searched = []
     rules = tuple(all_rules())
