@@ -533,16 +533,18 @@ _STREAM_BATCH = 48
 
 
 def _largest_wanted_first(
-    jobs: list[_Job], surveys: list[Survey], lints: list[LintOptions]
+    jobs: list[_Job], surveys: list[Survey], lints: list[LintOptions], sizes: dict[int, int]
 ) -> list[int]:
     """The order in which the index stage judges the files: those some rule still wants,
     largest first (they are handed to the lint workers as they are kept, and the last to
-    finish should be small), then the others as they come. Results keep the files' order."""
+    finish should be small), then the others as they come. Results keep the files' order.
+    ``sizes`` receives the size of each wanted file, measured once."""
     wanted = [
         number for number, (job, survey) in enumerate(zip(jobs, surveys, strict=False))
         if job.lint_id is not None and _wants_lint(survey, lints[job.lint_id])
     ]
-    wanted.sort(key=lambda number: -_size(jobs[number].path))
+    sizes.update((number, _size(jobs[number].path)) for number in wanted)
+    wanted.sort(key=lambda number: -sizes[number])
     chosen = set(wanted)
     return wanted + [number for number in range(len(jobs)) if number not in chosen]
 
@@ -561,8 +563,10 @@ class _LintStream:
     def __init__(
         self, jobs: list[_Job], surveys: list[Survey], lints: list[LintOptions],
         write: bool, index: DemandIndex, collectors: Collectors, processes: int,
+        sizes: dict[int, int],
     ) -> None:
         self._jobs, self._surveys, self._lints = jobs, surveys, lints
+        self._sizes = sizes  # measured by _largest_wanted_first
         self._write, self._index, self._collectors = write, index, collectors
         self._processes = processes
         self._waiting: list[int] = []
@@ -587,7 +591,7 @@ class _LintStream:
             self._here.append(number)
             return
         self._waiting.append(number)
-        self._bytes += _size(self._jobs[number].path)
+        self._bytes += self._size(number)
         if self._pool is None and self._processes > 1 and (
             len(self._waiting) >= PARALLEL_THRESHOLD
             or (len(self._waiting) >= 2 and self._bytes >= PARALLEL_LINT_BYTES)
@@ -644,12 +648,18 @@ class _LintStream:
         # This process goes on with the index stage alone: what it reads stays here.
         index.shared = None
 
+    def _size(self, number: int) -> int:
+        size = self._sizes.get(number)
+        if size is None:  # a file named but unparsable, which no rule wanted
+            size = self._sizes[number] = _size(self._jobs[number].path)
+        return size
+
     def _hand_over(self, final: bool) -> None:
         handed = sum(len(numbers) for numbers, _ in self._submitted)
         size = 1 if handed < _STREAM_SINGLE else _STREAM_BATCH
         if final:
             # Largest first: the last tasks to finish are then small ones.
-            self._waiting.sort(key=lambda number: -_size(self._jobs[number].path))
+            self._waiting.sort(key=lambda number: -self._size(number))
         while self._waiting and (final or len(self._waiting) >= size):
             numbers, self._waiting = self._waiting[:size], self._waiting[size:]
             tasks = [
@@ -979,9 +989,11 @@ def _run_project(
     named = {os.path.abspath(path) for path in paths if os.path.isfile(path)}
     dropped: list[int] = []  # wanted by the syntax stage, dropped by the index stage: cached
     # Files the index stage keeps go to the lint workers as it keeps them (_LintStream).
-    stream = _LintStream(jobs, surveys, lints, write, index, collectors, processes)
+    sizes: dict[int, int] = {}
+    judging = _largest_wanted_first(jobs[:linted], surveys, lints, sizes)
+    stream = _LintStream(jobs, surveys, lints, write, index, collectors, processes, sizes)
     with stream:
-        for number in _largest_wanted_first(jobs[:linted], surveys, lints):
+        for number in judging:
             job, survey = jobs[number], surveys[number]
             assert job.lint_id is not None
             lint = lints[job.lint_id]
