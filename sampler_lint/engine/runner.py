@@ -6,13 +6,10 @@ from __future__ import annotations
 import ast
 import contextlib
 import importlib
-import multiprocessing
 import os
 import signal
-import tempfile
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, overload
@@ -121,7 +118,17 @@ def lint_options_for(settings: Settings, path: Path, run: RunOptions) -> LintOpt
 # Pools
 
 
+# multiprocessing and concurrent.futures are imported where a pool starts: a run small enough for
+# one process (a pre-commit hook on a few files) never pays for them (20 ms, an eighth of start-up).
+def _can_fork() -> bool:
+    import multiprocessing
+
+    return "fork" in multiprocessing.get_all_start_methods()
+
+
 def _context() -> Any:
+    import multiprocessing
+
     methods = multiprocessing.get_all_start_methods()
     return multiprocessing.get_context("fork" if "fork" in methods else None)
 
@@ -134,8 +141,10 @@ def _pool(
     built (the index, the options) instead of receiving it pickled."""
     if jobs <= 1 or work < (2 if heavy else PARALLEL_THRESHOLD):
         return None
-    if in_overlay() and "fork" not in multiprocessing.get_all_start_methods():
+    if in_overlay() and not _can_fork():
         return None  # contents held in memory reach only forked workers
+    from concurrent.futures import ProcessPoolExecutor
+
     global _STOP
     _STOP = _context().Value("b", 0)
     return ProcessPoolExecutor(
@@ -627,6 +636,8 @@ class _LintStream:
         importlib.import_module("libcst")
         index = self._index
         index.fresh = []  # cached already: the workers hand back only what they gather
+        import tempfile
+
         sharing = tempfile.TemporaryDirectory(prefix="sampler-lint-")
         # Set before the workers start: what one reads for the index, the others reuse.
         index.shared = Shared(
@@ -681,9 +692,11 @@ def _gather_in_pool(
         index: DemandIndex, collector: FactCollector, sources: list[Source], alone: bool
     ) -> list[Read] | None:
         if _IN_GATHER_WORKER or processes <= 1 or (
-            in_overlay() and "fork" not in multiprocessing.get_all_start_methods()
+            in_overlay() and not _can_fork()
         ):
             return None
+        from concurrent.futures import ProcessPoolExecutor
+
         with ProcessPoolExecutor(
             max_workers=min(processes, len(sources)), mp_context=_context(),
             initializer=_init_gather_worker, initargs=(index, collector, sources, alone),

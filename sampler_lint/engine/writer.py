@@ -12,7 +12,6 @@ import contextlib
 import os
 import signal
 import stat
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -68,6 +67,8 @@ def write_atomic(path: Path, expected: bytes, new: bytes) -> None:
     # other editor.)
     if not _may_write(target):
         raise WriteError(f"{path}: read-only; not rewritten (its findings are kept)")
+    import tempfile  # here: a run that writes nothing never imports it
+
     try:
         descriptor, temporary = tempfile.mkstemp(
             dir=target.parent, prefix=f".{target.name}.", suffix=".sampler-lint.tmp"

@@ -1,5 +1,5 @@
 """Output formats. Each reporter turns the findings of a run into text; the CLI decides where the
-text goes. ``full`` uses rich styling only when writing to a terminal."""
+text goes. ``full`` uses rich styling only when writing to a terminal (or to expand a tab)."""
 
 from __future__ import annotations
 
@@ -7,9 +7,6 @@ import json
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-
-from rich.console import Console
-from rich.markup import escape
 
 from sampler_lint.engine.findings import Finding, Location
 from sampler_lint.output.frame import FrameLine, frame_lines
@@ -248,54 +245,92 @@ def _risks(findings: Sequence[Finding]) -> list[str]:
     return [f"{code} unsafe fix risk: {risk}" for code, risk in seen]
 
 
+# A line of the full report: its pieces, each some text and the rich style it is shown in
+# (None: unstyled). Plain output joins the texts; a terminal gets them styled through rich,
+# imported only then (rich is a sixth of the tool's start-up, and pre-commit and CI never need it).
+_Piece = tuple[str, "str | None"]
+_Line = list[_Piece]
+
+# What rich removes from text it prints (bell, backspace, vertical tab, form feed, carriage
+# return): a form feed in a source line must not clear the reader's terminal in plain output either.
+_CONTROL_CODES = dict.fromkeys((7, 8, 11, 12, 13))
+
+
 def full(findings: Sequence[Finding], context: ReportContext, color: bool) -> str:
     if context.statistics:
         return concise(findings, context, color)
+    lines = _full_lines(findings, context)
+    if color or any("\t" in text for line in lines for text, _ in line):
+        return _styled(lines, color)  # rich expands tabs by display width, as it always has
+    return "".join(
+        "".join(text for text, _ in line).translate(_CONTROL_CODES) + "\n" for line in lines
+    )
+
+
+def _styled(lines: list[_Line], color: bool) -> str:
+    from rich.console import Console
+    from rich.markup import escape
+
     console = Console(
         record=True, force_terminal=color, no_color=not color, width=200, highlight=False,
         color_system="standard" if color else None, soft_wrap=True,
+        # Never emoji: a finding on line 100 read `path.py💯5:` (`:100:` is an emoji code).
+        emoji=False,
     )
     with console.capture() as capture:
-        for f in findings:
-            marker = _fix_marker(f, context)
-            console.print(
-                f"[bold]{escape(f.filename)}[/]:{f.location.line}:{f.location.column}: "
-                f"[bold red]{f.code}[/] {escape(marker)}{escape(f.message)}"
-            )
-            lines = frame_lines(f)
-            if lines:
-                _print_frame(console, f, lines)
-            console.print()
-        for line in _summary(findings, context):
-            console.print(escape(line))
+        for line in lines:
+            console.print("".join(
+                f"[{style}]{escape(text)}[/]" if style else escape(text) for text, style in line
+            ))
     return capture.get()
+
+
+def _full_lines(findings: Sequence[Finding], context: ReportContext) -> list[_Line]:
+    lines: list[_Line] = []
+    for f in findings:
+        lines.append([
+            (f.filename, "bold"),
+            (f":{f.location.line}:{f.location.column}: ", None),
+            (f.code, "bold red"),
+            (f" {_fix_marker(f, context)}{f.message}", None),
+        ])
+        frame = frame_lines(f)
+        if frame:
+            lines += _frame(f, frame)
+        lines.append([])
+    lines += [[(line, None)] for line in _summary(findings, context)]
+    return lines
 
 
 ELIDED = "\u22ee"  # vertical ellipsis: flagged lines left out of the frame
 
 
-def _print_frame(console: Console, f: Finding, lines: list[FrameLine]) -> None:
-    gutter_width = max(len(str(line.number)) for line in lines if line.number is not None)
+def _frame(f: Finding, frame: list[FrameLine]) -> list[_Line]:
+    gutter_width = max(len(str(line.number)) for line in frame if line.number is not None)
     pad = " " * gutter_width
-    console.print(f"[blue]{pad} |[/]")
-    last_flagged = max(i for i, line in enumerate(lines) if line.carets is not None)
-    for i, line in enumerate(lines):
+    gutter: _Line = [(f"{pad} |", "blue")]
+    lines = [gutter]
+    last_flagged = max(i for i, line in enumerate(frame) if line.carets is not None)
+    for i, line in enumerate(frame):
         if line.number is None:
-            console.print(f"[blue]{ELIDED:>{gutter_width}} |[/]")
+            lines.append([(f"{ELIDED:>{gutter_width}} |", "blue")])
             continue
-        console.print(f"[blue]{line.number:>{gutter_width}} |[/] {escape(line.text)}")
+        lines.append([(f"{line.number:>{gutter_width}} |", "blue"), (f" {line.text}", None)])
         if line.carets is not None:
             start, end = line.carets
-            label = f" [bold red]{f.code}[/]" if i == last_flagged else ""
-            console.print(
-                f"[blue]{pad} |[/] {' ' * start}[bold red]{'^' * (end - start)}[/]{label}"
-            )
-    console.print(f"[blue]{pad} |[/]")
+            carets: _Line = [*gutter, (" " * (start + 1), None), ("^" * (end - start), "bold red")]
+            if i == last_flagged:
+                carets += [(" ", None), (f.code, "bold red")]
+            lines.append(carets)
+    lines.append(gutter)
     if f.fix is not None:
         label = "help" if f.fix.applicability == "safe" else "help (unsafe fix)"
-        console.print(f"[blue]{pad} =[/] [bold cyan]{label}[/]: {escape(f.fix.message)}")
+        lines.append([(f"{pad} =", "blue"), (" ", None), (label, "bold cyan"),
+                      (f": {f.fix.message}", None)])
         if f.fix.applicability == "unsafe" and f.fix.risk:
-            console.print(f"[blue]{pad} =[/] [bold yellow]risk[/]: {escape(f.fix.risk)}")
+            lines.append([(f"{pad} =", "blue"), (" ", None), ("risk", "bold yellow"),
+                          (f": {f.fix.risk}", None)])
+    return lines
 
 
 def _location(location: Location) -> dict[str, int]:
