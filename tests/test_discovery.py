@@ -113,6 +113,7 @@ GITIGNORES = {
     "anchored and deep": (
         "/a.py\nsrc/**/gen/\n**/logs\nb/*.py\nd[a-c]ta/\n!src/keep/gen/\n*\n!*/\n!*.py\n"
     ),
+    "a lone negation": "*.log\n!\nbuild/\n!keep.log\n",
 }
 GITIGNORE_PATHS = [
     "a.py", "b/", "b/a.py", "build/", "build/x.py", "src/build/", "x.log", "keep.log",
@@ -132,10 +133,25 @@ def test_gitignore_matcher_answers_as_pathspec(text: str) -> None:
 
     from sampler_lint.engine.discovery import _matcher
 
-    spec = pathspec.GitIgnoreSpec.from_lines(text.splitlines())
-    matches = _matcher(spec)
+    lines = [line for line in text.splitlines() if line != "!"]  # pathspec cannot read it
+    spec = pathspec.GitIgnoreSpec.from_lines(lines)
+    matches = _matcher(text.splitlines())
     for path in GITIGNORE_PATHS:
         assert matches(path) == bool(spec.match_file(path)), path
+
+
+@pytest.mark.parametrize("text", GITIGNORES.values(), ids=GITIGNORES.keys())
+def test_gitignore_expressions_are_those_pathspec_compiles(text: str) -> None:
+    """The matcher reads each line's expression as text (compiling them one by one took 5 ms
+    per 140-line ``.gitignore``): the same expressions, ignoring or negating, as the spec's."""
+    import pathspec
+
+    from sampler_lint.engine.discovery import _expressions
+
+    readable, pairs = _expressions(text.splitlines())
+    assert readable == [line for line in text.splitlines() if line != "!"]
+    spec = pathspec.GitIgnoreSpec.from_lines(readable)
+    assert pairs == [(p.regex.pattern, p.include) for p in spec.patterns if p.include is not None]
 
 
 def test_a_negated_gitignore_pattern_keeps_its_files_in_the_walk(tmp_path: Path) -> None:
