@@ -188,3 +188,47 @@ def test_whether_a_file_builds_a_named_sampler_reads_that_file_alone(
     result = runner.run([Path("train.py")], resolver, options)
     assert [r.filename for r in result.results] == ["train.py"]
     assert not any(name.startswith("other") for name in parsed), parsed
+
+
+def test_a_one_file_run_scans_each_file_once_per_word(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A pre-commit run over a sampler factory asks, name by name, which project files may hold
+    each of its parameters' seed keys (``rank+utils``, ``world_size+utils``, ...): each is a
+    scan of every file, and what one scan learnt (does this file spell ``utils``? does it pass
+    the seed collector's pre-filter?) is not asked of the file again."""
+    factory = (
+        "from torch.utils.data import DataLoader, DistributedSampler\n\n\n"
+        "def build_loader(dataset, batch_size, workers, drop_last, world_size, rank):\n"
+        "    sampler = DistributedSampler(dataset, num_replicas=world_size, rank=rank)\n"
+        "    return DataLoader(dataset, batch_size=batch_size, sampler=sampler,\n"
+        "                      num_workers=workers, drop_last=drop_last)\n"
+    )
+    _project(tmp_path, {
+        "pyproject.toml": "[project]\nname = 'many'\n",
+        "utils.py": factory,
+        **{f"task{n}.py": f"import utils\n\nseed = {n}\nrank = world_size = 1\n"
+           for n in range(6)},
+    })
+    spelled: dict[tuple[int, str], int] = {}
+    passed: dict[tuple[str, int], int] = {}
+    spells_word, passes = demand._spells_word, demand._passes
+
+    def counting_spells(data: bytes, name: str) -> bool:
+        spelled[id(data), name] = spelled.get((id(data), name), 0) + 1
+        return spells_word(data, name)
+
+    def counting_passes(collector: Any, data: bytes) -> bool:
+        passed[collector.name, id(data)] = passed.get((collector.name, id(data)), 0) + 1
+        return passes(collector, data)
+
+    monkeypatch.setattr(demand, "_spells_word", counting_spells)
+    monkeypatch.setattr(demand, "_passes", counting_passes)
+    monkeypatch.chdir(tmp_path)
+    options = runner.RunOptions(jobs=1, use_cache=False)
+    resolver = ConfigResolver(RawSettings(select=("SL301",)), isolated=True)
+    result = runner.run([Path("utils.py")], resolver, options)
+    assert [f.code for r in result.results for f in r.findings] == ["SL301"]
+    assert len({name for _, name in spelled}) >= 3, spelled  # several names were asked about
+    assert max(spelled.values()) == 1, spelled
+    assert max(passed.values()) == 1, passed

@@ -139,6 +139,12 @@ class DemandIndex(ProjectIndex):
         # The files that hold a token, per (collector, token), when scanned for several tokens
         # at once (_scan_tokens).
         self._holders: dict[tuple[str, str], set[str]] = {}
+        # A one-file run asks about names one at a time, each a scan of every file of the
+        # project: what each scan learnt is kept, per (collector, file) that passes the
+        # collector's pre-filter (those that fail are in _read, with no facts) and per
+        # (file, word) (`dataset+train` and `rank+train` share `train`).
+        self._passing: set[tuple[str, str]] = set()
+        self._spelled: dict[tuple[str, str], bool] = {}
         # The names asked about, per collector (get_for).
         self._tokens_asked: dict[str, set[str]] = {}
         self._candidates_of: dict[str, list[Source]] = {}
@@ -375,11 +381,10 @@ class DemandIndex(ProjectIndex):
             except OSError:
                 continue  # answers nothing, as _facts_of finds
             if key not in self._read and source.collectors is None \
-                    and not _passes(collector, data):
-                self._read[key] = {}
+                    and not self._passes(collector, source, data):
                 continue
             for token, paths in holders.items():
-                if _spells(data, token):
+                if all(self._spells(source, data, word) for word in token.split("+")):
                     paths.add(source.fact_path)
         for token, paths in holders.items():
             self._holders[collector.name, token] = paths
@@ -500,10 +505,26 @@ class DemandIndex(ProjectIndex):
             data = self._bytes(source)
         except OSError:
             return True  # the reader says so in its own way
-        if _passes(collector, data):
+        return self._passes(collector, source, data)
+
+    def _passes(self, collector: FactCollector, source: Source, data: bytes) -> bool:
+        """:func:`_passes`, remembered: a file that fails holds no facts (noted in ``_read``)."""
+        key = (collector.name, source.fact_path)
+        if key in self._passing:
             return True
-        self._read[collector.name, source.fact_path] = {}
+        if _passes(collector, data):
+            self._passing.add(key)
+            return True
+        self._read[key] = {}
         return False
+
+    def _spells(self, source: Source, data: bytes, word: str) -> bool:
+        """:func:`_spells_word`, remembered per file and word."""
+        key = (source.fact_path, word)
+        found = self._spelled.get(key)
+        if found is None:
+            found = self._spelled[key] = _spells_word(data, word)
+        return found
 
     def _cached(self, source: Source, collector: FactCollector) -> bool:
         """Whether the cache holds this file's facts for ``collector`` (now in ``_read``)."""
@@ -588,13 +609,12 @@ class DemandIndex(ProjectIndex):
         if source.collectors is None:
             # Not surveyed: the question's own pre-filter first (most files fail it), the
             # others only for a file about to be parsed.
-            if not _passes(collector, data):
-                self._read[collector.name, path] = {}
+            if not self._passes(collector, source, data):
                 return
             passes = [
                 other.name for other in self._all.values()
                 if other is collector or (not alone and self._serves(other.name)
-                                          and _passes(other, data))
+                                          and self._passes(other, source, data))
             ]
         else:
             passes = list(source.collectors)
