@@ -117,3 +117,29 @@ def test_attribute_visitors_fall_back_to_libcst() -> None:
             pass
 
     assert not supported([AttributeVisitor()])
+
+
+def test_field_order_is_the_order_libcst_visits_them_for_every_node_type() -> None:
+    """The walk reads a node type's fields in the order its ``_visit_and_replace_children``
+    names them, from the method's constants: the same order as its source names them, for
+    every node type libcst has (the fixtures hold only some of them)."""
+    import dataclasses
+    import inspect
+    import re
+
+    from sampler_lint.analysis.tree import _fields
+
+    visited = re.compile(r'visit_\w+\(\s*self,\s*"(\w+)"')
+    kinds = [
+        kind for kind in vars(cst).values()
+        if isinstance(kind, type) and issubclass(kind, cst.CSTNode)
+        and dataclasses.is_dataclass(kind) and not inspect.isabstract(kind)
+    ]
+    assert len(kinds) > 150
+    for kind in kinds:
+        declared = [f.name for f in dataclasses.fields(kind)]
+        source = inspect.getsource(kind._visit_and_replace_children)
+        named = [n for n in dict.fromkeys(visited.findall(source)) if n in declared]
+        expected = [n for n in named + [n for n in declared if n not in named]
+                    if not n.startswith(("whitespace", "leading_lines", "lines_after"))]
+        assert list(_fields(kind)) == expected, kind.__name__

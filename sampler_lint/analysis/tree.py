@@ -11,14 +11,11 @@ function they decorate). Whitespace and comments are skipped: no rule reads them
 from __future__ import annotations
 
 import dataclasses
-import inspect
-import re
 from collections.abc import Callable, Iterator
 
 import sampler_lint.analysis.lazy_libcst as cst
 from sampler_lint.analysis.imports import dotted_name
 
-_VISITED_FIELD = re.compile(r'visit_\w+\(\s*self,\s*"(\w+)"')
 _FIELDS: dict[type[cst.CSTNode], tuple[str, ...]] = {}
 
 
@@ -26,15 +23,18 @@ def _fields(kind: type[cst.CSTNode]) -> tuple[str, ...]:
     """The fields of ``kind`` in the order libcst's traversal visits them, read once per node
     type from libcst's own ``_visit_and_replace_children`` (dataclass field order differs: an
     ``Arg`` declares its value before its keyword, a ``FunctionDef`` its body before its return
-    annotation). Any field that source does not name follows, in declaration order."""
+    annotation). Any field that method does not name follows, in declaration order.
+
+    The method names each field as a string constant (``visit_required(self, "func", ...)``),
+    and a code object keeps its constants in the order the source first uses them: reading
+    them is 40 times cheaper than reading the method's source (``inspect.getsource``: 36 ms
+    per process that lints, for the 172 node types)."""
     names = _FIELDS.get(kind)
     if names is None:
-        try:
-            source = inspect.getsource(kind._visit_and_replace_children)
-        except (OSError, TypeError):  # no source shipped: declaration order
-            source = ""
+        code = getattr(kind._visit_and_replace_children, "__code__", None)
+        constants = [c for c in code.co_consts if isinstance(c, str)] if code else []
         declared = [f.name for f in dataclasses.fields(kind)]
-        ordered = [n for n in dict.fromkeys(_VISITED_FIELD.findall(source)) if n in declared]
+        ordered = [n for n in dict.fromkeys(constants) if n in declared]
         names = tuple(
             name for name in ordered + [n for n in declared if n not in ordered]
             # Always whitespace: not worth a look.
