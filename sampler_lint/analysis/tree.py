@@ -60,14 +60,17 @@ def descendants(
 
 def parents_of(module: cst.Module) -> dict[cst.CSTNode, cst.CSTNode]:
     """The parent of every node of ``module`` (whitespace and comments aside)."""
-    parents: dict[cst.CSTNode, cst.CSTNode] = {}
-    stack: list[cst.CSTNode] = [module]
+    return dict(parents_below(module))
+
+
+def parents_below(node: cst.CSTNode) -> Iterator[tuple[cst.CSTNode, cst.CSTNode]]:
+    """``(child, parent)`` for every node below ``node`` (whitespace and comments aside)."""
+    stack: list[cst.CSTNode] = [node]
     while stack:
-        node = stack.pop()
-        for child in children(node):
-            parents[child] = node
+        current = stack.pop()
+        for child in children(current):
+            yield child, current
             stack.append(child)
-    return parents
 
 
 _IS_CHILD: dict[type, bool] = {}

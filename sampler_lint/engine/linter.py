@@ -162,7 +162,7 @@ def run_rules(
     if walk.supported(visitors):
         parents: dict[cst.CSTNode, cst.CSTNode] = {}
         context.set_parents(parents, complete=False)
-        walk.walk(module, visitors, parents)
+        walk.walk(module, visitors, parents, context.visiting)
         context.set_parents(parents, complete=True)
     else:
         # Attribute visitors or metadata: libcst's traversal (rules are its batchable

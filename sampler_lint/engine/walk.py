@@ -74,27 +74,35 @@ def walk(
     module: cst.Module,
     visitors: Sequence[Visitor],
     parents: dict[cst.CSTNode, cst.CSTNode] | None = None,
+    visiting: list[cst.CSTNode | None] | None = None,
 ) -> dict[cst.CSTNode, cst.CSTNode]:
     """Call the visitors' methods over ``module``; return the parent of every visited node.
 
     ``parents`` is filled as the walk goes: a node's parent is recorded before the node is
-    visited, so while a visitor runs, every ancestor of the node it was given is known."""
+    visited, so while a visitor runs, every ancestor of the node it was given is known.
+    ``visiting[0]`` is set to the node whose visitors run (the node below which the parents are
+    not yet known: see ``FileContext.parent``)."""
     visit, leave = _handlers(visitors)
     if parents is None:
         parents = {}
+    if visiting is None:
+        visiting = [None]
     # An explicit stack rather than recursion: deeply nested expressions must not overflow.
     stack: list[tuple[cst.CSTNode, bool]] = [(module, False)]
     while stack:
         node, leaving = stack.pop()
         kind = type(node).__name__
         if leaving:
-            for handler in leave.get(kind, ()):
+            handlers = leave.get(kind, ())
+        else:
+            handlers = visit.get(kind, ())
+            stack.append((node, True))
+            for child in reversed(children(node)):
+                parents[child] = node
+                stack.append((child, False))
+        if handlers:
+            # Leaving, the parents below the node are all known already.
+            visiting[0] = None if leaving else node
+            for handler in handlers:
                 handler(node)
-            continue
-        for handler in visit.get(kind, ()):
-            handler(node)
-        stack.append((node, True))
-        for child in reversed(children(node)):
-            parents[child] = node
-            stack.append((child, False))
     return parents
