@@ -1,4 +1,4 @@
-from sampler_lint.cli import main
+from sampler_lint.cli import console_main
 
 if __name__ == "__main__":
-    main()
+    console_main()
