@@ -381,10 +381,10 @@ class DemandIndex(ProjectIndex):
             except OSError:
                 continue  # answers nothing, as _facts_of finds
             if key not in self._read and source.collectors is None \
-                    and not self._passes(collector, source, data):
+                    and not self._file_passes(collector, source, data):
                 continue
             for token, paths in holders.items():
-                if all(self._spells(source, data, word) for word in token.split("+")):
+                if self._file_spells(source, data, token):
                     paths.add(source.fact_path)
         for token, paths in holders.items():
             self._holders[collector.name, token] = paths
@@ -505,9 +505,9 @@ class DemandIndex(ProjectIndex):
             data = self._bytes(source)
         except OSError:
             return True  # the reader says so in its own way
-        return self._passes(collector, source, data)
+        return self._file_passes(collector, source, data)
 
-    def _passes(self, collector: FactCollector, source: Source, data: bytes) -> bool:
+    def _file_passes(self, collector: FactCollector, source: Source, data: bytes) -> bool:
         """:func:`_passes`, remembered: a file that fails holds no facts (noted in ``_read``)."""
         key = (collector.name, source.fact_path)
         if key in self._passing:
@@ -518,13 +518,17 @@ class DemandIndex(ProjectIndex):
         self._read[key] = {}
         return False
 
-    def _spells(self, source: Source, data: bytes, word: str) -> bool:
-        """:func:`_spells_word`, remembered per file and word."""
-        key = (source.fact_path, word)
-        found = self._spelled.get(key)
-        if found is None:
-            found = self._spelled[key] = _spells_word(data, word)
-        return found
+    def _file_spells(self, source: Source, data: bytes, token: str) -> bool:
+        """:func:`_spells`, each word's answer remembered per file."""
+
+        def spells_word(data: bytes, word: str) -> bool:
+            key = (source.fact_path, word)
+            found = self._spelled.get(key)
+            if found is None:
+                found = self._spelled[key] = _spells_word(data, word)
+            return found
+
+        return _spells(data, token, spells_word)
 
     def _cached(self, source: Source, collector: FactCollector) -> bool:
         """Whether the cache holds this file's facts for ``collector`` (now in ``_read``)."""
@@ -584,7 +588,7 @@ class DemandIndex(ProjectIndex):
             data = self._bytes(source)
         except OSError:
             return {}
-        if token and holders is None and not _spells(data, token):
+        if token and holders is None and not self._file_spells(source, data, token):
             return {}
         if known is None:
             self._read_file(source, data, collector, self._alone(token))
@@ -609,12 +613,12 @@ class DemandIndex(ProjectIndex):
         if source.collectors is None:
             # Not surveyed: the question's own pre-filter first (most files fail it), the
             # others only for a file about to be parsed.
-            if not self._passes(collector, source, data):
+            if not self._file_passes(collector, source, data):
                 return
             passes = [
                 other.name for other in self._all.values()
                 if other is collector or (not alone and self._serves(other.name)
-                                          and self._passes(other, source, data))
+                                          and self._file_passes(other, source, data))
             ]
         else:
             passes = list(source.collectors)
@@ -692,10 +696,13 @@ def _is_file_token(token: str) -> bool:
     return token == FILES or os.path.isabs(token)
 
 
-def _spells(data: bytes, token: str) -> bool:
+def _spells(
+    data: bytes, token: str, spells_word: Callable[[bytes, str], bool] | None = None
+) -> bool:
     """Whether a file's bytes spell the identifier ``token`` as a whole word (``a+b``: both
-    ``a`` and ``b``)."""
-    return all(_spells_word(data, name) for name in token.split("+"))
+    ``a`` and ``b``), each word asked of ``spells_word`` (default :func:`_spells_word`)."""
+    ask = spells_word or _spells_word
+    return all(ask(data, name) for name in token.split("+"))
 
 
 def _spells_word(data: bytes, name: str) -> bool:

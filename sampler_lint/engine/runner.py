@@ -129,8 +129,7 @@ def _can_fork() -> bool:
 def _context() -> Any:
     import multiprocessing
 
-    methods = multiprocessing.get_all_start_methods()
-    return multiprocessing.get_context("fork" if "fork" in methods else None)
+    return multiprocessing.get_context("fork" if _can_fork() else None)
 
 
 def _pool(
