@@ -4,7 +4,7 @@ resolves them, one folder at a time."""
 from __future__ import annotations
 
 import os
-from pathlib import Path
+from pathlib import Path, PurePath
 
 import pytest
 
@@ -53,3 +53,47 @@ def test_candidates_resolve_as_realpath_does(
 def test_a_path_of_more_parts_than_python_has_frames(tmp_path: Path) -> None:
     deep = str(tmp_path.joinpath(*["d"] * 1500, "m.py"))
     assert ModuleResolver([])._real(deep) == os.path.realpath(deep)
+
+
+def _candidates_as_paths(importer: str, module: str) -> list[str]:
+    """The candidate files of an import as ``pathlib`` spells them (the resolver builds them
+    as strings, which is faster): the module file first, then the package's ``__init__.py``, in
+    every folder Python may start from, nearest first."""
+    dotted = module.lstrip(".")
+    level = len(module) - len(dotted)
+    parts = [p for p in dotted.split(".") if p]
+    if level:
+        base = PurePath(importer).parent
+        for _ in range(level - 1):
+            base = base.parent
+        starts = [base]
+    elif parts:
+        folder = PurePath(importer).parent
+        starts = [root for up in (folder, *folder.parents) for root in (up, up / "src")]
+    else:
+        return []
+    found = []
+    for start in starts:
+        folder = start.joinpath(*parts) if parts else start
+        if parts:
+            found.append(str(folder.with_name(folder.name + ".py")))
+        found.append(str(folder / "__init__.py"))
+    return found
+
+
+@pytest.mark.parametrize("module", [
+    "pkg", "pkg.data", "a.b.c", ".", "..", "...", ".data", "..pkg.data", "", "...deep.er",
+])
+def test_an_import_looks_where_python_would(module: str) -> None:
+    importer = "/repo/src/pkg/sub/train.py"
+    wanted = _candidates_as_paths(importer, module)
+    resolver = ModuleResolver(wanted[::2])  # every other candidate is a project file
+    assert list(resolver.resolve(importer, module)) == list(dict.fromkeys(
+        path for path in wanted if path in set(wanted[::2])
+    ))
+    starts, parts = resolver.starts(importer, module)
+    assert [os.path.join(start, *parts) for start in starts] == [
+        str(PurePath(path).parent if path.endswith("__init__.py") else path[:-3])
+        for path in wanted if path.endswith("__init__.py")
+    ]
+    assert resolver.roots(importer)[-2:] == ["/", "/src"]  # up to the file system's root

@@ -53,6 +53,8 @@ def _project(tmp_path: Path, files: dict[str, str]) -> Path:
         ("from pkg.data import Lines\n", "train.py"),
         ("from pkg import Lines\n", "train.py"),  # re-exported by pkg/__init__.py
         ("from .data import Lines\n", "pkg/train.py"),
+        ("from . import Lines\n", "pkg/train.py"),  # the package it stands in
+        ("from .. import Lines\n", "pkg/sub/train.py"),  # the package above
         ("from pkg.data import Lines as Text\n", "train.py"),
     ],
 )

@@ -27,7 +27,6 @@ import re
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from pathlib import PurePath
 from typing import Any
 
 # dotted_expression lives with the syntax summary (which reads assignments by it); the fact
@@ -286,14 +285,19 @@ class ModuleResolver:
             )
         return real
 
-    def roots(self, importer: str) -> list[PurePath]:
-        """Where an absolute import in ``importer`` may start, nearest first."""
-        folder = PurePath(importer).parent
-        found: list[PurePath] = []
-        for root in (folder, *folder.parents):
-            found.append(root)
-            found.append(root / "src")
-        return found
+    def roots(self, importer: str) -> list[str]:
+        """Where an absolute import in ``importer`` may start, nearest first. Strings, not
+        ``PurePath``: a large project resolves tens of thousands of candidates, and building
+        path objects was most of the time it took."""
+        folder = os.path.dirname(importer)
+        found: list[str] = []
+        while True:
+            found.append(folder)
+            found.append(os.path.join(folder, "src"))
+            parent = os.path.dirname(folder)
+            if parent == folder:
+                return found
+            folder = parent
 
     def resolve(self, importer: str, module: str) -> tuple[str, ...]:
         """The files of ``known`` the module ``module`` (leading dots for a relative import) may
@@ -305,25 +309,28 @@ class ModuleResolver:
             found = self._memo[key] = tuple(self._resolve(importer, module))
         return found
 
-    def _resolve(self, importer: str, module: str) -> Iterator[str]:
+    def starts(self, importer: str, module: str) -> tuple[list[str], list[str]]:
+        """The folders the module ``module`` imported from ``importer`` may be looked for in
+        (:meth:`roots`, or the importer's package for a relative import), and the module's
+        dotted parts; no folders for a bare absolute import."""
         dotted = module.lstrip(".")
         level = len(module) - len(dotted)
         parts = [p for p in dotted.split(".") if p]
         if level:
-            base = PurePath(importer).parent
+            base = os.path.dirname(importer)
             for _ in range(level - 1):
-                base = base.parent
-            starts = [base]
-        else:
-            if not parts:
-                return
-            starts = self.roots(importer)
+                base = os.path.dirname(base)
+            return [base], parts
+        return (self.roots(importer) if parts else []), parts
+
+    def _resolve(self, importer: str, module: str) -> Iterator[str]:
+        starts, parts = self.starts(importer, module)
         seen: set[str] = set()
         for start in starts:
-            folder = start.joinpath(*parts) if parts else start
-            candidates = [str(folder / "__init__.py")]
+            folder = os.path.join(start, *parts)
+            candidates = [os.path.join(folder, "__init__.py")]
             if parts:
-                candidates.insert(0, str(folder.with_name(folder.name + ".py")))
+                candidates.insert(0, folder + ".py")
             for candidate in map(self._real, candidates):
                 if candidate not in seen and self.is_known(candidate):
                     seen.add(candidate)

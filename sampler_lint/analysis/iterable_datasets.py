@@ -16,9 +16,9 @@ class's file (or to a package folder holding it, for a re-export).
 from __future__ import annotations
 
 import ast
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import PurePath
 from typing import Any
 
 from sampler_lint.analysis.index import (
@@ -598,21 +598,5 @@ def _reaches(resolver: ModuleResolver, importer: str, module: str, target: str) 
     ``__init__.py``)."""
     if target in resolver.resolve(importer, module):
         return True
-    dotted = module.lstrip(".")
-    level = len(module) - len(dotted)
-    parts = [p for p in dotted.split(".") if p]
-    if level:
-        base = PurePath(importer).parent
-        for _ in range(level - 1):
-            base = base.parent
-        starts = [base]
-    elif parts:
-        starts = resolver.roots(importer)
-    else:
-        return False
-    target_path = PurePath(target)
-    for start in starts:
-        folder = start.joinpath(*parts)
-        if folder in target_path.parents:
-            return True
-    return False
+    starts, parts = resolver.starts(importer, module)
+    return any(target.startswith(os.path.join(start, *parts, "")) for start in starts)
