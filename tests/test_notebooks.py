@@ -191,3 +191,13 @@ def test_a_broken_notebook_is_a_parse_error(nb: Path) -> None:
     nb.write_text("{not json")
     code, out, _ = run("--output-format", "concise", ".")
     assert code == 1 and "SL001" in out and "cannot read notebook" in out
+
+
+@pytest.mark.parametrize("layout", ["\n", "\r\n", "", "\n\n\n"])
+def test_findings_are_placed_on_the_lines_of_the_json_text(layout: str) -> None:
+    from sampler_lint.engine.notebook import _Notebook
+
+    text = ('{"cells": [' + layout + '{"cell_type": "code", "source": ["x = 1\\n"]}' + layout
+            + '], "metadata": {}}' + layout)
+    notebook = _Notebook(text.encode())
+    assert notebook._line_starts == [0] + [i + 1 for i, c in enumerate(text) if c == "\n"]
