@@ -524,7 +524,10 @@ class DemandIndex(ProjectIndex):
         return False
 
     def _file_spells(self, source: Source, data: bytes, token: str) -> bool:
-        """:func:`_spells`, each word's answer remembered per file."""
+        """:func:`_spells`, each word's answer remembered per file. Every word of an ``a+b``
+        token is looked for, not only those up to the first one missing: questions that share a
+        word (``<namespace>+<module>``, one per name a function holds) then pass over, unread,
+        the files known to lack it (:meth:`_spells_none`)."""
 
         def spells_word(data: bytes, word: str) -> bool:
             key = (source.fact_path, word)
@@ -533,7 +536,7 @@ class DemandIndex(ProjectIndex):
                 found = self._spelled[key] = _spells_word(data, word)
             return found
 
-        return _spells(data, token, spells_word)
+        return all([spells_word(data, word) for word in token.split("+")])
 
     def _spells_none(self, source: Source, token: str) -> bool:
         """Whether a remembered answer of :meth:`_file_spells` shows that the file does not
@@ -708,16 +711,10 @@ def _is_file_token(token: str) -> bool:
     return token == FILES or os.path.isabs(token)
 
 
-def _spells(
-    data: bytes, token: str, spells_word: Callable[[bytes, str], bool] | None = None
-) -> bool:
+def _spells(data: bytes, token: str) -> bool:
     """Whether a file's bytes spell the identifier ``token`` as a whole word (``a+b``: both
-    ``a`` and ``b``), each word asked of ``spells_word`` (default :func:`_spells_word`)."""
-    ask = spells_word or _spells_word
-    # The longest word first: it is most often the rarest (``model+test_checkpoint``), so the
-    # search stops at once in most files, and its answer, remembered, spares other questions
-    # that share it from reading those files again (:meth:`DemandIndex._spells_none`).
-    return all(ask(data, name) for name in sorted(token.split("+"), key=len, reverse=True))
+    ``a`` and ``b``)."""
+    return all(_spells_word(data, name) for name in token.split("+"))
 
 
 def _spells_word(data: bytes, name: str) -> bool:
