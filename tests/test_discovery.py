@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from sampler_lint.engine.config import DEFAULT_EXCLUDES, Settings
+from sampler_lint.engine.config import DEFAULT_EXCLUDES, ConfigResolver, RawSettings, Settings
+from sampler_lint.engine.discovery import iter_source_files
 
 PATHS = [
     "build/", "src/build/", "build.py", "builder/", ".git/", ".venv/", "venv/", "x/venv/",
@@ -181,3 +182,21 @@ def test_a_gitignore_line_pathspec_cannot_read_is_left_out(tmp_path: Path) -> No
     resolver = ConfigResolver(RawSettings(), isolated=True)
     found = {p.name for p in iter_source_files([tmp_path], resolver)}
     assert found == {"a.py"}
+
+
+def test_a_file_linked_into_other_folders_is_linted_once(tmp_path: Path) -> None:
+    # Recipe trees link one shared module into many folders (icefall: 1,400 links): each is
+    # the same file, reached by its real path, whatever way the link spells it.
+    project = tmp_path / "project"
+    (project / "shared").mkdir(parents=True)
+    (project / "shared" / "data.py").write_text("x = 1\n")
+    outside = tmp_path / "outside.py"
+    outside.write_text("y = 2\n")
+    for recipe in ("r1", "r2", "r3"):
+        (project / recipe / "deep").mkdir(parents=True)
+        (project / recipe / "data.py").symlink_to("../shared/data.py")
+        (project / recipe / "deep" / "data.py").symlink_to("../data.py")  # a link to a link
+        (project / recipe / "abs.py").symlink_to(project / "shared" / "data.py")
+        (project / recipe / "out.py").symlink_to(outside)
+    found = list(iter_source_files([project], ConfigResolver(RawSettings())))
+    assert [path.relative_to(project).as_posix() for path in found] == ["r1/abs.py", "r1/out.py"]

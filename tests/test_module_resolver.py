@@ -24,6 +24,10 @@ def test_candidates_resolve_as_realpath_does(
     (real / "pkg" / "deep").mkdir()
     (real / "pkg" / "deep" / "up").symlink_to("..")  # a folder linked to the one above it
     (real / "pkg" / "deep" / "hop").symlink_to(tmp_path / "alias" / "pkg")  # link to a link
+    (real / "pkg" / "deep" / "shared.py").symlink_to("../linked.py")  # up, then a link again
+    (real / "pkg" / "deep" / "abs.py").symlink_to(tmp_path / "alias" / "pkg" / "mod.py")
+    (real / "pkg" / "deep" / "ping.py").symlink_to("pong.py")  # a loop of two
+    (real / "pkg" / "deep" / "pong.py").symlink_to("ping.py")
     monkeypatch.chdir(tmp_path)
     resolver = ModuleResolver([])
     paths = [
@@ -38,6 +42,11 @@ def test_candidates_resolve_as_realpath_does(
         tmp_path / "alias" / "pkg" / "deep" / "hop" / "deep" / "up" / "missing" / "x.py",
         tmp_path / "alias" / "pkg" / ".." / "pkg" / "mod.py",  # a part that goes up
         Path("alias") / "pkg" / "linked.py",  # relative: from the working folder
+        tmp_path / "alias" / "pkg" / "deep" / "shared.py",
+        tmp_path / "alias" / "pkg" / "deep" / "abs.py",
+        tmp_path / "alias" / "pkg" / "deep" / "ping.py",
+        tmp_path / "alias" / "pkg" / "deep" / "up" / "deep" / "pong.py",
+        tmp_path / "alias" / "pkg" / "deep" / "ping.py" / "below.py",  # under the loop
         Path("mod.py"),
     ]
     for path in paths:

@@ -229,41 +229,26 @@ def imported_module(node: ast.ImportFrom) -> str:
     return "." * node.level + (node.module or "")
 
 
-class ModuleResolver:
-    """Which project files an import names, by module path, never by file name alone.
+class RealPaths:
+    """What ``os.path.realpath`` gives for each path asked about, one part at a time: a path's
+    folder is resolved as a path of its own and remembered (the files of a folder, and the
+    candidates of an import, share their folders), then the last part, which may be a link.
+    ``realpath`` itself would look at every part of every path again: a recipe tree that links
+    1,400 shared modules into its folders spent most of its walk there."""
 
-    ``known`` is every file the caller may resolve to (absolute paths, symbolic links
-    resolved; a candidate is compared after resolving its links). An absolute
-    module ``a.b.c`` imported from ``<dir>/x.py`` is ``<root>/a/b/c.py`` or
-    ``<root>/a/b/c/__init__.py`` (a regular or a namespace package) where ``<root>`` is what
-    Python may have on ``sys.path`` for that file: its own folder (a script run directly), one of
-    the folders above it (the project root, a package's parent), or a ``src/`` folder in one of
-    them (the ``src`` layout). A relative module (``.data``, ``..``) starts from the importer's
-    package. A module with no such file in ``known`` resolves to nothing: it is unknown, and
-    matches no project file by its name.
-    """
-
-    def __init__(self, known: Iterable[str]) -> None:
-        self.known = frozenset(known)
-        self._memo: dict[tuple[str, str], tuple[str, ...]] = {}
+    def __init__(self) -> None:
         self._reals: dict[str, str] = {}
 
-    def is_known(self, path: str) -> bool:
-        """Whether ``path`` (links resolved) is a file the caller may resolve to."""
-        return path in self.known
+    def of(self, path: str) -> str:
+        """``os.path.realpath(path)``."""
+        try:
+            return self._of(path, ())
+        except _LinkLoop:
+            # What realpath makes of a loop depends on where it meets it: leave it to realpath,
+            # and remember nothing learnt through the loop.
+            return os.path.realpath(path)
 
-    def _real(self, path: str) -> str:
-        """``path`` with symbolic links resolved, as the index keys files: recipes often link a
-        shared module into their folder (``asr_datamodule.py -> ../tdnn/asr_datamodule.py``)."""
-        if path in self.known:
-            return path
-        return self._resolved(path)
-
-    def _resolved(self, path: str) -> str:
-        """What ``os.path.realpath`` gives for ``path``, one part at a time: its folder resolved
-        as a path of its own (remembered: a module is looked for in every folder above the
-        importer, and those share their folders), then the last part, which may be a link.
-        ``realpath`` itself would look at every part of every candidate again."""
+    def _of(self, path: str, following: tuple[str, ...]) -> str:
         real = self._reals.get(path)
         if real is not None:
             return real
@@ -281,9 +266,61 @@ class ModuleResolver:
         for part, name in reversed(pending):
             joined = os.path.join(real, name)
             real = self._reals[part] = (
-                os.path.realpath(joined) if os.path.islink(joined) else joined
+                self._link(joined, following) if os.path.islink(joined) else joined
             )
         return real
+
+    def _link(self, link: str, following: tuple[str, ...]) -> str:
+        """The real path of ``link`` (in a resolved folder): its target's, from the folder.
+        An unreadable link is left to ``realpath``; a loop or a long chain stops the question
+        (:class:`_LinkLoop`)."""
+        if link in following or len(following) >= _LINK_HOPS:
+            raise _LinkLoop(link)
+        try:
+            target = os.readlink(link)
+        except OSError:
+            return os.path.realpath(link)
+        return self._of(os.path.join(os.path.dirname(link), target), (*following, link))
+
+
+# Links followed in a chain before the path is left to ``os.path.realpath`` (the kernel's limit
+# is 40).
+_LINK_HOPS = 40
+
+
+class _LinkLoop(Exception):
+    """A chain of links that loops, or is longer than :data:`_LINK_HOPS`."""
+
+
+class ModuleResolver:
+    """Which project files an import names, by module path, never by file name alone.
+
+    ``known`` is every file the caller may resolve to (absolute paths, symbolic links
+    resolved; a candidate is compared after resolving its links). An absolute
+    module ``a.b.c`` imported from ``<dir>/x.py`` is ``<root>/a/b/c.py`` or
+    ``<root>/a/b/c/__init__.py`` (a regular or a namespace package) where ``<root>`` is what
+    Python may have on ``sys.path`` for that file: its own folder (a script run directly), one of
+    the folders above it (the project root, a package's parent), or a ``src/`` folder in one of
+    them (the ``src`` layout). A relative module (``.data``, ``..``) starts from the importer's
+    package. A module with no such file in ``known`` resolves to nothing: it is unknown, and
+    matches no project file by its name.
+    """
+
+    def __init__(self, known: Iterable[str]) -> None:
+        self.known = frozenset(known)
+        self._memo: dict[tuple[str, str], tuple[str, ...]] = {}
+        self._reals = RealPaths()
+
+    def is_known(self, path: str) -> bool:
+        """Whether ``path`` (links resolved) is a file the caller may resolve to."""
+        return path in self.known
+
+    def _real(self, path: str) -> str:
+        """``path`` with symbolic links resolved, as the index keys files: recipes often link a
+        shared module into their folder (``asr_datamodule.py -> ../tdnn/asr_datamodule.py``)."""
+        if path in self.known:
+            return path
+        return self._reals.of(path)
 
     def roots(self, importer: str) -> list[str]:
         """Where an absolute import in ``importer`` may start, nearest first. Strings, not

@@ -18,6 +18,7 @@ from typing import Any
 
 import pathspec
 
+from sampler_lint.analysis.index import RealPaths
 from sampler_lint.engine.config import ConfigError, ConfigResolver
 
 SOURCE_SUFFIXES = (".py", ".pyi")
@@ -317,6 +318,7 @@ def iter_source_files(
     the others are still walked (without, it raises :class:`FileNotFoundError`), and what the
     walk could not read is noted as a warning."""
     seen: set[str] = set()  # real paths as text: a Path per file costs more than the walk
+    reals = RealPaths()  # where linked files lead, their folders resolved once
     for path in paths:
         if not os.path.exists(path):
             if problems is None:
@@ -344,9 +346,9 @@ def iter_source_files(
                 # that match the folder would match everything in it, so none from above apply.
                 ignores = _GitIgnores()
             if record is None:
-                yield from _walk(path, resolver, ignores, seen, known, problems)
+                yield from _walk(path, resolver, ignores, seen, reals, known, problems)
                 continue
-            found = list(_walk(path, resolver, ignores, seen, known, problems))
+            found = list(_walk(path, resolver, ignores, seen, reals, known, problems))
             record[str(path.resolve())] = (tuple(base for base, _ in ignores.specs), found)
             yield from found
         else:
@@ -364,7 +366,7 @@ def iter_source_files(
 
 def _walk(
     directory: Path, resolver: ConfigResolver, ignores: _GitIgnores, seen: set[str],
-    known: Walked | None = None, problems: Problems | None = None,
+    reals: RealPaths, known: Walked | None = None, problems: Problems | None = None,
     absolute: Path | None = None,
 ) -> Iterator[Path]:
     """The files under ``directory``; ``absolute``: its real path, when the caller knows it (a
@@ -428,10 +430,12 @@ def _walk(
             if entry.is_symlink():
                 continue  # never follow directory links: they loop and leave the project
             yield from _walk(
-                path, resolver, ignores, seen, known, problems, absolute / entry.name
+                path, resolver, ignores, seen, reals, known, problems, absolute / entry.name
             )
         elif is_file:
-            key = str(path.resolve()) if entry.is_symlink() else os.path.join(absolute, entry.name)
+            key = os.path.join(absolute, entry.name)
+            if entry.is_symlink():
+                key = reals.of(key)
             if key not in seen:
                 seen.add(key)
                 yield path
