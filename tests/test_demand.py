@@ -10,6 +10,7 @@ from unittest import mock
 
 import pytest
 
+from sampler_lint.analysis import index as index_module
 from sampler_lint.analysis.frameworks import project_may_use_lightning
 from sampler_lint.analysis.index import ProjectIndex
 from sampler_lint.engine import demand, registry
@@ -720,3 +721,69 @@ def test_questions_that_share_a_word_read_only_the_files_that_spell_it(
     for token in ("model", "sync+model", "missing+model", "model+seed+optimizer", "x+sync"):
         expected = all(demand._spells_word(caller, word) for word in token.split("+"))
         assert demand._spells(caller, token) is expected
+
+
+@pytest.mark.parametrize(("text", "defined"), [
+    ("class Base(object):\n    pass\n", True),
+    ("class Base:\n    pass\n", True),
+    ("if x:\n    class Base(A): pass\n", True),
+    ("class\tBase(A): pass\n", True),
+    ("class \\\n        Base(A): pass\n", True),  # a continued line
+    ("@dataclass\nclass Base:\n    x: int\n", True),
+    ("\fclass Base: pass\n", True),
+    ("from pkg import Base\nclass Child(Base): pass\n", False),  # imports and subclasses it
+    ("x = Base()\n", False),
+    ("class BaseSampler: pass\n", False),
+    ("class MyBase: pass\n", False),
+    ("# class Base was moved\n", False),
+    ("def f():\n    return Base\n", False),
+])
+def test_a_question_about_a_class_reads_the_files_that_may_define_it(
+    text: str, defined: bool
+) -> None:
+    assert demand._spells_word(text.encode(), index_module.CLASS_DEFINED + "Base") is defined
+
+
+def test_every_class_statement_is_found_by_its_shape() -> None:
+    # Never narrower than the parse: every class a file of the fixtures, the examples or this
+    # package defines is found in its bytes by the shape of a class statement.
+    package = Path(index_module.__file__).parent.parent
+    files = [*_project(), *package.rglob("*.py")]
+    checked = 0
+    for path in files:
+        data = path.read_bytes()
+        try:
+            tree = ast.parse(data)
+        except SyntaxError:
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ClassDef):
+                assert demand._spells_word(data, "class " + node.name), (path, node.name)
+                checked += 1
+    assert checked > 200
+
+
+def test_a_class_is_looked_for_where_it_may_be_defined_not_where_it_is_used(
+    tmp_path: Path,
+) -> None:
+    # Fourteen recipes subclass a base defined in a file of its own: the chain of bases of one
+    # of them parses the file that defines the base, not the other recipes.
+    from sampler_lint.analysis import sampler_family
+
+    files = {"interfaces.py": "class RecipeInterface:\n    def setup(self): ...\n"} | {
+        f"recipe{n}.py": "from interfaces import RecipeInterface\n"
+                         "from torch.utils.data import Sampler\n"
+                         f"class Recipe{n}(RecipeInterface):\n"
+                         "    def setup(self):\n        self.sampler = Sampler(None)\n"
+        for n in range(6)
+    }
+    paths = _write(tmp_path, files)
+    eager, lazy = _eager_and_lazy(paths)
+    with mock.patch.object(demand, "_collect", side_effect=demand._collect) as collect:
+        found = sampler_family.find_class(lazy, "RecipeInterface", str(tmp_path / "x.py"))
+        assert found is None  # no fact: a base without bases of its own is no sampler class
+        assert {call.args[1] for call in collect.call_args_list} <= {
+            str(tmp_path / "interfaces.py")
+        }
+    for name in ("RecipeInterface", "Recipe0", "Recipe5", "Missing"):
+        assert sampler_family._named(lazy, name) == sampler_family._named(eager, name), name

@@ -21,7 +21,7 @@ from sampler_lint.analysis.frameworks import (
     lightning_near,
     sampler_arguments,
 )
-from sampler_lint.analysis.index import FactCollector, ProjectIndex, facts_named, statements
+from sampler_lint.analysis.index import FactCollector, ProjectIndex, classes_named, statements
 from sampler_lint.analysis.loader_facts import file_key
 from sampler_lint.analysis.sampler_family import (
     CLASS_FACT_WORDS,
@@ -203,8 +203,8 @@ SHAPES = FactCollector(
 
 def shape_of(index: ProjectIndex, fact: ClassAttributes) -> ClassShape | None:
     # A class's shape comes from the file that spells `class name`: the question reads only the
-    # files that hold the name (ProjectIndex.get_for).
-    shapes: list[ClassShape] = facts_named(index, FACT_SHAPES, fact.name)
+    # files that may define it (classes_named).
+    shapes: list[ClassShape] = classes_named(index, FACT_SHAPES, fact.name)
     for shape in shapes:
         if (shape.name, shape.path) == (fact.name, fact.path):
             return shape

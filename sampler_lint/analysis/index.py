@@ -95,8 +95,9 @@ class ProjectIndex:
         ``token`` can matter (``obj.offset = 3`` spells ``offset``), and filter the result: the
         answer must depend only on facts about ``token`` (a cached result that read the whole
         collector is not checked again for the token's files alone). ``a+b`` asks about the
-        files that spell both; an absolute path, about the facts made in that one file
-        (:func:`facts_in_file`)."""
+        files that spell both; ``class name`` (:data:`CLASS_DEFINED`), about the files that may
+        define that class (:func:`classes_named`); an absolute path, about the facts made in
+        that one file (:func:`facts_in_file`)."""
         return self.get(kind)
 
     def merge(self, other: ProjectIndex) -> None:
@@ -115,6 +116,23 @@ def facts_named(index: ProjectIndex, kind: str, name: str) -> list[Any]:
     return _asked(index, kind, name, "_facts_by_name", lambda fact: fact.name, unique=True)
 
 
+#: Before a name, in a question (:meth:`ProjectIndex.get_for`): the files whose text may define
+#: a class of that name (``class`` and the name, at the start of a line), not every file that
+#: spells it (those that import or call it).
+CLASS_DEFINED = "class "
+
+
+def classes_named(index: ProjectIndex, kind: str, name: str) -> list[Any]:
+    """:func:`facts_named` for facts made from ``class name`` statements (``fact.name`` is the
+    class's name): an index built on demand reads only the files that may define the class,
+    not the many that import or call it (a one-file run over a torchtune recipe parsed the
+    fourteen other recipes that subclass its base, none of which defines it)."""
+    return _asked(
+        index, kind, name, "_facts_by_name", lambda fact: fact.name, unique=True,
+        asked=CLASS_DEFINED + name,
+    )
+
+
 def facts_in_file(index: ProjectIndex, kind: str, path: str, where: int | None) -> list[Any]:
     """The facts of ``kind`` made in the file at ``path`` (links resolved, as facts spell files;
     ``fact[where]`` is that path, or the fact itself when ``where`` is ``None``): an index built
@@ -127,15 +145,15 @@ def facts_in_file(index: ProjectIndex, kind: str, path: str, where: int | None) 
 
 def _asked(
     index: ProjectIndex, kind: str, token: str, tables_name: str,
-    key_of: Callable[[Any], str], unique: bool,
+    key_of: Callable[[Any], str], unique: bool, asked: str | None = None,
 ) -> list[Any]:
-    """The facts ``get_for(kind, token)`` returns whose key (``key_of``) is ``token``, memoised
-    per index. Each list ``get_for`` returns is indexed by key once: once a whole collector is
-    gathered, it returns that same list for every token."""
+    """The facts ``get_for(kind, asked)`` returns (``asked``: ``token`` unless given) whose key
+    (``key_of``) is ``token``, memoised per index. Each list ``get_for`` returns is indexed by
+    key once: once a whole collector is gathered, it returns that same list for every token."""
     memo: dict[tuple[str, str], list[Any]] = index.__dict__.setdefault(tables_name + "_memo", {})
     found = memo.get((kind, token))
     if found is None:
-        facts = index.get_for(kind, token)
+        facts = index.get_for(kind, token if asked is None else asked)
         tables: dict[str, tuple[list[Any], dict[str, list[Any]]]] = index.__dict__.setdefault(
             tables_name, {}
         )

@@ -17,8 +17,8 @@ from typing import Any
 from sampler_lint.analysis.index import (
     FactCollector,
     ProjectIndex,
+    classes_named,
     dotted_expression,
-    facts_named,
     statements,
 )
 from sampler_lint.analysis.loader_facts import file_key
@@ -95,8 +95,8 @@ DATASET_CLASSES = FactCollector(
 
 def _named(index: ProjectIndex, name: str) -> list[DatasetClass]:
     # A class's fact comes from the file that spells `class name`: the question reads only the
-    # files that hold the name (:meth:`ProjectIndex.get_for`).
-    return facts_named(index, FACT, name)
+    # files that may define it (:func:`classes_named`).
+    return classes_named(index, FACT, name)
 
 
 def class_is_split(index: ProjectIndex, name: str, depth: int = 0) -> bool:

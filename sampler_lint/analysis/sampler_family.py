@@ -20,8 +20,8 @@ from sampler_lint.analysis.index import (
     FactCollector,
     ProjectIndex,
     class_names_in,
+    classes_named,
     dotted_expression,
-    facts_named,
     import_aliases,
     qualify,
     statements,
@@ -184,9 +184,9 @@ def _classes(index: ProjectIndex) -> dict[str, list[ClassAttributes]]:
 
 def _named(index: ProjectIndex, name: str) -> list[ClassAttributes]:
     """The project classes called ``name``. A class's facts come from the file that spells
-    ``class name``: the question reads only the files that hold the name
-    (:meth:`ProjectIndex.get_for`)."""
-    return facts_named(index, FACT, name)
+    ``class name``: the question reads only the files that may define it
+    (:func:`classes_named`)."""
+    return classes_named(index, FACT, name)
 
 
 def find_class(index: ProjectIndex, name: str, path: str) -> ClassAttributes | None:

@@ -21,8 +21,8 @@ from typing import Any
 from sampler_lint.analysis.index import (
     FactCollector,
     ProjectIndex,
+    classes_named,
     dotted_expression,
-    facts_named,
     import_aliases,
     qualify,
     statements,
@@ -212,8 +212,8 @@ def may_run_lightning_1x(index: ProjectIndex) -> bool:
 
 def _named(index: ProjectIndex, name: str) -> list[EpochClass]:
     # A class's facts come from the file that spells `class name`: the question reads only the
-    # files that hold the name (:meth:`ProjectIndex.get_for`).
-    return facts_named(index, FACT_CLASSES, name)
+    # files that may define it (:func:`classes_named`).
+    return classes_named(index, FACT_CLASSES, name)
 
 
 def find_epoch_class(index: ProjectIndex, name: str, path: str) -> EpochClass | None:

@@ -21,12 +21,13 @@ import ast
 import contextlib
 import marshal
 import os
+import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sampler_lint.analysis.index import FactCollector, ProjectIndex
+from sampler_lint.analysis.index import CLASS_DEFINED, FactCollector, ProjectIndex
 from sampler_lint.engine.cache import Cache, Unencodable, decode, digest, encode
 from sampler_lint.engine.sources import read_source
 
@@ -729,7 +730,10 @@ def _spells_word(data: bytes, name: str) -> bool:
     """Whether a file's bytes spell the identifier ``name`` as a whole word: a question about
     ``AsrDataModule`` need not read the many files that only spell ``LibriSpeechAsrDataModule``.
     Bytes of 128 and up count as letters: outside strings and comments Python allows them only
-    in identifiers, so they never end one."""
+    in identifiers, so they never end one. ``class name`` (:data:`CLASS_DEFINED`): whether they
+    may define that class (:func:`_may_define_class`)."""
+    if name.startswith(CLASS_DEFINED):
+        return _may_define_class(data, name[len(CLASS_DEFINED):])
     if not name.isascii():
         return _holds(data, name)
     word = name.encode()
@@ -742,6 +746,27 @@ def _spells_word(data: bytes, name: str) -> bool:
             return True
         start = data.find(word, start + 1)
     return False
+
+
+def _may_define_class(data: bytes, name: str) -> bool:
+    """Whether a file's bytes may hold ``class name``: the keyword at the start of a line
+    (after indentation: a class statement is compound, so it never follows ``;`` or a colon on
+    its line), then spaces or a continued line, then the name as a whole word. A name that is
+    not ASCII: whether the text spells it at all."""
+    if not _spells_word(data, name):
+        return False
+    if not name.isascii():
+        return True
+    statement = _CLASS_STATEMENTS.get(name)
+    if statement is None:
+        statement = _CLASS_STATEMENTS[name] = re.compile(
+            rb"^[ \t\f]*class[\s\\]+" + re.escape(name.encode()) + rb"(?![\w\x80-\xff])",
+            re.MULTILINE,
+        )
+    return statement.search(data) is not None
+
+
+_CLASS_STATEMENTS: dict[str, re.Pattern[bytes]] = {}
 
 
 _WORD_BYTES = frozenset(
