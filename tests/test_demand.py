@@ -731,6 +731,8 @@ def test_questions_that_share_a_word_read_only_the_files_that_spell_it(
     ("class \\\n        Base(A): pass\n", True),  # a continued line
     ("@dataclass\nclass Base:\n    x: int\n", True),
     ("\fclass Base: pass\n", True),
+    ("x = 1\rclass Base: pass\r", True),  # lines that end in a carriage return alone
+    ("x = 1\r\nclass Base: pass\r\n", True),
     ("from pkg import Base\nclass Child(Base): pass\n", False),  # imports and subclasses it
     ("x = Base()\n", False),
     ("class BaseSampler: pass\n", False),

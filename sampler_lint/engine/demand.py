@@ -751,8 +751,8 @@ def _spells_word(data: bytes, name: str) -> bool:
 def _may_define_class(data: bytes, name: str) -> bool:
     """Whether a file's bytes may hold ``class name``: the keyword at the start of a line
     (after indentation: a class statement is compound, so it never follows ``;`` or a colon on
-    its line), then spaces or a continued line, then the name as a whole word. A name that is
-    not ASCII: whether the text spells it at all."""
+    its line; a line may end in ``\r`` alone), then spaces or a continued line, then the name as
+    a whole word. A name that is not ASCII: whether the text spells it at all."""
     if not _spells_word(data, name):
         return False
     if not name.isascii():
@@ -760,7 +760,7 @@ def _may_define_class(data: bytes, name: str) -> bool:
     statement = _CLASS_STATEMENTS.get(name)
     if statement is None:
         statement = _CLASS_STATEMENTS[name] = re.compile(
-            rb"^[ \t\f]*class[\s\\]+" + re.escape(name.encode()) + rb"(?![\w\x80-\xff])",
+            rb"(?:^|\r)[ \t\f]*class[\s\\]+" + re.escape(name.encode()) + rb"(?![\w\x80-\xff])",
             re.MULTILINE,
         )
     return statement.search(data) is not None
