@@ -789,3 +789,11 @@ def test_a_class_is_looked_for_where_it_may_be_defined_not_where_it_is_used(
         }
     for name in ("RecipeInterface", "Recipe0", "Recipe5", "Missing"):
         assert sampler_family._named(lazy, name) == sampler_family._named(eager, name), name
+
+
+def test_the_classes_of_a_file_are_listed_whatever_its_line_ends() -> None:
+    from sampler_lint.analysis.index import class_names_in
+
+    for end in ("\n", "\r\n", "\r"):
+        text = end.join(["import x", "class A(x.B): pass", "    class  C: pass", ""])
+        assert class_names_in(text) == {"A", "C"}, repr(end)
