@@ -768,7 +768,7 @@ def test_every_class_statement_is_found_by_its_shape() -> None:
 def test_a_class_is_looked_for_where_it_may_be_defined_not_where_it_is_used(
     tmp_path: Path,
 ) -> None:
-    # Fourteen recipes subclass a base defined in a file of its own: the chain of bases of one
+    # Recipes subclass a base defined in a file of its own: the chain of bases of one
     # of them parses the file that defines the base, not the other recipes.
     from sampler_lint.analysis import sampler_family
 
