@@ -117,3 +117,53 @@ def test_workers_lint_while_the_index_stage_runs(
     assert json.loads(parallel.stdout) == json.loads(single.stdout)
     codes = [finding["code"] for finding in json.loads(single.stdout)]
     assert codes.count("SL301") == 2 * PARALLEL_THRESHOLD and codes.count("SL001") == 1
+
+
+def test_survey_workers_only_survey_and_the_lint_results_stay_free_of_the_index(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Survey workers are forked before libcst is imported: a file they linted made each import
+    it on its own. They survey only; the files they would have linted, whose rules never read
+    the index, are linted by the lint workers, and their cached results depend on no fact (a
+    warm run gathers nothing for them)."""
+    _tree(tmp_path, 2 * PARALLEL_THRESHOLD + 5)  # SL101 / SL102: rules that read no index
+    for n in range(4):  # SL301 asks the index about these, so some facts are gathered
+        (tmp_path / f"seeded_{n}.py").write_text(SEEDED.format(n=n))
+    survey_writes: list[Any] = []
+    make_pool = runner._pool
+
+    def recording_pool(jobs: int, work: int, initializer: Any, *initargs: Any, **kw: Any) -> Any:
+        if initializer is runner._init_survey_worker:
+            survey_writes.append(initargs[2])  # lints, collectors, write, gather
+        return make_pool(jobs, work, initializer, *initargs, **kw)
+
+    monkeypatch.setattr(runner, "_pool", recording_pool)
+    args = ["check", "--isolated", "--extend-select", "SL102", "--output-format", "json",
+            "--jobs", "2", str(tmp_path)]
+    cold = CliRunner().invoke(main, args)
+    assert cold.exit_code == 1, cold.output
+    assert survey_writes == [None]  # a pool that surveys and lints nothing
+    assert json.loads(cold.stdout) == _check(tmp_path, 1)
+    gathered: list[str] = []
+    gather = runner.DemandIndex._gather
+
+    def recording_gather(self: Any, collector: Any, *rest: Any) -> str:
+        gathered.append(collector.name)
+        return gather(self, collector, *rest)
+
+    monkeypatch.setattr(runner.DemandIndex, "_gather", recording_gather)
+    warm = CliRunner().invoke(main, args)
+    assert warm.exit_code == 1 and json.loads(warm.stdout) == json.loads(cold.stdout)
+    assert gathered == []
+    # A change to another file's facts re-lints the files that read them, not these.
+    (tmp_path / "seeded_0.py").write_text(SEEDED.format(n=0).replace("seed=3", "seed=seed"))
+    checked: list[str] = []
+    check_file = runner.check_file
+
+    def recording_check(path: Path, *rest: Any, **kw: Any) -> Any:
+        checked.append(path.name)
+        return check_file(path, *rest, **kw)
+
+    monkeypatch.setattr(runner, "check_file", recording_check)
+    CliRunner().invoke(main, [*args[:-3], "--jobs", "1", str(tmp_path)])
+    assert not [name for name in checked if name.startswith("module_")], checked
