@@ -122,10 +122,10 @@ def test_workers_lint_while_the_index_stage_runs(
 def test_survey_workers_only_survey_and_the_lint_results_stay_free_of_the_index(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Survey workers are forked before libcst is imported: a file they linted made each import
-    it on its own. They survey only; the files they would have linted, whose rules never read
-    the index, are linted by the lint workers, and their cached results depend on no fact (a
-    warm run gathers nothing for them)."""
+    """Survey workers forked before libcst is imported survey only (a file they linted made each
+    import it on its own); the files they would have linted, whose rules never read the index,
+    are linted by the lint workers, and their cached results depend on no fact (a warm run
+    gathers nothing for them, a changed fact elsewhere does not re-lint them)."""
     _tree(tmp_path, 2 * PARALLEL_THRESHOLD + 5)  # SL101 / SL102: rules that read no index
     for n in range(4):  # SL301 asks the index about these, so some facts are gathered
         (tmp_path / f"seeded_{n}.py").write_text(SEEDED.format(n=n))
@@ -138,6 +138,7 @@ def test_survey_workers_only_survey_and_the_lint_results_stay_free_of_the_index(
         return make_pool(jobs, work, initializer, *initargs, **kw)
 
     monkeypatch.setattr(runner, "_pool", recording_pool)
+    monkeypatch.setattr(runner, "_workers_have_libcst", lambda: False)  # a run's first project
     args = ["check", "--isolated", "--extend-select", "SL102", "--output-format", "json",
             "--jobs", "2", str(tmp_path)]
     cold = CliRunner().invoke(main, args)
@@ -167,3 +168,8 @@ def test_survey_workers_only_survey_and_the_lint_results_stay_free_of_the_index(
     monkeypatch.setattr(runner, "check_file", recording_check)
     CliRunner().invoke(main, [*args[:-3], "--jobs", "1", str(tmp_path)])
     assert not [name for name in checked if name.startswith("module_")], checked
+    # Once libcst is imported (a run's later projects), forked survey workers lint too.
+    monkeypatch.setattr(runner, "_workers_have_libcst", lambda: True)
+    survey_writes.clear()
+    again = CliRunner().invoke(main, [*args[:-1], "--no-cache", str(tmp_path)])
+    assert survey_writes == [False] and json.loads(again.stdout) == _check(tmp_path, 1)

@@ -8,6 +8,7 @@ import contextlib
 import importlib
 import os
 import signal
+import sys
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
@@ -307,6 +308,15 @@ def is_stat(value: object) -> bool:
     )
 
 
+def _workers_have_libcst() -> bool:
+    """Whether workers forked now start with libcst imported: only then do survey workers lint
+    the files that need no index. Each one that linted a file would otherwise import libcst on
+    its own (0.15 s of CPU), where the lint workers, forked once this process has imported it,
+    lint those files without (Megatron-LM: three imports in a run, 2.0 s -> 1.8 s cold with
+    one). A run over several projects has imported it for the first one."""
+    return "libcst" in sys.modules
+
+
 def survey_files(
     jobs: list[_Job], lints: list[LintOptions], collectors: Collectors, cache: Cache | None,
     processes: int, progress: Callable[[int], None] | None = None, write: bool | None = None,
@@ -314,10 +324,11 @@ def survey_files(
 ) -> tuple[list[Survey], list[str | None], dict[int, FileResult]]:
     """The survey of every job (from the cache where the file is unchanged), each file's
     content key (``None`` when unread: no cache, or unreadable) and, unless ``write`` is
-    ``None`` or the survey runs in worker processes, the lint results of the files that did not
-    need the index (:func:`_survey_and_lint`). ``gather``: with each file's index facts
-    (``False``: only which collectors want it, for :class:`DemandIndex`). ``stats``: file
-    status recorded by earlier runs (:func:`content_key`)."""
+    ``None`` or the survey runs in workers without libcst (:func:`_workers_have_libcst`), the
+    lint results of the files that did not need the index (:func:`_survey_and_lint`).
+    ``gather``: with each file's index facts (``False``: only which collectors want it, for
+    :class:`DemandIndex`). ``stats``: file status recorded by earlier runs
+    (:func:`content_key`)."""
     early: dict[int, FileResult] = {}
     surveys: list[Survey | None] = [None] * len(jobs)
     contents: list[str | None] = [None] * len(jobs)
@@ -354,11 +365,10 @@ def survey_files(
         if progress is not None:
             progress(done)
 
-    # Survey workers only survey: they are forked before anything imports libcst, and each one
-    # that linted a file would import it on its own (0.15 s of CPU), where the lint workers,
-    # forked once this process has imported it, lint those files without (Megatron-LM: three
-    # imports in a run, 2.0 s -> 1.8 s cold with one).
-    pool = _pool(processes, len(missing), _init_survey_worker, lints, collectors, None, gather)
+    pool = _pool(
+        processes, len(missing), _init_survey_worker, lints, collectors,
+        write if _workers_have_libcst() else None, gather,
+    )
     if pool is not None:
         with _running(pool):
             work = [
