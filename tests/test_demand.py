@@ -404,7 +404,7 @@ def test_a_parse_serves_only_the_collectors_some_rule_in_play_reads() -> None:
 def test_a_question_about_a_name_reads_the_files_that_spell_the_whole_word(
     text: bytes, spelled: bool
 ) -> None:
-    assert demand._spells(text, "AsrDataModule") is spelled
+    assert demand._spells_word(text, "AsrDataModule") is spelled
 
 
 def _loader_project(root: Path) -> list[Path]:
@@ -720,7 +720,7 @@ def test_questions_that_share_a_word_read_only_the_files_that_spell_it(
     caller = files["zcaller.py"].encode()
     for token in ("model", "sync+model", "missing+model", "model+seed+optimizer", "x+sync"):
         expected = all(demand._spells_word(caller, word) for word in token.split("+"))
-        assert demand._spells(caller, token) is expected
+        assert index._file_spells(sources[-1], caller, token) is expected
 
 
 @pytest.mark.parametrize(("text", "defined"), [

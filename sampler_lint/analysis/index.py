@@ -170,7 +170,8 @@ def _asked(
 # The name after a `class` keyword that starts a line: a class statement is compound, so it
 # never follows `;` or a colon on its line (a backslash may continue the line before the name;
 # a line may end in `\r` alone).
-_CLASS_NAMES = re.compile(r"(?:^|\r)[ \t\f]*class[\s\\]+(\w+)", re.MULTILINE)
+CLASS_KEYWORD = r"(?:^|\r)[ \t\f]*class[\s\\]+"  # up to the name; with re.MULTILINE
+_CLASS_NAMES = re.compile(CLASS_KEYWORD + r"(\w+)", re.MULTILINE)
 
 
 def class_names_in(text: str) -> set[str]:

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sampler_lint.analysis.index import CLASS_DEFINED, FactCollector, ProjectIndex
+from sampler_lint.analysis.index import CLASS_DEFINED, CLASS_KEYWORD, FactCollector, ProjectIndex
 from sampler_lint.engine.cache import Cache, Unencodable, decode, digest, encode
 from sampler_lint.engine.sources import read_source
 
@@ -530,10 +530,11 @@ class DemandIndex(ProjectIndex):
         return False
 
     def _file_spells(self, source: Source, data: bytes, token: str) -> bool:
-        """:func:`_spells`, each word's answer remembered per file. Every word of an ``a+b``
-        token is looked for, not only those up to the first one missing: questions that share a
-        word (``<namespace>+<module>``, one per name a function holds) then pass over, unread,
-        the files known to lack it (:meth:`_lacking_any`)."""
+        """Whether a file's bytes spell ``token`` (``a+b``: both words, each by
+        :func:`_spells_word`), each word's answer remembered per file. Every word is looked
+        for, not only those up to the first one missing: questions that share a word
+        (``<namespace>+<module>``, one per name a function holds) then pass over, unread, the
+        files known to lack it (:meth:`_lacking_any`)."""
 
         def spells_word(data: bytes, word: str) -> bool:
             key = (source.fact_path, word)
@@ -720,12 +721,6 @@ def _is_file_token(token: str) -> bool:
     return token == FILES or os.path.isabs(token)
 
 
-def _spells(data: bytes, token: str) -> bool:
-    """Whether a file's bytes spell the identifier ``token`` as a whole word (``a+b``: both
-    ``a`` and ``b``)."""
-    return all(_spells_word(data, name) for name in token.split("+"))
-
-
 def _spells_word(data: bytes, name: str) -> bool:
     """Whether a file's bytes spell the identifier ``name`` as a whole word: a question about
     ``AsrDataModule`` need not read the many files that only spell ``LibriSpeechAsrDataModule``.
@@ -760,7 +755,7 @@ def _may_define_class(data: bytes, name: str) -> bool:
     statement = _CLASS_STATEMENTS.get(name)
     if statement is None:
         statement = _CLASS_STATEMENTS[name] = re.compile(
-            rb"(?:^|\r)[ \t\f]*class[\s\\]+" + re.escape(name.encode()) + rb"(?![\w\x80-\xff])",
+            CLASS_KEYWORD.encode() + re.escape(name.encode()) + rb"(?![\w\x80-\xff])",
             re.MULTILINE,
         )
     return statement.search(data) is not None
