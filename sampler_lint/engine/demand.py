@@ -27,7 +27,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sampler_lint.analysis.index import CLASS_DEFINED, CLASS_KEYWORD, FactCollector, ProjectIndex
+from sampler_lint.analysis.index import (
+    CLASS_DEFINED,
+    CLASS_KEYWORD,
+    FactCollector,
+    ProjectIndex,
+    starts_line,
+)
 from sampler_lint.engine.cache import Cache, Unencodable, decode, digest, encode
 from sampler_lint.engine.sources import read_source
 
@@ -755,10 +761,9 @@ def _may_define_class(data: bytes, name: str) -> bool:
     statement = _CLASS_STATEMENTS.get(name)
     if statement is None:
         statement = _CLASS_STATEMENTS[name] = re.compile(
-            CLASS_KEYWORD.encode() + re.escape(name.encode()) + rb"(?![\w\x80-\xff])",
-            re.MULTILINE,
+            CLASS_KEYWORD.encode() + re.escape(name.encode()) + rb"(?![\w\x80-\xff])"
         )
-    return statement.search(data) is not None
+    return any(starts_line(data, match.start()) for match in statement.finditer(data))
 
 
 _CLASS_STATEMENTS: dict[str, re.Pattern[bytes]] = {}
