@@ -195,3 +195,83 @@ def test_loader_built_on_a_subclass(
         "DataLoader\n\nloader = DataLoader(TrainDataset('a', 0), num_workers=2)\n",
     })
     assert _findings(project) == expected
+
+
+# Signs of sharding in every place a class's code may hold them: its bases, decorators, a
+# nested function's parameter, a string, an attribute, a nested class; and classes with none.
+SIGNS = '''\
+import torch.distributed as dist
+
+
+@register("Shard_Loader")
+class Decorated(Base):
+    pass
+
+
+class ByBase(DistributedHelper):
+    pass
+
+
+class Quiet(Base):
+    def __iter__(self):
+        return iter(self.items)
+
+
+class Outer(Base):
+    class Inner(Base):
+        def read(self, world_size):
+            return world_size
+
+    def size(self):
+        return 1
+
+
+class ByString(Base):
+    mode = "split_by_node"
+
+
+class ByAttribute(Base):
+    def part(self):
+        return dist.get_RANK()
+
+
+def free(rank):
+    class Local(Base):
+        pass
+    return rank
+'''
+
+
+def test_the_classes_that_mention_sharding_are_those_a_walk_of_each_class_finds() -> None:
+    # One pass over the file's words stands for walking each class's code: the same classes.
+    import ast
+
+    from sampler_lint.analysis.iterable_datasets import (
+        SHARDING_WORDS,
+        _classes_mentioning_sharding,
+    )
+    from sampler_lint.analysis.syntax_summary import SyntaxSummary
+
+    def walked(klass: ast.ClassDef) -> bool:
+        for node in ast.walk(klass):
+            if isinstance(node, ast.Name):
+                word = node.id
+            elif isinstance(node, ast.Attribute):
+                word = node.attr
+            elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+                word = node.value
+            elif isinstance(node, ast.arg):
+                word = node.arg
+            else:
+                continue
+            if any(part in word.lower() for part in SHARDING_WORDS):
+                return True
+        return False
+
+    tree = ast.parse(SIGNS)
+    classes = [node for node in ast.walk(tree) if isinstance(node, ast.ClassDef)]
+    found = _classes_mentioning_sharding(SyntaxSummary.of(tree))
+    assert {c.name for c in classes if id(c) in found} == {c.name for c in classes if walked(c)}
+    assert {c.name for c in classes if id(c) in found} == {
+        "Decorated", "ByBase", "Outer", "Inner", "ByString", "ByAttribute"
+    }

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ast
 import os
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -31,7 +32,7 @@ from sampler_lint.analysis.index import (
 )
 from sampler_lint.analysis.loader_calls import is_evaluation_name
 from sampler_lint.analysis.loader_facts import file_key, is_loader_constructor
-from sampler_lint.analysis.syntax_summary import SyntaxSummary, walk
+from sampler_lint.analysis.syntax_summary import SyntaxSummary, per_tree, walk
 
 FACT = "sl105_dataset_loaders"
 FACT_PARAMETERS = "sl105_parameter_loaders"
@@ -144,9 +145,13 @@ class _Scopes:
         self.summary = summary
         self.loaders: list[tuple[ast.Call, ast.AST, ast.ClassDef | None]] = []
         self.targets: dict[int, list[str]] = {}  # id(value) -> the names it is assigned to
-        self.calls: list[tuple[ast.Call, ast.AST, ast.ClassDef | None]] = []
+        #: Other calls with arguments; where each one is is found only for those handed a
+        #: project dataset (most calls are not, and finding the scope is not free).
+        self.calls: list[ast.Call] = []
         self.assigned: dict[int, dict[str, list[ast.expr]]] = {}
         self.functions: dict[str, list[ast.AST]] = {}
+        #: :func:`_split_by_caller`'s answers, by the value, its scope and the depth asked at.
+        self.split: dict[tuple[int, int, int], bool] = {}
         self.module = tree
         functions: list[ast.FunctionDef | ast.AsyncFunctionDef] = [
             *summary.nodes(ast.FunctionDef), *summary.nodes(ast.AsyncFunctionDef)
@@ -158,11 +163,11 @@ class _Scopes:
                 self._record(target, value)
         for call in summary.nodes(ast.Call):
             if is_loader_constructor(dotted_expression(call.func)):
-                self.loaders.append(self._where(call))
+                self.loaders.append(self.where(call))
             elif call.args or call.keywords:
-                self.calls.append(self._where(call))
+                self.calls.append(call)
 
-    def _where(self, node: ast.AST) -> tuple[Any, ast.AST, ast.ClassDef | None]:
+    def where(self, node: ast.AST) -> tuple[Any, ast.AST, ast.ClassDef | None]:
         function: ast.AST | None = None
         klass: ast.ClassDef | None = None
         for ancestor in self.summary.ancestors(node):
@@ -176,7 +181,7 @@ class _Scopes:
         named = dotted_expression(target)
         if named:
             self.targets.setdefault(id(value), []).append(named)
-        _, scope, klass = self._where(target)
+        _, scope, klass = self.where(target)
         if isinstance(target, ast.Name):
             self.assigned.setdefault(id(scope), {}).setdefault(target.id, []).append(value)
         elif (
@@ -216,6 +221,7 @@ def _constructions(
 
 # Words of a value split by rank before the dataset is built (`Lines(files[rank::world])`).
 _SPLIT_WORDS = ("rank", "world", "replica", "shard", "node", "process_index", "num_processes")
+_SPLIT = re.compile("|".join(map(re.escape, _SPLIT_WORDS)))
 
 
 def _split_by_caller(
@@ -223,10 +229,22 @@ def _split_by_caller(
 ) -> bool:
     """Whether the construction's arguments (or the names they read, two assignments deep)
     mention a rank, a world size or shards: the caller gave each process its own part."""
+    # Asked for each construction handed to a function or a loader, and again for each value
+    # its names were assigned: a file that passes one config around asks about it thousands
+    # of times.
+    key = (id(value), id(function), depth)
+    known = scopes.split.get(key)
+    if known is None:
+        known = scopes.split[key] = _splits(scopes, value, function, module, depth)
+    return known
+
+
+def _splits(
+    scopes: _Scopes, value: ast.expr, function: ast.AST, module: ast.Module, depth: int
+) -> bool:
     for node in walk(value):
         if isinstance(node, (ast.Name, ast.Attribute)):
-            word = _text(node).lower()
-            if any(part in word for part in _SPLIT_WORDS):
+            if _SPLIT.search(_text(node).lower()):
                 return True
             if isinstance(node, ast.Name) and depth < 2 and node is not value:
                 assigned = scopes.assigned.get(id(function), {}).get(node.id, [])
@@ -348,25 +366,42 @@ def _subclasses(
             isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name in (
                 "__iter__", "__next__"
             ) for item in node.body
-        ) or _mentions_sharding(node)
+        ) or id(node) in _classes_mentioning_sharding(summary)
         found.append(Subclass(key, node.name, tuple(bases), overrides))
     return sorted(found, key=lambda c: (c.path, c.name))
 
 
-def _mentions_sharding(node: ast.AST) -> bool:
-    for child in walk(node):
-        if isinstance(child, (ast.Name, ast.Attribute)):
-            word = _text(child)
-        elif isinstance(child, ast.Constant) and isinstance(child.value, str):
-            word = child.value
-        elif isinstance(child, ast.arg):
-            word = child.arg
-        else:
-            continue
-        lowered = word.lower()
-        if any(part in lowered for part in SHARDING_WORDS):
-            return True
-    return False
+def _classes_mentioning_sharding(summary: SyntaxSummary) -> set[int]:
+    """The ids of the classes of the file that mention a sign of sharding (a name, an attribute,
+    a string or a parameter holding one of :data:`SHARDING_WORDS`, in any case) anywhere in
+    their code, bases and decorators included. Found once per file from the words up: walking
+    each class's code for them took most of this collector's time (a large model class is
+    walked for every subclass test)."""
+    def make() -> set[int]:
+        named: list[tuple[ast.AST, str]] = [(node, node.id) for node in summary.nodes(ast.Name)]
+        named += [(node, node.attr) for node in summary.nodes(ast.Attribute)]
+        named += [
+            (node, node.value) for node in summary.nodes(ast.Constant)
+            if isinstance(node.value, str)
+        ]
+        named += [(node, node.arg) for node in summary.nodes(ast.arg)]
+        signs: dict[str, bool] = {}  # a file says `self` and `x` hundreds of times
+        found: set[int] = set()
+        for node, word in named:
+            sign = signs.get(word)
+            if sign is None:
+                sign = signs[word] = _SHARDING.search(word.lower()) is not None
+            if sign:
+                found.update(
+                    id(above) for above in summary.ancestors(node)
+                    if isinstance(above, ast.ClassDef)
+                )
+        return found
+
+    return per_tree(summary.tree, "classes mentioning sharding", make)
+
+
+_SHARDING = re.compile("|".join(map(re.escape, SHARDING_WORDS)))
 
 
 def _loader_use(
@@ -465,13 +500,14 @@ def _passed(
     """Constructions of project classes handed to project functions: ``make_loader(Lines(p),
     4)`` or ``train(dataset=Lines(p))`` (inline or through a name of the same scope)."""
     found: set[DatasetPassed] = set()
-    for call, function, klass in scopes.calls:
+    for call in scopes.calls:
         callee_dotted = dotted_expression(call.func)
         if not callee_dotted or is_loader_constructor(callee_dotted):
             continue
         callee = _reference(callee_dotted, functions, imported)
         if callee is None or callee[1].lstrip(".").split(".")[0] in _LIBRARIES:
             continue
+        _, function, klass = scopes.where(call)
         arguments: list[tuple[int, str, ast.expr]] = []
         for position, arg in enumerate(call.args):
             if isinstance(arg, ast.Starred):
