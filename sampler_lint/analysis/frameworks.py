@@ -237,9 +237,11 @@ def _framework_facts(tree: ast.Module, path: str) -> dict[str, list[Any]]:
         return None
 
     def hold(target: ast.AST, classes: Iterable[str]) -> None:
+        names = set(classes)
+        if not names:
+            return  # most values and parameters name no class; finding their scope is not free
         key = _key(target)
         if key is not None:
-            names = set(classes)
             held.setdefault(key, set()).update(names)
             if key.endswith(_BATCH_SAMPLER_KEY):  # self.train_batch_sampler = C(...)
                 batch.update(names)
