@@ -26,6 +26,7 @@ from sampler_lint.analysis.sampler_family import (
 from sampler_lint.analysis.seeds import may_be_none, visible_shared_seed
 from sampler_lint.analysis.set_epoch_fix import at_epoch_start
 from sampler_lint.analysis.syntax_summary import SyntaxSummary
+from sampler_lint.analysis.text_shapes import names_a_word
 from sampler_lint.analysis.tree import descendants, scope_body_statements
 from sampler_lint.rule import Applicability, Example, Fix, Replacement, Rule, Severity
 
@@ -86,6 +87,13 @@ class DdpLoaderWithoutDistributedSampler(Rule):
     collectors = (DATASET_CLASSES, CLASS_FACTS)
     uses_index = True
     has_syntax_filter = True
+
+    @classmethod
+    def may_match_text(cls, text: str) -> bool:
+        # The names the syntax stage wants called or imported, each as a whole word: not the
+        # `DistributedDataParallelKwargs` of every accelerate script (diffusers: 29 files parsed
+        # for it, none kept).
+        return names_a_word(text, ("DataLoader",)) and names_a_word(text, _WRAPS + _INIT)
 
     @classmethod
     def may_match(cls, summary: SyntaxSummary) -> bool:

@@ -45,7 +45,9 @@ SHAPED = [rule for rule in all_rules() if rule.may_match_text.__func__ is not Ru
 
 
 def test_the_rules_that_read_a_shape() -> None:
-    assert sorted(rule.code for rule in SHAPED) == ["SL101", "SL103", "SL304", "SL402", "SL503"]
+    assert sorted(rule.code for rule in SHAPED) == [
+        "SL101", "SL103", "SL104", "SL304", "SL402", "SL503", "SL504"
+    ]
 
 
 @pytest.mark.parametrize("rule", SHAPED, ids=lambda rule: rule.code)
@@ -83,6 +85,23 @@ KEPT = {
         "from torch.utils.data import Dataset\n"
         "class D(Dataset):\n    def __init__(self):\n        self.rng = make_rng(0)\n"
         "    def __getitem__(self, i):\n        return self.rng.random()\n",
+    ),
+    "SL104 set-up imported under an alias": (
+        "SL104",
+        "from torch.distributed import init_process_group as start\n"
+        "from torch.utils.data import DataLoader\n"
+        "from torchvision.datasets import MNIST\n"
+        "def main(model, optimizer, epochs):\n    start('nccl')\n"
+        "    dataset = MNIST('data', train=True)\n"
+        "    loader = DataLoader(dataset, batch_size=32, shuffle=True)\n"
+        "    for epoch in range(epochs):\n        for x, y in loader:\n"
+        "            model(x).sum().backward()\n            optimizer.step()\n",
+    ),
+    "SL504 prepare_data_loader under an alias": (
+        "SL504",
+        "from accelerate.data_loader import prepare_data_loader as shard\n"
+        "from torch.utils.data import DataLoader, DistributedSampler\n"
+        "loader = shard(DataLoader(ds, sampler=DistributedSampler(ds)), 0, 2)\n",
     ),
     "SL503 shuffle third by position": (
         "SL503",
@@ -141,6 +160,20 @@ REJECTED = {
         "from torch.utils.data import Dataset, RandomSampler\n"
         "class D(Dataset):\n    def __init__(self):\n        self.s = RandomSampler(self)\n"
         "    def __getitem__(self, i):\n        return DataGenerator(i)\n",
+    ),
+    "SL104 only inside longer names": (
+        "SL104",
+        "from accelerate.utils import DistributedDataParallelKwargs\n"
+        "from torch.utils.data import DataLoader\n"
+        "kwargs = DistributedDataParallelKwargs(find_unused_parameters=True)\n"
+        "loader = DataLoader(ds, batch_size=8, shuffle=True)\n",
+    ),
+    "SL504 only Lightning's prepare_data hook": (
+        "SL504",
+        "from torch.utils.data import DataLoader, DistributedSampler\n"
+        "class Data:\n    def prepare_data(self):\n        download()\n"
+        "    def train_dataloader(self):\n"
+        "        return DataLoader(ds, sampler=DistributedSampler(ds))\n",
     ),
     "SL503 sampler without shuffle": (
         "SL503",
