@@ -275,3 +275,43 @@ def test_the_classes_that_mention_sharding_are_those_a_walk_of_each_class_finds(
     assert {c.name for c in classes if id(c) in found} == {
         "Decorated", "ByBase", "Outer", "Inner", "ByString", "ByAttribute"
     }
+
+
+def test_the_classes_that_read_split_identifiers_are_those_a_walk_of_each_class_finds() -> None:
+    # SL104's dataset classes: the same one-pass helper, with identifiers (names, attributes,
+    # keywords, parameters; never strings) that say "this process's part".
+    import ast
+
+    from sampler_lint.analysis.rank_split import SPLIT_IDENTIFIER, collect_dataset_classes
+
+    code = SIGNS + '''
+class ByKeyword(Base):
+    def load(self):
+        return make(num_replicas=2)
+
+
+class ByStringOnly(Base):
+    mode = "rank"
+'''
+
+    def walked(klass: ast.ClassDef) -> bool:
+        words = []
+        for node in ast.walk(klass):
+            if isinstance(node, ast.Name):
+                words.append(node.id)
+            elif isinstance(node, ast.Attribute):
+                words.append(node.attr)
+            elif isinstance(node, (ast.keyword, ast.arg)) and node.arg:
+                words.append(node.arg)
+        return any(SPLIT_IDENTIFIER.search(word) for word in words)
+
+    tree = ast.parse(code)
+    expected = {
+        node.name: walked(node) for node in ast.walk(tree)
+        if isinstance(node, ast.ClassDef) and node.bases
+    }
+    facts = collect_dataset_classes(ast.parse(code), "/project/data.py")["sl1_dataset_classes"]
+    assert {fact.name: fact.splits for fact in facts} == expected
+    assert {name for name, splits in expected.items() if splits} == {
+        "Outer", "Inner", "ByAttribute", "ByKeyword"
+    }

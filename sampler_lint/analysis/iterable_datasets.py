@@ -374,29 +374,18 @@ def _subclasses(
 def _classes_mentioning_sharding(summary: SyntaxSummary) -> set[int]:
     """The ids of the classes of the file that mention a sign of sharding (a name, an attribute,
     a string or a parameter holding one of :data:`SHARDING_WORDS`, in any case) anywhere in
-    their code, bases and decorators included. Found once per file from the words up: walking
-    each class's code for them took most of this collector's time (a large model class is
-    walked for every subclass test)."""
+    their code, bases and decorators included."""
     def make() -> set[int]:
-        named: list[tuple[ast.AST, str]] = [(node, node.id) for node in summary.nodes(ast.Name)]
-        named += [(node, node.attr) for node in summary.nodes(ast.Attribute)]
-        named += [
+        words: list[tuple[ast.AST, str]] = [(node, node.id) for node in summary.nodes(ast.Name)]
+        words += [(node, node.attr) for node in summary.nodes(ast.Attribute)]
+        words += [
             (node, node.value) for node in summary.nodes(ast.Constant)
             if isinstance(node.value, str)
         ]
-        named += [(node, node.arg) for node in summary.nodes(ast.arg)]
-        signs: dict[str, bool] = {}  # a file says `self` and `x` hundreds of times
-        found: set[int] = set()
-        for node, word in named:
-            sign = signs.get(word)
-            if sign is None:
-                sign = signs[word] = _SHARDING.search(word.lower()) is not None
-            if sign:
-                found.update(
-                    id(above) for above in summary.ancestors(node)
-                    if isinstance(above, ast.ClassDef)
-                )
-        return found
+        words += [(node, node.arg) for node in summary.nodes(ast.arg)]
+        return summary.classes_holding(
+            words, lambda word: _SHARDING.search(word.lower()) is not None
+        )
 
     return per_tree(summary.tree, "classes mentioning sharding", make)
 

@@ -22,7 +22,7 @@ from sampler_lint.analysis.index import (
     statements,
 )
 from sampler_lint.analysis.loader_facts import file_key
-from sampler_lint.analysis.syntax_summary import walk
+from sampler_lint.analysis.syntax_summary import SyntaxSummary, per_tree
 
 FACT = "sl1_dataset_classes"
 
@@ -54,21 +54,21 @@ class DatasetClass:
     iterable: bool  # derives from an IterableDataset directly
 
 
-def identifiers(node: ast.AST) -> set[str]:
-    """Every name and attribute name read or written under ``node``."""
-    found: set[str] = set()
-    for child in walk(node):
-        if isinstance(child, ast.Name):
-            found.add(child.id)
-        elif isinstance(child, ast.Attribute):
-            found.add(child.attr)
-        elif isinstance(child, (ast.keyword, ast.arg)) and child.arg:
-            found.add(child.arg)
-    return found
+def _splitting_classes(tree: ast.Module) -> set[int]:
+    """The ids of the classes whose code reads or writes a name, an attribute, a keyword or a
+    parameter that :data:`SPLIT_IDENTIFIER` matches."""
+    summary = SyntaxSummary.of(tree)
 
+    def make() -> set[int]:
+        words: list[tuple[ast.AST, str]] = [(node, node.id) for node in summary.nodes(ast.Name)]
+        words += [(node, node.attr) for node in summary.nodes(ast.Attribute)]
+        words += [(node, node.arg) for node in summary.nodes(ast.keyword) if node.arg]
+        words += [(node, node.arg) for node in summary.nodes(ast.arg) if node.arg]
+        return summary.classes_holding(
+            words, lambda word: SPLIT_IDENTIFIER.search(word) is not None
+        )
 
-def splits_by_words(names: set[str]) -> bool:
-    return any(SPLIT_IDENTIFIER.search(name) for name in names)
+    return per_tree(tree, "classes reading split identifiers", make)
 
 
 def collect_dataset_classes(tree: ast.Module, path: str) -> dict[str, list[Any]]:
@@ -82,7 +82,7 @@ def collect_dataset_classes(tree: ast.Module, path: str) -> dict[str, list[Any]]
         )
         found.append(DatasetClass(
             node.name, key, bases,
-            splits_by_words(identifiers(node)),
+            id(node) in _splitting_classes(tree),
             any(b in _ITERABLE_BASES for b in bases),
         ))
     return {FACT: sorted(found, key=lambda c: (c.path, c.name))}

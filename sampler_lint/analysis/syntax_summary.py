@@ -15,7 +15,7 @@ from __future__ import annotations
 import ast
 import re
 from collections import defaultdict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any, TypeVar
 
 from sampler_lint.analysis.vocabulary import RANK_CALLS, WORLD_SIZE_CALLS, Vocabulary
@@ -151,6 +151,25 @@ class SyntaxSummary:
         while parent is not None:
             found.append(parent)
             parent = self._parents.get(parent)
+        return found
+
+    def classes_holding(
+        self, words: Iterable[tuple[ast.AST, str]], matches: Callable[[str], bool]
+    ) -> set[int]:
+        """The ids of the classes whose code (bases and decorators included) holds one of
+        ``words`` (a node and the word it spells) that ``matches``: every class of the file at
+        once, from the words up. Walking each class's code for them was most of some fact
+        collectors' time (a large model class walked again for each question about it)."""
+        verdicts: dict[str, bool] = {}  # a file says `self` and `x` hundreds of times
+        found: set[int] = set()
+        for node, word in words:
+            hit = verdicts.get(word)
+            if hit is None:
+                hit = verdicts[word] = matches(word)
+            if hit:
+                found.update(
+                    id(above) for above in self.ancestors(node) if isinstance(above, ast.ClassDef)
+                )
         return found
 
     def _names(self) -> set[str]:
