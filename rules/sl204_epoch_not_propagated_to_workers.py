@@ -26,6 +26,7 @@ from sampler_lint.analysis.matching import get_arg, int_value, strip_parens
 from sampler_lint.analysis.syntax_summary import SyntaxSummary
 from sampler_lint.analysis.tree import descendants
 from sampler_lint.analysis.worker_epochs import (
+    BATCH_EPOCH_CALLERS,
     EPOCH_CLASSES,
     LIGHTNING_1X,
     EpochClass,
@@ -57,7 +58,8 @@ class EpochNotPropagatedToWorkers(Rule):
     # Persistent workers and an epoch written in the loop, or a class with its own set_epoch.
     requires = (("epoch",), ("persistent_workers", "set_epoch"))
     collectors = (
-        EPOCH_CLASSES, LIGHTNING_1X, FRAMEWORK_FACTS, TRAINERS, LIGHTNING_IMPORTS, LIGHTNING_FILES
+        EPOCH_CLASSES, BATCH_EPOCH_CALLERS, LIGHTNING_1X, FRAMEWORK_FACTS, TRAINERS,
+        LIGHTNING_IMPORTS, LIGHTNING_FILES,
     )
     uses_index = True
     has_syntax_filter = True

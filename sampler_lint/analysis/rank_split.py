@@ -89,7 +89,10 @@ def collect_dataset_classes(tree: ast.Module, path: str) -> dict[str, list[Any]]
 
 
 DATASET_CLASSES = FactCollector(
-    "dataset classes", (WORDS,), collect_dataset_classes, kinds=(FACT,)
+    "dataset classes", (WORDS,), collect_dataset_classes, kinds=(FACT,),
+    # Asked about one class by name (the files that may define it are read): read only for the
+    # files whose rules left read it (SL104's), not for every file the survey parses.
+    costly=True,
 )
 
 

@@ -167,18 +167,31 @@ def collect_epoch_facts(tree: ast.Module, path: str) -> dict[str, list[Any]]:
         epoch_class(node, path, aliases)
         for node in statements(tree) if isinstance(node, ast.ClassDef)
     ]
-    callers = sorted(set(_receiver_names(tree)))
-    return {
-        FACT_CLASSES: sorted(classes, key=lambda c: c.name),
-        FACT_BATCH_EPOCH_CALLERS: callers,
-    }
+    return {FACT_CLASSES: sorted(classes, key=lambda c: c.name)}
 
 
 # A class whose epoch may be copied into workers mentions an epoch; its bases mention a Dataset
 # or a Sampler (a base the index lacks makes the chain unknown, which flags nothing).
 EPOCH_CLASSES = FactCollector(
     "epoch classes", (("epoch", "Dataset", "Sampler"),), collect_epoch_facts,
-    kinds=(FACT_CLASSES, FACT_BATCH_EPOCH_CALLERS),
+    kinds=(FACT_CLASSES,),
+    # Asked about one class by name (the files that may define it are read), and each class
+    # walks its methods: read only for the files whose rules left read it (SL204's), not for
+    # every file the survey parses (most of this collector's time went unused).
+    costly=True,
+)
+
+
+def collect_batch_epoch_callers(tree: ast.Module, path: str) -> dict[str, list[Any]]:
+    return {FACT_BATCH_EPOCH_CALLERS: sorted(set(_receiver_names(tree)))}
+
+
+# The receivers of `set_epoch` calls, for the whole-project question "is set_epoch called on
+# something that may be this batch sampler": apart from the epoch classes, so that question
+# reads, from the survey's parse, the files that spell `set_epoch` (cheap: their calls only).
+BATCH_EPOCH_CALLERS = FactCollector(
+    "set_epoch receivers", (("set_epoch",),), collect_batch_epoch_callers,
+    kinds=(FACT_BATCH_EPOCH_CALLERS,),
 )
 
 
