@@ -145,9 +145,9 @@ class _Scopes:
         self.summary = summary
         self.loaders: list[tuple[ast.Call, ast.AST, ast.ClassDef | None]] = []
         self.targets: dict[int, list[str]] = {}  # id(value) -> the names it is assigned to
-        #: Other calls with arguments; where each one is is found only for those handed a
-        #: project dataset (most calls are not, and finding the scope is not free).
-        self.calls: list[ast.Call] = []
+        #: Other calls of a name with arguments, and the name; where each one is is found only
+        #: for those handed a project dataset (most are not, and finding the scope is not free).
+        self.calls: list[tuple[ast.Call, str]] = []
         self.assigned: dict[int, dict[str, list[ast.expr]]] = {}
         self.functions: dict[str, list[ast.AST]] = {}
         #: :func:`_split_by_caller`'s answers, by the value, its scope and the depth asked at.
@@ -162,10 +162,11 @@ class _Scopes:
             if value is not None:
                 self._record(target, value)
         for call in summary.nodes(ast.Call):
-            if is_loader_constructor(dotted_expression(call.func)):
+            called = dotted_expression(call.func)
+            if is_loader_constructor(called):
                 self.loaders.append(self.where(call))
-            elif call.args or call.keywords:
-                self.calls.append(call)
+            elif called and (call.args or call.keywords):
+                self.calls.append((call, called))
 
     def where(self, node: ast.AST) -> tuple[Any, ast.AST, ast.ClassDef | None]:
         function: ast.AST | None = None
@@ -181,15 +182,18 @@ class _Scopes:
         named = dotted_expression(target)
         if named:
             self.targets.setdefault(id(value), []).append(named)
-        _, scope, klass = self.where(target)
+        # Only a name and `self.<attr>` are followed: the others' scope is never looked up.
         if isinstance(target, ast.Name):
+            _, scope, _ = self.where(target)
             self.assigned.setdefault(id(scope), {}).setdefault(target.id, []).append(value)
         elif (
             isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name)
-            and target.value.id == "self" and klass is not None
+            and target.value.id == "self"
         ):
-            table = self.assigned.setdefault(id(klass), {})
-            table.setdefault("self." + target.attr, []).append(value)
+            _, _, klass = self.where(target)
+            if klass is not None:
+                table = self.assigned.setdefault(id(klass), {})
+                table.setdefault("self." + target.attr, []).append(value)
 
 
 def _constructions(
@@ -489,10 +493,7 @@ def _passed(
     """Constructions of project classes handed to project functions: ``make_loader(Lines(p),
     4)`` or ``train(dataset=Lines(p))`` (inline or through a name of the same scope)."""
     found: set[DatasetPassed] = set()
-    for call in scopes.calls:
-        callee_dotted = dotted_expression(call.func)
-        if not callee_dotted or is_loader_constructor(callee_dotted):
-            continue
+    for call, callee_dotted in scopes.calls:
         callee = _reference(callee_dotted, functions, imported)
         if callee is None or callee[1].lstrip(".").split(".")[0] in _LIBRARIES:
             continue
