@@ -797,3 +797,38 @@ def test_the_classes_of_a_file_are_listed_whatever_its_line_ends() -> None:
     for end in ("\n", "\r\n", "\r"):
         text = end.join(["import x", "class A(x.B): pass", "    class  C: pass", ""])
         assert class_names_in(text) == {"A", "C"}, repr(end)
+
+
+def test_statements_are_every_statement_each_block_in_source_order() -> None:
+    # The collectors read statements from this list (imports, classes, functions): every
+    # statement that ast.walk finds, none more, the statements of each block in source order
+    # (the blocks of one statement come in the order the collectors have always read them).
+    package = Path(index_module.__file__).parent.parent
+    files = [*_project(), *package.rglob("*.py")]
+    code = (
+        "try:\n    import a\nexcept E:\n    import b\nelse:\n    import c\nfinally:\n"
+        "    import d\nmatch x:\n    case 1:\n        import e\nwhile y:\n    pass\nelse:\n"
+        "    import f\nclass C:\n    def m(self):\n        with g:\n            import h\n"
+    )
+    trees = [ast.parse(code)]
+    for path in files:
+        try:
+            trees.append(ast.parse(path.read_bytes()))
+        except SyntaxError:
+            continue
+    for tree in trees:
+        listed = list(index_module.statements(tree))
+        walked = [node for node in ast.walk(tree) if isinstance(node, ast.stmt)]
+        assert sorted(map(id, listed)) == sorted(map(id, walked))
+        position = {id(node): number for number, node in enumerate(listed)}
+        for block in ast.walk(tree):
+            for name in ("body", "orelse", "finalbody", "handlers", "cases"):
+                children = getattr(block, name, None)
+                if isinstance(children, list):
+                    seen = [position[id(c)] for c in children if id(c) in position]
+                    assert seen == sorted(seen)
+    imports = [
+        node.names[0].name for node in index_module.statements(trees[0])
+        if isinstance(node, ast.Import)
+    ]
+    assert sorted(imports) == ["a", "b", "c", "d", "e", "f", "h"]

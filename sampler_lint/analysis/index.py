@@ -216,10 +216,19 @@ def _statements(tree: ast.AST) -> Iterator[ast.stmt]:
         node = stack.pop()
         if isinstance(node, ast.stmt):
             yield node
-        for block in ("body", "orelse", "finalbody", "handlers", "cases"):
+        kind = type(node)
+        # Most statements (an assignment, a call, a return) hold no block: not asked five times.
+        blocks = _BLOCKS.get(kind)
+        if blocks is None:
+            blocks = _BLOCKS[kind] = tuple(name for name in _BLOCK_NAMES if name in kind._fields)
+        for block in blocks:
             children = getattr(node, block, None)
             if isinstance(children, list):
                 stack.extend(reversed(children))
+
+
+_BLOCK_NAMES = ("body", "orelse", "finalbody", "handlers", "cases")
+_BLOCKS: dict[type[ast.AST], tuple[str, ...]] = {}
 
 
 def import_aliases(tree: ast.Module) -> dict[str, str]:
