@@ -956,6 +956,10 @@ def test_walk_is_ast_walk_without_the_context_markers() -> None:
             continue
         expected = [n for n in ast.walk(tree) if not isinstance(n, ast.expr_context)]
         assert list(walk(tree)) == expected, source
+        # The summary's nodes of each kind are those nodes, in that order.
+        summary = SyntaxSummary(tree)
+        for kind in {type(node) for node in expected}:
+            assert summary.nodes(kind) == [n for n in expected if type(n) is kind], (source, kind)
 
 
 SL103_SHARDS = (
