@@ -93,13 +93,21 @@ def _is_child(kind: type) -> bool:
 
 def children(node: cst.CSTNode) -> list[cst.CSTNode]:
     children: list[cst.CSTNode] = []
-    for name in _fields(type(node)):
+    # The per-type answers are read from their tables directly, a call only on a type's first
+    # sight: this runs for every node of every file linted.
+    fields = _FIELDS.get(type(node))
+    for name in fields if fields is not None else _fields(type(node)):
         value = getattr(node, name)
         kind = type(value)
         if kind is list or kind is tuple:
-            children.extend(item for item in value if _is_child(type(item)))
-        elif _is_child(kind):
-            children.append(value)
+            for item in value:
+                known = _IS_CHILD.get(type(item))
+                if known if known is not None else _is_child(type(item)):
+                    children.append(item)
+        else:
+            known = _IS_CHILD.get(kind)
+            if known if known is not None else _is_child(kind):
+                children.append(value)
     return children
 
 
