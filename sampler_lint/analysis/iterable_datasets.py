@@ -46,6 +46,7 @@ SHARDING_WORDS = (
     "process_index", "num_processes", "distributed", "wds", "webdataset", "islice", "hvd",
     "horovod", "nodesplitter", "split_by",
 )
+_SHARDING = re.compile("|".join(map(re.escape, SHARDING_WORDS)))
 
 # DataLoader(dataset, batch_size, shuffle, sampler, batch_sampler, num_workers, collate_fn,
 #            pin_memory, drop_last, timeout, worker_init_fn, ...)
@@ -169,6 +170,7 @@ class _Scopes:
                 self.calls.append((call, called))
 
     def where(self, node: ast.AST) -> tuple[Any, ast.AST, ast.ClassDef | None]:
+        """``node``, the function it is in (the module when none) and the class it is in."""
         function: ast.AST | None = None
         klass: ast.ClassDef | None = None
         for ancestor in self.summary.ancestors(node):
@@ -234,8 +236,8 @@ def _split_by_caller(
     """Whether the construction's arguments (or the names they read, two assignments deep)
     mention a rank, a world size or shards: the caller gave each process its own part."""
     # Asked for each construction handed to a function or a loader, and again for each value
-    # its names were assigned: a file that passes one config around asks about it thousands
-    # of times.
+    # its names were assigned: Lightning, diffusers and fairseq asked 56,000 times about 3,300
+    # constructions.
     key = (id(value), id(function), depth)
     known = scopes.split.get(key)
     if known is None:
@@ -393,8 +395,6 @@ def _classes_mentioning_sharding(summary: SyntaxSummary) -> set[int]:
 
     return per_tree(summary.tree, "classes mentioning sharding", make)
 
-
-_SHARDING = re.compile("|".join(map(re.escape, SHARDING_WORDS)))
 
 
 def _loader_use(
