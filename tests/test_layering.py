@@ -27,6 +27,7 @@ FOUNDATION = {
     "sampler_lint.analysis.syntax_summary",
     "sampler_lint.analysis.text_shapes",  # the pre-filters' token search and text shapes
     "sampler_lint.analysis.lazy_libcst",
+    "sampler_lint.analysis.per_type",  # the per-type tables of the tree walks
 }
 CONTRACT = "sampler_lint.rule"
 

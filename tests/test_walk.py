@@ -127,7 +127,7 @@ def test_field_order_is_the_order_libcst_visits_them_for_every_node_type() -> No
     import inspect
     import re
 
-    from sampler_lint.analysis.tree import _fields
+    from sampler_lint.analysis.tree import _FIELDS
 
     visited = re.compile(r'visit_\w+\(\s*self,\s*"(\w+)"')
     kinds = [
@@ -142,7 +142,7 @@ def test_field_order_is_the_order_libcst_visits_them_for_every_node_type() -> No
         named = [n for n in dict.fromkeys(visited.findall(source)) if n in declared]
         expected = [n for n in named + [n for n in declared if n not in named]
                     if not n.startswith(("whitespace", "leading_lines", "lines_after"))]
-        assert list(_fields(kind)) == expected, kind.__name__
+        assert list(_FIELDS[kind]) == expected, kind.__name__
 
 
 def test_a_visitor_asking_below_its_node_does_not_map_the_whole_file(

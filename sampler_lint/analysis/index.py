@@ -29,6 +29,8 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from sampler_lint.analysis.per_type import PerType
+
 # dotted_expression lives with the syntax summary (which reads assignments by it); the fact
 # collectors and rules import it from here too.
 from sampler_lint.analysis.syntax_summary import dotted_expression as dotted_expression
@@ -216,19 +218,22 @@ def _statements(tree: ast.AST) -> Iterator[ast.stmt]:
         node = stack.pop()
         if isinstance(node, ast.stmt):
             yield node
-        kind = type(node)
         # Most statements (an assignment, a call, a return) hold no block: not asked five times.
-        blocks = _BLOCKS.get(kind)
-        if blocks is None:
-            blocks = _BLOCKS[kind] = tuple(name for name in _BLOCK_NAMES if name in kind._fields)
-        for block in blocks:
+        for block in _BLOCKS[type(node)]:
             children = getattr(node, block, None)
             if isinstance(children, list):
                 stack.extend(reversed(children))
 
 
-_BLOCK_NAMES = ("body", "orelse", "finalbody", "handlers", "cases")
-_BLOCKS: dict[type[ast.AST], tuple[str, ...]] = {}
+def _blocks(kind: type[ast.AST]) -> tuple[str, ...]:
+    """The fields of a node type that may hold a block of statements."""
+    return tuple(
+        name for name in ("body", "orelse", "finalbody", "handlers", "cases")
+        if name in kind._fields
+    )
+
+
+_BLOCKS: PerType[type[ast.AST], tuple[str, ...]] = PerType(_blocks)
 
 
 def import_aliases(tree: ast.Module) -> dict[str, str]:

@@ -18,6 +18,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, TypeVar
 
+from sampler_lint.analysis.per_type import PerType
 from sampler_lint.analysis.vocabulary import RANK_CALLS, WORLD_SIZE_CALLS, Vocabulary
 
 Node = TypeVar("Node", bound=ast.AST)
@@ -32,20 +33,14 @@ _NEVER_NODES = frozenset({
 })
 
 
-class _NodeFields(dict[type[ast.AST], tuple[str, ...]]):
-    """The fields of each node type that may hold a node, worked out the first time the type is
-    met: a look-up after that is a plain dict subscript (a name, a third of all nodes, has
-    none, and asking again for an empty answer cost a call per node)."""
-
-    def __missing__(self, kind: type[ast.AST]) -> tuple[str, ...]:
-        fields = self[kind] = () if kind is ast.Constant else tuple(
-            # A constant's value is a Python value, never a node (a twelfth of all nodes).
-            name for name in kind._fields if name not in _NEVER_NODES
-        )
-        return fields
+def _node_fields(kind: type[ast.AST]) -> tuple[str, ...]:
+    """The fields of a node type that may hold a node."""
+    if kind is ast.Constant:
+        return ()  # a constant's value is a Python value, never a node (a twelfth of all nodes)
+    return tuple(name for name in kind._fields if name not in _NEVER_NODES)
 
 
-_NODE_FIELDS = _NodeFields()
+_NODE_FIELDS: PerType[type[ast.AST], tuple[str, ...]] = PerType(_node_fields)
 
 
 def walk(node: ast.AST) -> Iterator[ast.AST]:

@@ -15,33 +15,32 @@ from collections.abc import Callable, Iterator
 
 import sampler_lint.analysis.lazy_libcst as cst
 from sampler_lint.analysis.imports import dotted_name
+from sampler_lint.analysis.per_type import PerType
 
-_FIELDS: dict[type[cst.CSTNode], tuple[str, ...]] = {}
 
-
-def _fields(kind: type[cst.CSTNode]) -> tuple[str, ...]:
+def _visit_order(kind: type[cst.CSTNode]) -> tuple[str, ...]:
     """The fields of ``kind`` in the order libcst's traversal visits them, read once per node
-    type from libcst's own ``_visit_and_replace_children`` (dataclass field order differs: an
-    ``Arg`` declares its value before its keyword, a ``FunctionDef`` its body before its return
-    annotation). Any field that method does not name follows, in declaration order.
+    type (:data:`_FIELDS`) from libcst's own ``_visit_and_replace_children`` (dataclass field
+    order differs: an ``Arg`` declares its value before its keyword, a ``FunctionDef`` its body
+    before its return annotation). Any field that method does not name follows, in declaration
+    order.
 
     The method names each field as a string constant (``visit_required(self, "func", ...)``),
     and a code object keeps its constants in the order the source first uses them: reading
     them is 40 times cheaper than reading the method's source (``inspect.getsource``: 36 ms
     per process that lints, for the 172 node types)."""
-    names = _FIELDS.get(kind)
-    if names is None:
-        code = getattr(kind._visit_and_replace_children, "__code__", None)
-        constants = [c for c in code.co_consts if isinstance(c, str)] if code else []
-        declared = [f.name for f in dataclasses.fields(kind)]
-        ordered = [n for n in dict.fromkeys(constants) if n in declared]
-        names = tuple(
-            name for name in ordered + [n for n in declared if n not in ordered]
-            # Always whitespace: not worth a look.
-            if not name.startswith(("whitespace", "leading_lines", "lines_after"))
-        )
-        _FIELDS[kind] = names
-    return names
+    code = getattr(kind._visit_and_replace_children, "__code__", None)
+    constants = [c for c in code.co_consts if isinstance(c, str)] if code else []
+    declared = [f.name for f in dataclasses.fields(kind)]
+    ordered = [n for n in dict.fromkeys(constants) if n in declared]
+    return tuple(
+        name for name in ordered + [n for n in declared if n not in ordered]
+        # Always whitespace: not worth a look.
+        if not name.startswith(("whitespace", "leading_lines", "lines_after"))
+    )
+
+
+_FIELDS: PerType[type[cst.CSTNode], tuple[str, ...]] = PerType(_visit_order)
 
 
 def descendants(
@@ -73,41 +72,33 @@ def parents_below(node: cst.CSTNode) -> Iterator[tuple[cst.CSTNode, cst.CSTNode]
             stack.append(child)
 
 
-_IS_CHILD: dict[type, bool] = {}
-
-
 def _is_child(kind: type) -> bool:
-    """Whether values of this type are children to visit (cached: the ABC checks are slow)."""
-    known = _IS_CHILD.get(kind)
-    if known is None:
-        skipped = (  # whitespace and comments
-            cst.BaseParenthesizableWhitespace,
-            cst.TrailingWhitespace,
-            cst.EmptyLine,
-            cst.Newline,
-            cst.Comment,
-        )
-        known = _IS_CHILD[kind] = issubclass(kind, cst.CSTNode) and not issubclass(kind, skipped)
-    return known
+    """Whether values of this type are children to visit (once per type, :data:`_IS_CHILD`:
+    the ABC checks are slow)."""
+    skipped = (  # whitespace and comments
+        cst.BaseParenthesizableWhitespace,
+        cst.TrailingWhitespace,
+        cst.EmptyLine,
+        cst.Newline,
+        cst.Comment,
+    )
+    return issubclass(kind, cst.CSTNode) and not issubclass(kind, skipped)
+
+
+_IS_CHILD: PerType[type, bool] = PerType(_is_child)
 
 
 def children(node: cst.CSTNode) -> list[cst.CSTNode]:
     children: list[cst.CSTNode] = []
-    # The per-type answers are read from their tables directly, a call only on a type's first
-    # sight: this runs for every node of every file linted.
-    fields = _FIELDS.get(type(node))
-    for name in fields if fields is not None else _fields(type(node)):
+    for name in _FIELDS[type(node)]:  # runs for every node of every file linted
         value = getattr(node, name)
         kind = type(value)
         if kind is list or kind is tuple:
-            for item in value:
-                known = _IS_CHILD.get(type(item))
-                if known if known is not None else _is_child(type(item)):
+            for item in value:  # a loop: a generator here cost a third of the walk's time
+                if _IS_CHILD[type(item)]:
                     children.append(item)
-        else:
-            known = _IS_CHILD.get(kind)
-            if known if known is not None else _is_child(kind):
-                children.append(value)
+        elif _IS_CHILD[kind]:
+            children.append(value)
     return children
 
 
