@@ -297,6 +297,51 @@ def test_may_import_finds_words_in_imports_only() -> None:
     assert not may_import("state.distributed = True\nmodel.parallel = False\n", MODULE_TOKENS)
 
 
+def _keyword_before_by_characters(text: str, at: int, limit_back: int) -> bool:
+    """The import-keyword scan written as a plain loop over characters, one at a time: the
+    reference the regular-expression scan must agree with."""
+    start, limit = at, max(0, at - limit_back)
+    while start > limit:
+        char = text[start - 1]
+        if char in " \t\r\n\f\\(),." or char.isalnum() or char == "_":
+            start -= 1
+            continue
+        comment = text.find("#", text.rfind("\n", 0, start) + 1, start)
+        if comment < 0:
+            break
+        start = comment
+    else:
+        if start > 0:
+            return True
+    return re.search(r"\b(?:import|from)\b", text[start:at]) is not None
+
+
+_IMPORT_TEXT = st.lists(
+    st.sampled_from([
+        "import", "from", "lightning", " ", "  ", "\t", "\n", "\r\n", "\\\n", "(", ")", ",", ".",
+        "#", "# a: b", ":", "=", "'", '"', "x", "_", "é", "²", "·", "a1", "\f",
+    ]),
+    max_size=40,
+).map("".join)
+
+
+@settings(max_examples=600, deadline=None)
+@given(_IMPORT_TEXT, st.sampled_from([3, 8, 4_000]))
+def test_import_scan_agrees_with_a_scan_by_characters(text: str, limit: int) -> None:
+    # The scan crosses runs of import characters with a regular expression over the reversed
+    # text (at C speed); it must answer as a loop over characters would, at every occurrence,
+    # near and past the scan's limit, and for letters `isalnum` and `\w` both take.
+    from sampler_lint.analysis import text_shapes
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(text_shapes, "_IMPORT_SCAN_LIMIT", limit)
+        at = text.find("lightning")
+        while at >= 0:
+            expected = _keyword_before_by_characters(text, at, limit)
+            assert text_shapes._keyword_before(text, text[::-1], at) == expected, (text, at)
+            at = text.find("lightning", at + 1)
+
+
 _MODULES = st.sampled_from([
     "lightning", "pytorch_lightning", "lightning_fabric", "lightning.pytorch", "os",
     "torch.distributed", "torch", "deepspeed", "accelerate", "pkg.lightning", "torch.nn.parallel",
