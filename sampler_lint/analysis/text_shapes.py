@@ -34,7 +34,15 @@ class TokenSearch:
         return found
 
     def any(self, tokens: Iterable[str]) -> bool:
-        return any(self.holds(token) for token in tokens)
+        # `holds` written out: the pre-filters ask 70 times a file, most answers remembered.
+        found, text = self._found, self.text
+        for token in tokens:
+            hit = found.get(token)
+            if hit is None:
+                hit = found[token] = token in text
+            if hit:
+                return True
+        return False
 
 
 def may_floor_divide(text: str) -> bool:
