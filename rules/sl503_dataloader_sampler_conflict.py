@@ -11,7 +11,13 @@ from sampler_lint.analysis.index import dotted_expression
 from sampler_lint.analysis.loader_facts import is_loader_constructor
 from sampler_lint.analysis.matching import single_assignment
 from sampler_lint.analysis.syntax_summary import SyntaxSummary, is_constant
-from sampler_lint.analysis.text_shapes import CallText, calls_in, is_literal, keyword_is
+from sampler_lint.analysis.text_shapes import (
+    COMMENT,
+    CallText,
+    calls_in,
+    is_literal,
+    keyword_is,
+)
 from sampler_lint.rule import Applicability, Example, Fix, Rule, Severity
 
 # DataLoader(dataset, batch_size, shuffle, sampler, batch_sampler, num_workers, collate_fn,
@@ -23,7 +29,7 @@ _POSITIONS = {
 }
 _NAMES = sorted(_POSITIONS, key=_POSITIONS.__getitem__)
 # A call of a name ending `DataLoader` (`is_loader_constructor`), up to its `(`.
-_LOADER_CALL = re.compile(r"DataLoader(?:[\s\\]|#[^\n]*)*\(")
+_LOADER_CALL = re.compile(rf"DataLoader(?:[\s\\]|{COMMENT})*\(")
 
 
 class DataLoaderSamplerConflict(Rule):

@@ -226,3 +226,40 @@ def test_interrupted_write_keeps_original_and_leaves_no_temp_file(repo: Path) ->
     assert not [p for p in repo.iterdir() if p.name.endswith(".sampler-lint.tmp")]
     assert "Input/output error" in stderr
     assert code == 1
+
+
+# A line of `#`s next to a name a text shape looks for: a pattern where a comment could end
+# anywhere cut such a line in exponentially many ways (dgl's test suite held the survey for
+# good). The run is a child process, so that a relapse fails at its deadline instead of hanging.
+BANNER = "#" * 70
+
+
+def test_comment_banners_do_not_stall_the_text_shapes(project: Path) -> None:
+    import subprocess
+    import sys
+
+    (project / "samplers.py").write_text(
+        "from torch.utils.data import DistributedSampler\n\n\n"
+        "class EvenShards(DistributedSampler):\n    pass\n"
+    )
+    train = (
+        "from torch.utils.data import DataLoader\n"
+        "from samplers import EvenShards\n\n"
+        f"############# DataLoader #############\n{BANNER}\n\n"
+        f"############# EvenShards #############\n{BANNER}\n\n"
+        # No conflict: a third argument (`shuffle`) and a `shuffle` that is not a keyword, each
+        # after a banner, where the shapes' "is it the literal True" must fail.
+        f"other = DataLoader(ds, 64,  {BANNER}\n    {BANNER}\n    flag, sampler=EvenShards(\n"
+        f"    ds, shuffle  {BANNER}\n    {BANNER}\n))\n"
+        f"loader = DataLoader(ds,  {BANNER}\n    {BANNER}\n"
+        f"    shuffle  {BANNER}\n    {BANNER}\n    = True, sampler=EvenShards(ds))\n"
+    )
+    (project / "train.py").write_text(train)
+    done = subprocess.run(
+        [sys.executable, "-m", "sampler_lint", "check", "--isolated", "--no-cache",
+         "--output-format", "json", "."],
+        cwd=project, capture_output=True, text=True, timeout=120,
+    )
+    assert done.returncode == 1, done.stderr
+    line = train[:train.index("loader =")].count("\n") + 1
+    assert summary(json.loads(done.stdout)) == {("train.py", line, "SL503")}

@@ -1045,10 +1045,12 @@ def test_a_project_subclass_is_called_only_where_a_call_spells_it(tmp_path: Path
     called = [
         "EvenShards(ds)", "s.EvenShards(ds)", "(EvenShards)(ds)", "EvenShards[int](ds)",
         "EvenShards (ds)", "x = (EvenShards  # ours\n  (ds))", "EvenShards \\\n (ds)",
+        "x = (EvenShards  # ours\r  (ds))", "x = (EvenShards  # ## # (\r\n  # #\n  (ds))",
     ]
     not_called = [
         "from samplers import EvenShards", "isinstance(s, EvenShards)", "kind = EvenShards",
         "MyEvenShards(ds)", "EvenShardsBig(ds)", "samplers.EvenShards.__name__",
+        "kind = EvenShards  # ours (one kind)", "## EvenShards ##\n",
     ]
     for text in called:
         assert calls_project_subclass(index, text, "DistributedSampler"), text

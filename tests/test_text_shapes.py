@@ -252,7 +252,9 @@ _VALUES = st.sampled_from([
 ])
 _KEYWORDS = st.sampled_from(["shuffle", "sampler", "batch_sampler", "batch_size", "drop_last",
                              "pin_memory", "num_workers"])
-_SPACES = st.sampled_from(["", " ", "  # note (\n    ", " \\\n    "])
+_SPACES = st.sampled_from([
+    "", " ", "  # note (\n    ", " \\\n    ", "  # note (\r    ", " # a # (b) #\r\n  # #\n  ",
+])
 
 
 @st.composite

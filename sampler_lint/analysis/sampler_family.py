@@ -28,6 +28,7 @@ from sampler_lint.analysis.index import (
 )
 from sampler_lint.analysis.loader_facts import file_key
 from sampler_lint.analysis.syntax_summary import walk
+from sampler_lint.analysis.text_shapes import COMMENT
 
 # RULES.md: the attributes torch's samplers set (what a subclass may read without assigning).
 TORCH_ATTRIBUTES: dict[str, frozenset[str]] = {
@@ -367,7 +368,7 @@ def calls_project_subclass(index: ProjectIndex, text: str, torch_class: str) -> 
     if key not in index.__dict__:
         names = sorted(project_subclass_names(index, torch_class))
         pattern = re.compile(
-            r"\b(?:" + "|".join(map(re.escape, names)) + r")(?:[\s)\\]|#[^\n]*)*[(\[]"
+            r"\b(?:" + "|".join(map(re.escape, names)) + rf")(?:[\s)\\]|{COMMENT})*[(\[]"
         ) if names else None
         index.__dict__[key] = pattern
     return pattern is not None and pattern.search(text) is not None

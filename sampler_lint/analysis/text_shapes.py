@@ -124,14 +124,20 @@ def _keyword_before(text: str, backwards: str, at: int) -> bool:
     return _IMPORT_KEYWORD.search(text, start, at) is not None
 
 
+# A comment, up to the end of its line (`\n`, `\r\n` or an old Mac `\r`) and never shorter:
+# the lookahead leaves each `#` one way to be read. A comment that could end anywhere lets a
+# pattern repeating "a blank or a comment" cut a line of `#`s in exponentially many ways
+# before failing (dgl's banner `############# DistDataLoader #############` held the survey
+# for good).
+COMMENT = r"#[^\r\n]*(?![^\r\n])"
 # Between tokens of one expression: spaces, line continuations, comments, and opening brackets
 # (a constant may be written `(True)`).
-_GAP = r"(?:[\s(\\]|#[^\n]*)*"
+_GAP = rf"(?:[\s(\\]|{COMMENT})*"
 
 
 def is_literal(argument: str, value: str) -> bool:
     """Whether the text of one argument is ``value`` alone, brackets, spaces and comments aside."""
-    return re.fullmatch(rf"{_GAP}{re.escape(value)}(?:[\s)\\]|#[^\n]*)*", argument) is not None
+    return re.fullmatch(rf"{_GAP}{re.escape(value)}(?:[\s)\\]|{COMMENT})*", argument) is not None
 
 
 def keyword_is(arguments: str, name: str, value: str) -> bool:
