@@ -36,6 +36,8 @@ _SAMPLER, _BATCH_SAMPLER = 3, 4
 _WRAPS = ("DistributedDataParallel", "FullyShardedDataParallel", "fully_shard")
 _INIT = ("init_process_group",)
 _DISTRIBUTED_ROOTS = ("torch.", "apex.")
+# Where the loaders this rule reads come from (torch's, and PyG's, which pass their arguments on).
+_LOADERS = ("torch.utils.data", "torch_geometric.loader", "torch_geometric.data")
 # torch's samplers that never read the rank: every process draws from the whole dataset.
 _WHOLE_DATA_SAMPLERS = ("RandomSampler", "SequentialSampler", "WeightedRandomSampler")
 # Libraries that give every process its share of a loader themselves (or build the loader):
@@ -108,9 +110,20 @@ class DdpLoaderWithoutDistributedSampler(Rule):
         modules = {alias.name for node in summary.nodes(ast.Import) for alias in node.names}
         modules |= {"." * node.level + (node.module or "")
                     for node in summary.nodes(ast.ImportFrom)}
-        return not any(
+        if any(
             module == prefix or module.startswith(prefix + ".")
             for module in modules for prefix in _SHARDING_FRAMEWORKS
+        ):
+            return False
+        # A call that may be torch's (or PyG's) DataLoader, and one that may start DDP, through
+        # the file's imports as _is_torch_loader and _runs_distributed read them: dgl's and
+        # graphbolt's own DataLoader in a DDP script are neither (dgl: 20 files linted for it).
+        calls = summary.nodes(ast.Call)
+        return any(
+            summary.may_resolve_to(call.func, _LOADERS, ("DataLoader",)) for call in calls
+        ) and any(
+            summary.may_resolve_to(call.func, _DISTRIBUTED_ROOTS, _WRAPS + _INIT)
+            for call in calls
         )
 
     def visit_Module(self, node: cst.Module) -> None:
@@ -206,8 +219,7 @@ class DdpLoaderWithoutDistributedSampler(Rule):
             return False
         if isinstance(func, cst.Name) and func.value not in self.context.imports.aliases:
             return False  # a class of this file
-        return qualified.startswith(("torch.utils.data", "torch_geometric.loader",
-                                     "torch_geometric.data"))
+        return qualified.startswith(_LOADERS)
 
     def _sampler_kind(
         self, loader: cst.Call, value: cst.BaseExpression, depth: int

@@ -641,6 +641,57 @@ CASES.update({
 })
 
 
+# SL104 reads a loader and a DDP start through the file's imports: each name may be bound to
+# torch by any of its imports (an alias, one branch of a `try`), or written out in full.
+_DDP_SCRIPT = (
+    "dist.init_process_group('nccl')\n"
+    "model = DDP(torch.nn.Linear(784, 10))\n"
+    "dataset = torchvision.datasets.MNIST('data', train=True)\n"
+    "loader = {loader}(dataset, batch_size=32, shuffle=True)\n"
+    "for epoch in range(3):\n"
+    "    for x, y in loader:\n"
+    "        model(x).sum().backward()\n"
+)
+_DDP_IMPORTS = (
+    "import torch\nimport torchvision\nimport torch.distributed as dist\n"
+    "from torch.nn.parallel import DistributedDataParallel as DDP\n"
+)
+CASES.update({
+    "SL104 loader imported under an alias": (
+        "SL104",
+        _DDP_IMPORTS + "from torch.utils.data import DataLoader as Loader\n"
+        + _DDP_SCRIPT.format(loader="Loader"),
+    ),
+    "SL104 loader imported in one branch of two": (
+        "SL104",
+        _DDP_IMPORTS + "try:\n    from torch.utils.data import DataLoader\n"
+        "except ImportError:\n    from fast_loaders import DataLoader\n"
+        + _DDP_SCRIPT.format(loader="DataLoader"),
+    ),
+    "SL104 loader and DDP written out in full": (
+        "SL104",
+        "import torch\nimport torchvision\nimport torch.distributed as dist\n"
+        "DDP = torch.nn.parallel.DistributedDataParallel\n"
+        + _DDP_SCRIPT.format(loader="torch.utils.data.DataLoader").replace(
+            "model = DDP(", "model = torch.nn.parallel.DistributedDataParallel("
+        ),
+    ),
+})
+REJECTED_BY_IMPORTS = {
+    # A graph library's own loader (dgl, graphbolt) in a DDP script: it shards by itself.
+    "SL104 another library's DataLoader": _DDP_IMPORTS
+    + "from dgl.dataloading import DataLoader\n" + _DDP_SCRIPT.format(loader="DataLoader"),
+    # A DataLoader class of the file itself, never imported.
+    "SL104 a DataLoader of the file": _DDP_IMPORTS + "class DataLoader:\n    pass\n"
+    + _DDP_SCRIPT.format(loader="DataLoader"),
+    # torch's loader, but the wrapper and the process group are another library's.
+    "SL104 another library's DDP": "import torch\nimport torchvision\n"
+    "from mylib import DistributedDataParallel as DDP, init_process_group\n"
+    "from torch.utils.data import DataLoader\n"
+    + _DDP_SCRIPT.format(loader="DataLoader").replace("dist.init_", "init_"),
+}
+
+
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_flagged_with_and_without_the_prefilter(name: str) -> None:
     code, snippet = CASES[name]
@@ -765,6 +816,9 @@ REJECTED = {
     "def run(ds, epoch):\n    loader = DataLoader(ds, num_workers=2, persistent_workers=True)\n"
     "    ds.set_epoch(epoch)\n    return [b for b in loader]\n",
 }
+
+
+REJECTED.update(REJECTED_BY_IMPORTS)
 
 
 @pytest.mark.parametrize("name", sorted(REJECTED))

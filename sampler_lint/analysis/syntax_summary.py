@@ -172,6 +172,49 @@ class SyntaxSummary:
                 )
         return found
 
+    def import_bindings(self) -> dict[str, set[str]]:
+        """Each name the file's imports bind, anywhere in it, with every path they bind it to
+        (``import torch.distributed as dist``: ``dist`` -> ``torch.distributed``; ``import a.b``:
+        ``a`` -> ``a``): the ``ast`` twin of ``analysis.imports.ImportTable``, which keeps one
+        path per name where this keeps all (a name imported in two branches has both)."""
+
+        def make() -> dict[str, set[str]]:
+            bound: dict[str, set[str]] = {}
+            for node in self.nodes(ast.Import):
+                for alias in node.names:
+                    name = alias.asname or alias.name.split(".")[0]
+                    bound.setdefault(name, set()).add(alias.name if alias.asname else name)
+            for statement in self.nodes(ast.ImportFrom):
+                module = "." * statement.level + (statement.module or "")
+                for alias in statement.names:
+                    path = f"{module}.{alias.name}" if module else alias.name
+                    bound.setdefault(alias.asname or alias.name, set()).add(path)
+            return bound
+
+        return per_tree(self.tree, "import bindings", make)
+
+    def may_resolve_to(
+        self, callee: ast.expr, prefixes: tuple[str, ...], last_names: Iterable[str]
+    ) -> bool:
+        """Whether ``callee`` may name something under one of ``prefixes`` (``"torch."``) whose
+        last name is one of ``last_names``, as ``ImportTable.qualify`` reads it: a name or
+        attribute chain whose head is imported resolves through an import of it (any of them:
+        ``DL`` imported as ``torch.utils.data.DataLoader``), an unimported chain as written, and
+        an unimported bare name (a class or function of the file) never."""
+        dotted = dotted_expression(callee)
+        if dotted is None:
+            return False
+        head, _, rest = dotted.partition(".")
+        paths = self.import_bindings().get(head)
+        if paths:
+            qualified = {f"{path}.{rest}" if rest else path for path in paths}
+        else:
+            qualified = {dotted} if rest else set()
+        return any(
+            name.startswith(prefixes) and name.rsplit(".", 1)[-1] in last_names
+            for name in qualified
+        )
+
     def _names(self) -> set[str]:
         names: set[str] = set()
         for call in self.nodes(ast.Call):
