@@ -77,8 +77,8 @@ def _is_name_char(text: str, at: int) -> bool:
 # What may stand between `import` or `from` and a module the statement names: spaces, line
 # continuations, brackets, commas, dots and other names (`from . import (a as b,\n lightning)`),
 # as a run read backwards over the reversed text: the regular expression crosses it at C speed
-# (`\w` is exactly `str.isalnum()` or `_`), where a loop over its characters cost Lightning's
-# survey a tenth of its time (license headers are long runs of such characters).
+# (`\w` is exactly `str.isalnum()` or `_`) where a loop over its characters took twice as long
+# (license headers are long runs of such characters; Lightning's files 0.064 s -> 0.029 s).
 _IMPORT_RUN_BACKWARDS = re.compile(r"[ \t\r\n\f\\(),.\w]*")
 _IMPORT_KEYWORD = re.compile(r"\b(?:import|from)\b")
 # How far back from a word an import keyword is looked for before giving up (answering yes).
