@@ -85,6 +85,15 @@ def _option_key(call: ast.Call) -> str | None:
     return None
 
 
+def _names_a_parser(name: str) -> bool:
+    """Whether a name assigned from a parse-like call holds a parser, not a parsed command line:
+    ``parser = parse_args(parser)`` in NVIDIA's recipes, where the function adds options and
+    returns its argument. The options are keys of the namespace parsed later (``args``), not of
+    the parser: a seed passed as ``parser.seed`` fails when the sampler is built. (A name handed
+    to the call says nothing: ``args = parser.parse_args(args)`` parses a list of strings.)"""
+    return "parser" in name.lower()
+
+
 def collect_seed_facts(tree: ast.Module, path: str) -> dict[str, list[Any]]:
     summary = SyntaxSummary.of(tree)
     modules = set(import_aliases(tree))
@@ -94,7 +103,7 @@ def collect_seed_facts(tree: ast.Module, path: str) -> dict[str, list[Any]]:
     for target, value in summary.assignments():
         if isinstance(value, ast.Call) and isinstance(target, ast.Name):
             called = (dotted_expression(value.func) or "").rsplit(".", 1)[-1]
-            if called in _PARSE_CALLS:
+            if called in _PARSE_CALLS and not _names_a_parser(target.id):
                 parsed.add(target.id)
     called_funcs = {id(call.func) for call in summary.nodes(ast.Call)}
     for attribute in summary.nodes(ast.Attribute):
