@@ -677,6 +677,31 @@ CASES.update({
         ),
     ),
 })
+# SL201: a loader built from a ** spread alone may carry a batch sampler in it; one that also
+# passes its sampler by name may not (torch refuses the two together).
+_SPREAD_LOADER = (
+    "from torch.utils.data import DataLoader, DistributedSampler\n\n\n"
+    "def spread_loader(dataset, **options):\n"
+    "    return DataLoader(dataset, **options)\n\n\n"
+    "def train(dataset, epochs):\n"
+    "    loader = spread_loader(dataset, batch_size=8)\n"
+    "    for epoch in range(epochs):\n"
+    "        loader.sampler.set_epoch(epoch)\n"
+    "        for batch in loader:\n"
+    "            print(batch)\n"
+)
+CASES["SL201 a loader built from a spread alone"] = ("SL201", _SPREAD_LOADER)
+
+
+def test_a_loader_that_names_its_sampler_carries_no_batch_sampler_in_a_spread() -> None:
+    snippet = _SPREAD_LOADER.replace(
+        "DataLoader(dataset, **options)",
+        "DataLoader(dataset, sampler=DistributedSampler(dataset), **options)",
+    )
+    assert not lint_code(snippet, select=["SL201"], use_prefilter=False).findings
+    assert not lint_code(snippet, select=["SL201"]).findings
+
+
 REJECTED_BY_IMPORTS = {
     # A graph library's own loader (dgl, graphbolt) in a DDP script: it shards by itself.
     "SL104 another library's DataLoader": _DDP_IMPORTS

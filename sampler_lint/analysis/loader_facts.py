@@ -77,11 +77,15 @@ def is_loader_constructor(name: str | None) -> bool:
 
 
 def loader_origin(keywords: Iterable[str | None], positional: int) -> Origin:
+    """A ``DataLoader(...)`` construction (``None`` among ``keywords``: a ``**`` spread)."""
     names = set(keywords)
-    if None in names:  # **kwargs: anything may be in there
-        return ("loader", True, True)
     sampler = "sampler" in names or positional > SAMPLER_POSITION
     batch = "batch_sampler" in names or positional > BATCH_SAMPLER_POSITION
+    if None in names:
+        # **kwargs may hold anything, but not a batch sampler beside a sampler the call passes
+        # itself: torch refuses the two together, so code that spells `sampler=` chose that
+        # path (NVIDIA's recipes: `DataLoader(sampler=sampler, shuffle=s, **kw)`).
+        return ("loader", True, batch or not sampler)
     return ("loader", sampler, batch)
 
 
