@@ -316,7 +316,9 @@ class SetEpochSamplerOnly(Rule):
     `isinstance(L.sampler, ...)` guard) in code that never looks at `L.batch_sampler`, unless the
     project shows that every loader reaching `L` is built without `batch_sampler=` (and without
     `**kwargs` that could hold one): with `sampler=`, as in the PyTorch DDP tutorials, or with
-    neither, when torch's default batch sampler draws from `L.sampler` itself. Loaders are
+    neither, when torch's default batch sampler draws from `L.sampler` itself. A `**` spread
+    beside a `sampler=` the call passes itself holds no batch sampler (torch refuses the two
+    together); a spread alone may. Loaders are
     followed through local assignments (tuple unpacking included), function returns (tuples
     included, an element such as `DataLoader(...) if d is not None else None` taken as either
     value; every `return` must be a tuple of that length), constructor and function arguments,
