@@ -638,3 +638,51 @@ def test_sl202_a_project_function_named_train_is_not_a_framework(
     # The same call to Lightning's entry point is a hand-off.
     (project / "pkg" / "main.py").write_text(source.replace(imports, "from lightning import train"))
     assert _sl202(project) == []
+
+
+# timm's train.py pattern: a loader from timm's `create_loader`, its epoch set on `.sampler`.
+TIMM_TRAIN = '''\
+from {module} import create_loader{alias}
+
+
+def main(dataset, epochs, distributed):
+    loader_train = {name}(dataset, input_size=224, batch_size=32, is_training=True)
+    for epoch in range(epochs):
+        if distributed and hasattr(loader_train.sampler, "set_epoch"):
+            loader_train.sampler.set_epoch(epoch)
+        for batch in loader_train:
+            print(batch)
+'''
+
+
+@pytest.mark.parametrize(("module", "alias", "name", "flagged"), [
+    # timm builds it with sampler= and never batch_sampler=, and its PrefetchLoader passes
+    # `.sampler` through: right.
+    ("timm.data", "", "create_loader", False),
+    ("timm.data.loader", " as make_loader", "make_loader", False),
+    # A library the rule knows nothing of may build it with batch_sampler=.
+    ("visionkit.data", "", "create_loader", True),
+])
+def test_a_known_library_factory_carries_no_batch_sampler(
+    project: Path, module: str, alias: str, name: str, flagged: bool
+) -> None:
+    (project / "train.py").write_text(TIMM_TRAIN.format(module=module, alias=alias, name=name))
+    assert _codes(project, ".") == ([("train.py", 8)] if flagged else [])
+
+
+def test_a_project_of_the_libraries_name_is_read_for_itself(project: Path) -> None:
+    # A checkout of the library (or a package of the same name) has its own facts: its
+    # create_loader here builds a batch sampler.
+    data = project / "timm" / "data"
+    data.mkdir(parents=True)
+    (project / "timm" / "__init__.py").write_text("")
+    (data / "__init__.py").write_text(
+        "from torch.utils.data import BatchSampler, DataLoader, DistributedSampler\n\n\n"
+        "def create_loader(dataset, input_size, batch_size, is_training):\n"
+        "    batches = BatchSampler(DistributedSampler(dataset), batch_size, False)\n"
+        "    return DataLoader(dataset, batch_sampler=batches)\n"
+    )
+    (project / "train.py").write_text(
+        TIMM_TRAIN.format(module="timm.data", alias="", name="create_loader")
+    )
+    assert _codes(project, ".") == [("train.py", 8)]

@@ -489,6 +489,8 @@ def _returned(index: ProjectIndex, origin: Origin) -> list[Origin]:
                     if function == original
                     for o in origins
                 ]
+        if not found:  # not the project's: a library factory whose loaders are known?
+            found = _library_returned(index, caller, name)
         return _reachable(found, passed)
     if origin[0] == "objmethod":
         _, caller, receiver, name = origin
@@ -503,6 +505,30 @@ def _returned(index: ProjectIndex, origin: Origin) -> list[Origin]:
         return _methods_returned(index, family, name)
     _, caller, klass, name = origin
     return _methods_returned(index, _class_family(index, klass, caller), name)
+
+
+# Library factories known to build their loader with `sampler=` and never `batch_sampler=`,
+# by (module, name) as imported: timm's `create_loader` hands `sampler=` to DataLoader (or to
+# its multi-epochs loader), and the `PrefetchLoader` it may wrap that in passes `.sampler`
+# through (timm's train.py pattern, copied by NVIDIA's GPUNet, was flagged). Read only when the
+# project defines no such function itself (a checkout of timm has its own facts).
+_LIBRARY_LOADERS: dict[tuple[str, str], Origin] = {
+    ("timm.data", "create_loader"): ("loader", True, False),
+    ("timm.data.loader", "create_loader"): ("loader", True, False),
+}
+
+
+def _library_returned(index: ProjectIndex, caller: str, name: str) -> list[Origin]:
+    """What the library function imported into ``caller`` as ``name`` is known to return
+    (:data:`_LIBRARY_LOADERS`; nothing when it is not known)."""
+    _, imported = _names(index).get(caller)
+    originals = {(module, name) for local, module in imported if local == name}
+    originals |= {
+        (module, original)
+        for _, local, module, original in facts_in_file(index, FACT_ALIASES, caller, 0)
+        if local == name
+    }
+    return [_LIBRARY_LOADERS[key] for key in sorted(originals) if key in _LIBRARY_LOADERS]
 
 
 def _methods_returned(
