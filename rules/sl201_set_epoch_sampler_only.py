@@ -327,8 +327,8 @@ class SetEpochSamplerOnly(Rule):
     every return builds one, then `x.method(...)` in that class or its project bases), import
     aliases and package re-exports, across the files of the project. Code that
     receives loaders from outside the project (a library's public method, a hook, a loop
-    wrapper) cannot show that, and is flagged, but for library factories known to build with
-    `sampler=` only (timm's `create_loader`).
+    wrapper) cannot show that, and is flagged, but for library factories whose loaders are
+    known (timm's `create_loader` builds with `sampler=` unless given `scheduled_batching`).
 
     ## Why is this bad
     With `DataLoader(dataset, batch_sampler=bs)`, `loader.sampler` is torch's default

@@ -645,8 +645,8 @@ TIMM_TRAIN = '''\
 from {module} import create_loader{alias}
 
 
-def main(dataset, epochs, distributed):
-    loader_train = {name}(dataset, input_size=224, batch_size=32, is_training=True)
+def main(dataset, epochs, distributed, **options):
+    loader_train = {name}(dataset, input_size=224, batch_size=32, is_training=True{more})
     for epoch in range(epochs):
         if distributed and hasattr(loader_train.sampler, "set_epoch"):
             loader_train.sampler.set_epoch(epoch)
@@ -655,18 +655,24 @@ def main(dataset, epochs, distributed):
 '''
 
 
-@pytest.mark.parametrize(("module", "alias", "name", "flagged"), [
-    # timm builds it with sampler= and never batch_sampler=, and its PrefetchLoader passes
+@pytest.mark.parametrize(("module", "alias", "name", "more", "flagged"), [
+    # timm builds it with sampler= and no batch_sampler=, and its PrefetchLoader passes
     # `.sampler` through: right.
-    ("timm.data", "", "create_loader", False),
-    ("timm.data.loader", " as make_loader", "make_loader", False),
+    ("timm.data", "", "create_loader", "", False),
+    ("timm.data.loader", " as make_loader", "make_loader", "", False),
+    # ... unless asked for scheduled batching, which builds a batch_sampler= (or may be asked
+    # through a spread).
+    ("timm.data", "", "create_loader", ", scheduled_batching=True", True),
+    ("timm.data", "", "create_loader", ", **options", True),
     # A library the rule knows nothing of may build it with batch_sampler=.
-    ("visionkit.data", "", "create_loader", True),
+    ("visionkit.data", "", "create_loader", "", True),
 ])
 def test_a_known_library_factory_carries_no_batch_sampler(
-    project: Path, module: str, alias: str, name: str, flagged: bool
+    project: Path, module: str, alias: str, name: str, more: str, flagged: bool
 ) -> None:
-    (project / "train.py").write_text(TIMM_TRAIN.format(module=module, alias=alias, name=name))
+    (project / "train.py").write_text(
+        TIMM_TRAIN.format(module=module, alias=alias, name=name, more=more)
+    )
     assert _codes(project, ".") == ([("train.py", 8)] if flagged else [])
 
 
@@ -683,6 +689,6 @@ def test_a_project_of_the_libraries_name_is_read_for_itself(project: Path) -> No
         "    return DataLoader(dataset, batch_sampler=batches)\n"
     )
     (project / "train.py").write_text(
-        TIMM_TRAIN.format(module="timm.data", alias="", name="create_loader")
+        TIMM_TRAIN.format(module="timm.data", alias="", name="create_loader", more="")
     )
     assert _codes(project, ".") == [("train.py", 8)]

@@ -507,14 +507,20 @@ def _returned(index: ProjectIndex, origin: Origin) -> list[Origin]:
     return _methods_returned(index, _class_family(index, klass, caller), name)
 
 
-# Library factories known to build their loader with `sampler=` and never `batch_sampler=`,
-# by (module, name) as imported: timm's `create_loader` hands `sampler=` to DataLoader (or to
+# Library factories whose loaders are known, by (module, name) as imported, in the origins a
+# project function's facts would give: timm's `create_loader` hands `sampler=` to DataLoader (or
 # its multi-epochs loader), and the `PrefetchLoader` it may wrap that in passes `.sampler`
-# through (timm's train.py pattern, copied by NVIDIA's GPUNet, was flagged). Read only when the
-# project defines no such function itself (a checkout of timm has its own facts).
-_LIBRARY_LOADERS: dict[tuple[str, str], Origin] = {
-    ("timm.data", "create_loader"): ("loader", True, False),
-    ("timm.data.loader", "create_loader"): ("loader", True, False),
+# through, unless the caller asks for `scheduled_batching` (timm 1.0.20), which builds a
+# `batch_sampler=`. timm's train.py pattern, copied by NVIDIA's GPUNet, was flagged. Read only
+# when the project defines no such function itself (a checkout of timm has its own facts).
+_SAMPLER_ONLY: Origin = ("loader", True, False)
+_TIMM_LOADERS: tuple[Origin, ...] = (
+    _SAMPLER_ONLY,
+    ("given", (("scheduled_batching", -1),), ("loader", True, True)),  # by keyword only
+)
+_LIBRARY_LOADERS: dict[tuple[str, str], tuple[Origin, ...]] = {
+    ("timm.data", "create_loader"): _TIMM_LOADERS,
+    ("timm.data.loader", "create_loader"): _TIMM_LOADERS,
 }
 
 
@@ -528,7 +534,10 @@ def _library_returned(index: ProjectIndex, caller: str, name: str) -> list[Origi
         for _, local, module, original in facts_in_file(index, FACT_ALIASES, caller, 0)
         if local == name
     }
-    return [_LIBRARY_LOADERS[key] for key in sorted(originals) if key in _LIBRARY_LOADERS]
+    return [
+        origin for key in sorted(originals) if key in _LIBRARY_LOADERS
+        for origin in _LIBRARY_LOADERS[key]
+    ]
 
 
 def _methods_returned(
