@@ -510,7 +510,7 @@ def _returned(index: ProjectIndex, origin: Origin) -> list[Origin]:
 # Library factories whose loaders are known, by (module, name) as imported, in the origins a
 # project function's facts would give: timm's `create_loader` hands `sampler=` to DataLoader (or
 # its multi-epochs loader), and the `PrefetchLoader` it may wrap that in passes `.sampler`
-# through, unless the caller asks for `scheduled_batching` (timm 1.0.20), which builds a
+# through, unless the caller asks for `scheduled_batching` (recent timm), which builds a
 # `batch_sampler=`. timm's train.py pattern, copied by NVIDIA's GPUNet, was flagged. Read only
 # when the project defines no such function itself (a checkout of timm has its own facts).
 _SAMPLER_ONLY: Origin = ("loader", True, False)
