@@ -167,31 +167,42 @@ def test_a_key_of_another_scripts_module_of_the_same_name_is_not_seen(project: P
     assert "`args.random_seed`" in found[0][2]
 
 
+_RECIPE = (
+    "import argparse\n"
+    "\n"
+    "import torch\n"
+    "from torch.utils.data import DistributedSampler\n"
+    "\n"
+    "\n"
+    "def parse_args(parser):\n"
+    "    group = parser.add_argument_group('training setup')\n"
+    "    group.add_argument('--seed', type=int, default=1234)\n"
+    "    return parser\n"
+    "\n"
+    "\n"
+    "def main(dataset, rank):\n"
+    "    parser = argparse.ArgumentParser()\n"
+    "    parser = parse_args(parser)\n"
+    "    args, _ = parser.parse_known_args()\n"
+    "{seeding}"
+    "    return DistributedSampler(dataset)\n"
+)
+
+
 def test_a_parser_is_not_the_namespace_it_parses(project: Path) -> None:
     # NVIDIA's recipes (FastPitch): `parser = parse_args(parser)` adds the options and returns
     # the parser; `--seed` is a key of `args`, parsed after. `seed=parser.seed` would fail when
-    # the sampler is built. (The rule does not follow `args` bound by unpacking, so it says
-    # nothing here rather than name the wrong seed: a known gap.)
-    _write(project, {
-        "train.py": (
-            "import argparse\n"
-            "\n"
-            "import torch\n"
-            "from torch.utils.data import DistributedSampler\n"
-            "\n"
-            "\n"
-            "def parse_args(parser):\n"
-            "    group = parser.add_argument_group('training setup')\n"
-            "    group.add_argument('--seed', type=int, default=1234)\n"
-            "    return parser\n"
-            "\n"
-            "\n"
-            "def main(dataset, rank):\n"
-            "    parser = argparse.ArgumentParser()\n"
-            "    parser = parse_args(parser)\n"
-            "    args, _ = parser.parse_known_args()\n"
-            "    torch.manual_seed(args.seed + rank)\n"
-            "    return DistributedSampler(dataset)\n"
-        ),
-    })
+    # the sampler is built. With nothing reading `args.seed`, nothing is said.
+    _write(project, {"train.py": _RECIPE.format(seeding="")})
     assert not any("parser" in message for _, _, message in _findings(project, "SL301"))
+
+
+def test_a_namespace_bound_by_unpacking_is_visible(project: Path) -> None:
+    # `args, _ = parser.parse_known_args()`, then `args.seed` read: the run's seed is right
+    # there, and the sampler ignores it.
+    _write(project, {"train.py": _RECIPE.format(
+        seeding="    torch.manual_seed(args.seed + rank)\n"
+    )})
+    found = _findings(project, "SL301")
+    assert [(name, row) for name, row, _ in found] == [("train.py", 18)]
+    assert "`args.seed`" in found[0][2]

@@ -475,5 +475,7 @@ def _reachable(context: FileContext, node: cst.CSTNode, candidate: cst.CSTNode) 
             return True
         if head in context.assignments(function):
             return _bound_before(context, function, head, node)
+        if _bound_before(context, function, head, node):
+            return True  # bound by unpacking: `args, _ = parser.parse_known_args()`
     module_names = context.assignments(context.module)
     return head in module_names or head in context.imports.aliases
