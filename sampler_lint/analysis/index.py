@@ -35,6 +35,7 @@ from sampler_lint.analysis.per_type import PerType
 # collectors and rules import it from here too.
 from sampler_lint.analysis.syntax_summary import dotted_expression as dotted_expression
 from sampler_lint.analysis.syntax_summary import per_tree
+from sampler_lint.analysis.syntax_summary import qualify as qualify
 from sampler_lint.analysis.text_shapes import TokenSearch
 
 
@@ -259,13 +260,6 @@ def _import_aliases(tree: ast.Module) -> dict[str, str]:
                 aliases[alias.asname or alias.name] = full
     return aliases
 
-
-def qualify(aliases: dict[str, str], dotted: str) -> str:
-    head, _, rest = dotted.partition(".")
-    target = aliases.get(head)
-    if target is None:
-        return dotted
-    return f"{target}.{rest}" if rest else target
 
 
 # ------------------------------------------------------------------------------------------------

@@ -201,15 +201,17 @@ class SyntaxSummary:
         attribute chain whose head is imported resolves through an import of it (any of them:
         ``DL`` imported as ``torch.utils.data.DataLoader``), an unimported chain as written, and
         an unimported bare name (a class or function of the file) never."""
+        if type(callee) is ast.Attribute and callee.attr not in last_names:
+            return False  # qualifying changes the head only: a chain keeps its last name
         dotted = dotted_expression(callee)
         if dotted is None:
             return False
-        head, _, rest = dotted.partition(".")
+        head = dotted.partition(".")[0]
         paths = self.import_bindings().get(head)
-        if paths:
-            qualified = {f"{path}.{rest}" if rest else path for path in paths}
+        if not paths:
+            qualified = {dotted} if "." in dotted else set()
         else:
-            qualified = {dotted} if rest else set()
+            qualified = {qualify({head: path}, dotted) for path in paths}
         return any(
             name.startswith(prefixes) and name.rsplit(".", 1)[-1] in last_names
             for name in qualified
@@ -232,6 +234,16 @@ class SyntaxSummary:
             for alias in statement.names:
                 names.add(alias.name.rsplit(".", 1)[-1])
         return names
+
+
+def qualify(aliases: dict[str, str], dotted: str) -> str:
+    """``dist.get_rank`` -> ``torch.distributed.get_rank`` through ``aliases`` (local name ->
+    what it was imported as)."""
+    head, _, rest = dotted.partition(".")
+    target = aliases.get(head)
+    if target is None:
+        return dotted
+    return f"{target}.{rest}" if rest else target
 
 
 def per_tree(tree: ast.AST, key: str, make: Callable[[], Made]) -> Made:
