@@ -242,9 +242,11 @@ class HardcodedSamplerSeed(Rule):
     `False` and a seed that is missing (torch's default is 0) or an integer literal, when
     1. a shared seed is visible at the construction: a parameter, or a local or global bound
        before it, named like a seed; `self.<seed>` assigned in the class body, in `__init__` or
-       by a project base class; an `args.seed`-style attribute the code reads; a seed key the
-       project defines or reads on a namespace the function holds (`config.SEED`,
-       `cfg.TRAIN.SEED`, `args.seed` from `add_argument("--seed")`), even when this module never
+       by a project base class; an `args.seed`-style attribute the code reads (its namespace
+       bound before the construction, unpacking included: `args, _ = p.parse_known_args()`); a
+       seed key the project defines or reads on a namespace the function holds (`config.SEED`,
+       `cfg.TRAIN.SEED`, `args.seed` from `add_argument("--seed")`; a name for a parser, as in
+       `parser = parse_args(parser)`, is never that namespace), even when this module never
        reads it; or the value given to `torch.manual_seed` / `seed_everything` / `set_seed` in
        the module (never a method such as `gen.manual_seed`), and the same on every rank; or
     2. the construction is in a sampler factory: a function (not `main`) whose sampler's dataset
