@@ -206,3 +206,13 @@ def test_a_namespace_bound_by_unpacking_is_visible(project: Path) -> None:
     found = _findings(project, "SL301")
     assert [(name, row) for name, row, _ in found] == [("train.py", 18)]
     assert "`args.seed`" in found[0][2]
+    # Its (unsafe) fix passes that seed, and is a fixed point. (No fixture file: the runtime
+    # harness of fixed fixtures cannot run a function that parses the command line.)
+    from sampler_lint.api import lint_code
+
+    text = (project / "train.py").read_text()
+    fixed = lint_code(text, select=["SL301"], fix=True, unsafe_fixes=True).fixed
+    assert fixed == text.replace(
+        "DistributedSampler(dataset)\n", "DistributedSampler(dataset, seed=args.seed)\n"
+    )
+    assert lint_code(fixed, select=["SL301"], fix=True, unsafe_fixes=True).fixed is None
