@@ -183,6 +183,29 @@ _PAD = re.compile(r"pad|ceil\(", re.IGNORECASE)
 _GATHER = re.compile(r"all_gather|gather\(|\bcat\(")
 
 
+def _padded_or_gathered(summary: SyntaxSummary, candidate: ast.AST) -> bool:
+    """The visitor's word test of ``_exempt``, read before libcst: the function or the class
+    around the candidate (or the module, outside both) spells a pad, a ``ceil(`` or a gather.
+    The lines read run from the scope's ``def`` / ``class`` line to its last, a part of the
+    code the visitor reads (its decorators and leading comments are left out), so a word found
+    here is one the visitor finds. Unknown source (``""``): never."""
+    lines = summary.source_lines
+    if not lines:
+        return False
+    function = klass = None
+    for ancestor in summary.ancestors(candidate):
+        if function is None and isinstance(ancestor, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            function = ancestor
+        elif klass is None and isinstance(ancestor, ast.ClassDef):
+            klass = ancestor
+    scopes = [scope for scope in (function, klass) if scope is not None]
+    if not scopes:
+        texts = [summary.source]
+    else:
+        texts = ["\n".join(lines[s.lineno - 1:s.end_lineno]) for s in scopes]
+    return any(_PAD.search(text) or _GATHER.search(text) for text in texts)
+
+
 class FloorSliceShard(Rule):
     code = "SL103"
     name = "floor-slice-shard"
@@ -205,6 +228,7 @@ class FloorSliceShard(Rule):
         assigned, vocabulary = _assigned(summary), summary.vocabulary
         if any(
             piece.step is None and _may_bound(piece.lower, piece.upper, assigned, vocabulary)
+            and not _padded_or_gathered(summary, piece)
             for piece in summary.nodes(ast.Slice)
         ):
             return True
@@ -217,13 +241,17 @@ class FloorSliceShard(Rule):
             count = len(call.args) + len(call.keywords)
             func = call.func
             if count == 2 and type(func) is ast.Name and func.id in ranges:
-                if _may_bound(argument(call, 0), argument(call, 1), assigned, vocabulary):
+                if _may_bound(argument(call, 0), argument(call, 1), assigned, vocabulary) and (
+                    not _padded_or_gathered(summary, call)
+                ):
                     return True
             islice = (type(func) is ast.Name and "islice" in summary.names) or (
                 type(func) is ast.Attribute and func.attr == "islice"
             )
             if count == 3 and islice:
-                if _may_bound(argument(call, 1), argument(call, 2), assigned, vocabulary):
+                if _may_bound(argument(call, 1), argument(call, 2), assigned, vocabulary) and (
+                    not _padded_or_gathered(summary, call)
+                ):
                     return True
         return False
 

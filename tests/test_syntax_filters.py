@@ -226,6 +226,26 @@ CASES = {
         "    end = start + per\n"
         "    return x[start:end]\n",
     ),
+    # A pad spelled in another function, and in the function around a nested one: the rule
+    # reads the words of the innermost function (and its class) only, and so does the filter.
+    "SL103 padded elsewhere": (
+        "SL103",
+        "def pad(x, world_size):\n"
+        "    return x + x[: -len(x) % world_size]\n"
+        "\n"
+        "def shard(x, rank, world_size):\n"
+        "    per = len(x) // world_size\n"
+        "    return x[rank * per:(rank + 1) * per]\n",
+    ),
+    "SL103 padded around a nested function": (
+        "SL103",
+        "def outer(x, rank, world_size):\n"
+        "    padded = True\n"
+        "    def shard(y):\n"
+        "        per = len(y) // world_size\n"
+        "        return list(range(rank * per, (rank + 1) * per))\n"
+        "    return shard(x), padded\n",
+    ),
     # No `for` and no iter/enumerate/tqdm: the iterator comes from `zip`.
     "SL203 iterator made by zip": (
         "SL203",
@@ -727,6 +747,7 @@ def test_flagged_with_and_without_the_prefilter(name: str) -> None:
         (f.location.line, f.code) for f in without.findings
     )
     summary = SyntaxSummary(ast.parse(snippet))
+    summary.source = snippet  # as the engine gives it: some filters read the code's words
     assert rules_by_code()[code].may_match(summary)
 
 
@@ -1039,6 +1060,44 @@ def test_walk_is_ast_walk_without_the_context_markers() -> None:
         summary = SyntaxSummary(tree)
         for kind in {type(node) for node in expected}:
             assert summary.nodes(kind) == [n for n in expected if type(n) is kind], (source, kind)
+
+
+# Shards the rule exempts by the words of the function or class around them (a pad, a
+# `ceil(`, a gather): the filter reads the same words in the code it was given.
+SL103_EXEMPT_BY_WORDS = {
+    "padded first": "def shard(x, rank, world_size):\n"
+    "    x = x + x[: -len(x) % world_size]  # pad to a multiple\n"
+    "    per = len(x) // world_size\n"
+    "    return x[rank * per:(rank + 1) * per]\n",
+    "gathered parts, in a method": "class Split:\n"
+    "    def parts(self, x, rank, world_size):\n"
+    "        per = len(x) // world_size\n"
+    "        return list(range(rank * per, (rank + 1) * per))\n"
+    "    def join(self, parts):\n"
+    "        return torch.cat(parts)\n",
+    "ceil at module level": "import math\n"
+    "per = len(items) // world_size\n"
+    "mine = items[rank * per:(rank + 1) * per]\n"
+    "steps = math.ceil(len(items) / world_size)\n",
+    "islice in a padded function": "from itertools import islice\n"
+    "def shard(items, n, rank, world_size):\n"
+    "    per = n // world_size  # caller pads n\n"
+    "    return list(islice(items, rank * per, (rank + 1) * per))\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(SL103_EXEMPT_BY_WORDS))
+def test_sl103_filter_turns_away_what_the_rule_exempts_by_its_words(name: str) -> None:
+    snippet = SL103_EXEMPT_BY_WORDS[name]
+    rule = rules_by_code()["SL103"]
+    summary = SyntaxSummary(ast.parse(snippet))
+    assert rule.may_match(summary), "without the code, the shape alone keeps the file"
+    summary.source = snippet
+    assert not rule.may_match(summary)
+    assert not lint_code(snippet, select=["SL103"], use_prefilter=False).findings
+    # The words are what exempts it: spelled otherwise, the rule flags the shard.
+    plain = snippet.replace("pad", "pod").replace("cat(", "dog(").replace("ceil(", "floor(")
+    assert lint_code(plain, select=["SL103"], use_prefilter=False).findings
 
 
 SL103_SHARDS = (

@@ -102,12 +102,12 @@ class SyntaxSummary:
     @property
     def source_lines(self) -> list[str]:
         """``source`` split where Python's parser counts lines (not at form feeds)."""
-        lines: list[str] | None = self.__dict__.get("_lines")
-        if lines is None:
-            lines = self.__dict__["_lines"] = (
-                re.split(r"\r\n|\r|\n", self.source) if self.source else []
-            )
-        return lines
+        # Kept with the code it was split from: the code may be set after a first question.
+        cached: tuple[str, list[str]] | None = self.__dict__.get("_lines")
+        if cached is None or cached[0] is not self.source:
+            lines = re.split(r"\r\n|\r|\n", self.source) if self.source else []
+            cached = self.__dict__["_lines"] = (self.source, lines)
+        return cached[1]
 
     @classmethod
     def of(cls, tree: ast.Module) -> SyntaxSummary:
