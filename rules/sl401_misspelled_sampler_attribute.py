@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 from collections import Counter
+from collections.abc import Iterable
 
 import sampler_lint.analysis.lazy_libcst as cst
 from sampler_lint.analysis.attribute_facts import OUTSIDE_WRITES, assigned_from_outside
@@ -51,23 +52,29 @@ class MisspelledSamplerAttribute(Rule):
         return bool(_suspects(summary))
 
     @classmethod
-    def syntax_hints(cls, summary: SyntaxSummary) -> frozenset[str]:
-        return _suspects(summary)
+    def syntax_hints(cls, summary: SyntaxSummary) -> frozenset[_Suspect]:
+        return _suspect_attributes(summary)
 
     @classmethod
     def may_match_index(
-        cls, index: ProjectIndex, path: str, text: str, hints: frozenset[str] | None = None
+        cls, index: ProjectIndex, path: str, text: str,
+        hints: frozenset[_Suspect] | None = None,
     ) -> bool:
-        # A class of this file (one the syntax stage suspects, when it says) that the index
-        # shows is a sampler, with every base visible.
+        # A class of this file that the index shows is a sampler, with every base visible; when
+        # the syntax stage says which classes and attributes, one whose attributes the chain
+        # leaves something to report on (what visit_ClassDef reads, from the ast side).
         if hints is None:
-            facts = classes_at(index, path, text)
-        else:
-            found = (find_class(index, name, path) for name in sorted(hints))
-            facts = [fact for fact in found if fact is not None]
-        for fact in facts:
+            return any(_judged(chain_of(index, fact)) for fact in classes_at(index, path, text))
+        for name, reads, writes, may_leave_unassigned in sorted(hints):
+            fact = find_class(index, name, path)
+            if fact is None:
+                continue
             chain = chain_of(index, fact)
-            if chain.is_sampler and not chain.opaque:
+            if not _judged(chain):
+                continue
+            if may_leave_unassigned or _unknown_reads(chain, reads):
+                return True
+            if any(candidates for _, candidates in _shadowing_writes(chain, writes)):
                 return True
         return False
 
@@ -78,15 +85,13 @@ class MisspelledSamplerAttribute(Rule):
         if fact is None:
             return
         chain = chain_of(self.context.index, fact)
-        if not chain.is_sampler or chain.opaque:
+        if not _judged(chain):
             return
         reads, writes = _self_attributes(node)
         known = chain.known
-        methods = {m for base in chain.torch_bases for m in _TORCH_METHODS.get(base, ())}
         provided = self._provided_elsewhere(fact, node)
-        for attr, nodes in sorted(reads.items()):
-            if attr in known or attr in methods or attr.startswith("__"):
-                continue
+        for attr in _unknown_reads(chain, reads):
+            nodes = reads[attr]
             candidates = sorted(k for k in known if near_miss(attr, k))
             candidates = self._prefer(candidates, nodes, node)
             if candidates:
@@ -94,11 +99,8 @@ class MisspelledSamplerAttribute(Rule):
             elif attr not in provided:
                 self._stale(node, nodes, attr, known)
         self._unassigned_on_some_paths(node, fact, chain, provided)
-        for attr, nodes in sorted(writes.items()):
-            if attr in chain.read or attr in known - set(writes) or attr.startswith("_"):
-                continue
-            candidates = sorted(k for k in chain.base_reads if near_miss(attr, k))
-            self._report(nodes, attr, candidates, "assigned", "is never read")
+        for attr, candidates in _shadowing_writes(chain, writes):
+            self._report(writes[attr], attr, candidates, "assigned", "is never read")
 
     # -- reads nothing assigns ------------------------------------------------------------------
     def _provided_elsewhere(self, fact: ClassAttributes, klass: cst.ClassDef) -> set[str]:
@@ -326,6 +328,67 @@ class MisspelledSamplerAttribute(Rule):
             "    def __len__(self):\n"
             "        return self.num_sample\n"
         ),
+    )
+
+
+def _judged(chain: Chain) -> bool:
+    """A sampler-family class whose every base the tool sees into."""
+    return chain.is_sampler and not chain.opaque
+
+
+def _unknown_reads(chain: Chain, reads: Iterable[str]) -> list[str]:
+    """The attributes read (sorted) that nothing in the chain assigns: neither the class, its
+    project bases, torch's attributes of its torch bases nor their methods; dunders aside.
+    Each is a near miss of a known one, or stale."""
+    known = chain.known
+    methods = {m for base in chain.torch_bases for m in _TORCH_METHODS.get(base, ())}
+    return sorted(
+        attr for attr in set(reads)
+        if attr not in known and attr not in methods and not attr.startswith("__")
+    )
+
+
+def _shadowing_writes(chain: Chain, writes: Iterable[str]) -> list[tuple[str, list[str]]]:
+    """The public attributes assigned (sorted) that nothing in the chain reads, each with the
+    attributes its bases read that it is a near miss of (the override torch never sees)."""
+    written = set(writes)
+    known_elsewhere = chain.known - written
+    return [
+        (attr, sorted(k for k in chain.base_reads if near_miss(attr, k)))
+        for attr in sorted(written)
+        if attr not in chain.read and attr not in known_elsewhere and not attr.startswith("_")
+    ]
+
+
+#: What the syntax stage tells the index stage about a suspect class: its name, every
+#: attribute it spells on ``self`` (reads as libcst counts them are among them), the ones it
+#: assigns, and whether ``__init__`` may read one before assigning it.
+_Suspect = tuple[str, tuple[str, ...], tuple[str, ...], bool]
+
+
+def _suspect_attributes(summary: SyntaxSummary) -> frozenset[_Suspect]:
+    """:func:`_suspects`, with what the index stage needs to judge each as ``visit_ClassDef``
+    would. Classes without bases are never judged; the classes that share a name are judged
+    against one class's facts, so their attributes are pooled."""
+    suspects = _suspects(summary)
+    attributes = [
+        a for a in summary.nodes(ast.Attribute)
+        if type(a.value) is ast.Name and a.value.id == "self"
+    ]
+    pooled: dict[str, tuple[set[str], set[str], list[bool]]] = {}
+    for klass in summary.nodes(ast.ClassDef):
+        if klass.name not in suspects or not klass.bases:
+            continue
+        spelled, assigned, unassigned = pooled.setdefault(klass.name, (set(), set(), []))
+        for attribute in attributes:
+            if within(attribute, klass):
+                spelled.add(attribute.attr)
+                if type(attribute.ctx) is ast.Store:
+                    assigned.add(attribute.attr)
+        unassigned.append(_may_leave_unassigned(klass))
+    return frozenset(
+        (name, tuple(sorted(spelled)), tuple(sorted(assigned)), any(unassigned))
+        for name, (spelled, assigned, unassigned) in pooled.items()
     )
 
 

@@ -96,6 +96,11 @@ def main(args, data):
 '''
 
 
+def _classes(hints: frozenset[tuple[object, ...]] | None) -> set[object]:
+    """The class names of SL401's hints (each names a class, then what it spells)."""
+    return {hint[0] for hint in hints or ()}
+
+
 def _kept(path: Path, text: str, index: ProjectIndex) -> tuple[str, ...]:
     """The rules left for ``path`` after every pre-filter stage of a default run."""
     lint = LintOptions(rules=registry.all_rules(), options={}, vocabulary=Vocabulary())
@@ -114,7 +119,7 @@ def test_a_file_kept_for_one_class_is_not_kept_for_another(tmp_path: Path) -> No
     # The syntax stage keeps the file, for the dataset (SL401) and for the dataset the batch
     # sampler draws from (SL504), and says so.
     assert rules["SL401"].may_match(summary) and rules["SL504"].may_match(summary)
-    assert rules["SL401"].syntax_hints(summary) == frozenset({"Pictures"})
+    assert _classes(rules["SL401"].syntax_hints(summary)) == {"Pictures"}
     assert rules["SL504"].syntax_hints(summary) == frozenset({"Pictures"})
     # The index shows Pictures is no sampler and does not shard: neither rule is left.
     index = build_index([script], registry.all_rules())
@@ -134,7 +139,7 @@ def test_the_hinted_rules_still_flag_what_they_flag(tmp_path: Path) -> None:
         ("train.py", "SL401"), ("train.py", "SL504")
     }
     summary = SyntaxSummary(ast.parse(FLAGGED))
-    assert registry.rules_by_code()["SL401"].syntax_hints(summary) == frozenset({"Shards"})
+    assert _classes(registry.rules_by_code()["SL401"].syntax_hints(summary)) == {"Shards"}
     assert registry.rules_by_code()["SL504"].syntax_hints(summary) == frozenset({"Shards"})
 
 
@@ -305,8 +310,69 @@ def test_a_name_given_to_two_classes_is_always_a_suspect() -> None:
         "class S:\n    def __len__(self):\n        return self.num_sample\n"
     )
     hints = registry.rules_by_code()["SL401"].syntax_hints(SyntaxSummary(ast.parse(code)))
-    assert hints == frozenset({"Pictures", "S"})
+    # The class without bases is never judged; the sampler S is, with its attributes.
+    assert hints == frozenset({("Pictures", ("root",), ("root",), False), ("S", (), (), False)})
     assert _findings_of(code, "SL401") == []
+
+
+# Sampler classes the index stage of SL401 can now judge from what the syntax stage saw (the
+# shapes of Lightning's tests and samplers): nothing to report, so no libcst parse.
+SL401_NOTHING_TO_REPORT = {
+    # A public attribute the class keeps for its callers, no near miss of what its base reads.
+    "kept for callers": "from torch.utils.data import BatchSampler\n"
+    "class Tagged(BatchSampler):\n    def __init__(self, *args, extra_arg, **kwargs):\n"
+    "        super().__init__(*args, **kwargs)\n        self.extra_arg = extra_arg\n",
+    # Reads only what torch's DistributedSampler assigns.
+    "reads torch's attributes": "from torch.utils.data import DistributedSampler\n"
+    "class Unrepeated(DistributedSampler):\n    def __iter__(self):\n"
+    "        order = list(range(len(self.dataset)))\n"
+    "        return iter(order[self.rank:len(order):self.num_replicas])\n",
+}
+
+# Sampler classes it must keep (each flagged, with and without the pre-filters).
+SL401_STILL_FLAGGED = {
+    # A write one letter from what the base reads: the override torch never sees.
+    "write near a base read": "from torch.utils.data import BatchSampler\n"
+    "class Sized(BatchSampler):\n    def __init__(self, sampler, size):\n"
+    "        super().__init__(sampler, size, False)\n        self.batchsize = size\n",
+    # The second class of a name is judged against the first one's facts: what it assigns
+    # itself is unknown there.
+    "second class of a name": "from torch.utils.data import Sampler\n"
+    "class S(Sampler):\n    def __init__(self, n):\n        self.n = n\n"
+    "    def __len__(self):\n        return self.n\n"
+    "if FAST:\n    class S(Sampler):\n        def __init__(self, m):\n"
+    "            self.num_samples = m\n"
+    "        def __len__(self):\n            return self.num_sample\n",
+    # Read in a tuple target and a loop target (libcst counts both as reads).
+    "read through targets": "from torch.utils.data import Sampler\n"
+    "class T(Sampler):\n    def __init__(self, n):\n        self.n_items = n\n"
+    "    def __iter__(self):\n        self.first, self.last = 0, self.n_itmes\n"
+    "        for self.cursor in range(self.n_items):\n            yield self.cursor\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(SL401_NOTHING_TO_REPORT))
+def test_sl401_index_stage_judges_the_attributes_it_was_told(tmp_path: Path, name: str) -> None:
+    code = SL401_NOTHING_TO_REPORT[name]
+    script = tmp_path / "samplers.py"
+    script.write_text(code)
+    rule = registry.rules_by_code()["SL401"]
+    summary = SyntaxSummary(ast.parse(code))
+    assert rule.may_match(summary), "the syntax stage alone cannot tell"
+    index = build_index([script], registry.all_rules())
+    assert rule.may_match_index(index, str(script), code), "a sampler: kept without hints"
+    assert "SL401" not in _kept(script, code, index)
+    assert _findings_of(code, "SL401") == []
+
+
+@pytest.mark.parametrize("name", sorted(SL401_STILL_FLAGGED))
+def test_sl401_index_stage_keeps_what_the_rule_flags(tmp_path: Path, name: str) -> None:
+    code = SL401_STILL_FLAGGED[name]
+    (tmp_path / "samplers.py").write_text(code)
+    index = build_index([tmp_path / "samplers.py"], registry.all_rules())
+    assert "SL401" in _kept(tmp_path / "samplers.py", code, index)
+    found = _findings(tmp_path, "--select", "SL401")
+    assert found and found == _findings(tmp_path, "--select", "SL401", "--no-prefilter")
 
 
 DATAMODULE = """\
