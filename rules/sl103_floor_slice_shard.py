@@ -186,11 +186,10 @@ _GATHER = re.compile(r"all_gather|gather\(|\bcat\(")
 def _padded_or_gathered(summary: SyntaxSummary, candidate: ast.AST) -> bool:
     """The visitor's word test of ``_exempt``, read before libcst: the function or the class
     around the candidate (or the module, outside both) spells a pad, a ``ceil(`` or a gather.
-    The lines read run from the scope's ``def`` / ``class`` line to its last, a part of the
+    The code read runs from the scope's ``def`` / ``class`` to its last line, a part of the
     code the visitor reads (its decorators and leading comments are left out), so a word found
     here is one the visitor finds. Unknown source (``""``): never."""
-    lines = summary.source_lines
-    if not lines:
+    if not summary.source:
         return False
     function = klass = None
     for ancestor in summary.ancestors(candidate):
@@ -202,7 +201,7 @@ def _padded_or_gathered(summary: SyntaxSummary, candidate: ast.AST) -> bool:
     if not scopes:
         texts = [summary.source]
     else:
-        texts = ["\n".join(lines[s.lineno - 1:s.end_lineno]) for s in scopes]
+        texts = [summary.code_between(scope, scope) for scope in scopes]
     return any(_PAD.search(text) or _GATHER.search(text) for text in texts)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Callable
 
 import sampler_lint.analysis.lazy_libcst as cst
 from sampler_lint.analysis.batch_samplers import lightning_injects
@@ -23,7 +24,7 @@ from sampler_lint.analysis.sampler_family import (
     classes_at,
     find_class,
 )
-from sampler_lint.analysis.syntax_summary import SyntaxSummary
+from sampler_lint.analysis.syntax_summary import SyntaxSummary, per_tree
 from sampler_lint.rule import Example, Rule, Severity
 
 _SELF_CALL = re.compile(r"self\.(\w+)\(")
@@ -32,6 +33,53 @@ _SELF_CALL = re.compile(r"self\.(\w+)\(")
 _DRAWS = re.compile(
     r"self\.\w*sampler\b|super\(\)\.__iter__|\b(rank|num_replicas|world_size|get_rank)\b"
 )
+
+
+def _draws(body_code: Callable[[str], str | None]) -> bool:
+    """``__iter__`` or a method it calls (``self.helper()``, transitively) reads a sampler,
+    delegates to ``super().__iter__()`` or shards by rank. ``body_code(name)``: the code of the
+    class's method ``name`` (``None``: the class defines none)."""
+    seen: set[str] = set()
+    pending = ["__iter__"]
+    while pending:
+        name = pending.pop()
+        code = None if name in seen else body_code(name)
+        seen.add(name)
+        if code is None:
+            continue
+        if _DRAWS.search(code):
+            return True
+        pending.extend(_SELF_CALL.findall(code))
+    return False
+
+
+def _ignoring_classes(summary: SyntaxSummary) -> frozenset[str]:
+    """The classes with bases defining ``__iter__`` that may ignore their sampler: the ``ast``
+    side of ``visit_ClassDef``."""
+    return per_tree(summary.tree, "SL502 candidates", lambda: frozenset(
+        klass.name for klass in summary.nodes(ast.ClassDef)
+        if klass.bases and _may_ignore(summary, klass)
+    ))
+
+
+def _may_ignore(summary: SyntaxSummary, klass: ast.ClassDef) -> bool:
+    """``klass`` defines ``__iter__`` and, as far as the code shows, it draws from no sampler.
+    Each method is read from its first statement (a part of the body libcst prints: what the
+    visitor finds drawing here, it finds too). With the code unknown: whenever it defines one."""
+    methods = {
+        item.name: item for item in klass.body
+        if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))
+    }
+    if "__iter__" not in methods:
+        return False
+    if not summary.source:
+        return True
+
+    def body_code(name: str) -> str | None:
+        method = methods.get(name)
+        return None if method is None else summary.code_between(method.body[0], method)
+
+    return not _draws(body_code)
 
 
 class BatchSamplerIgnoresSampler(Rule):
@@ -46,23 +94,28 @@ class BatchSamplerIgnoresSampler(Rule):
 
     @classmethod
     def may_match(cls, summary: SyntaxSummary) -> bool:
-        # A class with bases that defines its own `__iter__`.
-        return any(
-            klass.bases and any(
-                isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))
-                and item.name == "__iter__"
-                for item in klass.body
-            )
-            for klass in summary.nodes(ast.ClassDef)
-        )
-
+        return bool(_ignoring_classes(summary))
 
     @classmethod
-    def may_match_index(cls, index: ProjectIndex, path: str, text: str) -> bool:
-        # A BatchSampler subclass in this file, in a project that uses Lightning.
-        return project_may_use_lightning(index) and any(
+    def syntax_hints(cls, summary: SyntaxSummary) -> frozenset[str]:
+        return _ignoring_classes(summary)
+
+    @classmethod
+    def may_match_index(
+        cls, index: ProjectIndex, path: str, text: str, hints: frozenset[str] | None = None
+    ) -> bool:
+        # A BatchSampler subclass in this file (one whose `__iter__` may ignore its sampler,
+        # when the syntax stage says), in a project that uses Lightning.
+        if not project_may_use_lightning(index):
+            return False
+        if hints is None:
+            facts = classes_at(index, path, text)
+        else:
+            found = (find_class(index, name, path) for name in sorted(hints))
+            facts = [fact for fact in found if fact is not None]
+        return any(
             "BatchSampler" in chain_of(index, fact).torch_bases and lightning_injects(index, fact)
-            for fact in classes_at(index, path, text)
+            for fact in facts
         )
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
@@ -82,7 +135,8 @@ class BatchSamplerIgnoresSampler(Rule):
             # Only Lightning and Fabric inject a sampler into a batch sampler (accelerate shards
             # whole batches): without them, ignoring the sampler is harmless.
             return
-        if self._draws(iterate, methods):
+        code = self.context.code_for
+        if _draws(lambda name: code(methods[name].body) if name in methods else None):
             return
         message = (
             f"`{node.name.value}.__iter__` never reads `self.sampler`: a DistributedSampler "
@@ -90,22 +144,6 @@ class BatchSamplerIgnoresSampler(Rule):
             "gets the same batches"
         )
         self.report(iterate.name, message)
-
-    def _draws(self, start: cst.FunctionDef, methods: dict[str, cst.FunctionDef]) -> bool:
-        """``__iter__`` or a method it calls (``self.helper()``, transitively) reads a sampler,
-        delegates to ``super().__iter__()`` or shards by rank."""
-        seen: set[str] = set()
-        pending = [start]
-        while pending:
-            method = pending.pop()
-            if method.name.value in seen:
-                continue
-            seen.add(method.name.value)
-            code = self.context.code_for(method.body)
-            if _DRAWS.search(code):
-                return True
-            pending.extend(methods[n] for n in _SELF_CALL.findall(code) if n in methods)
-        return False
 
     documentation = """
     A `BatchSampler` subclass whose `__iter__` never draws from `self.sampler`.

@@ -375,6 +375,76 @@ def test_sl401_index_stage_keeps_what_the_rule_flags(tmp_path: Path, name: str) 
     assert found and found == _findings(tmp_path, "--select", "SL401", "--no-prefilter")
 
 
+# SL502 in a Lightning project: a test file's batch sampler draws from its sampler, and a
+# dataset beside it iterates on its own (Lightning's test_data.py): the syntax stage hands on
+# only the dataset, which the index shows is no batch sampler.
+SL502_DRAWN = """\
+import lightning as L
+from torch.utils.data import BatchSampler, Dataset
+
+
+class Numbers(Dataset):
+    def __iter__(self):
+        yield 1
+
+
+class Chunks(BatchSampler):
+    def __iter__(self):  # draws through a helper
+        return self._batches()
+
+    def _batches(self):
+        batch = []
+        for index in self.sampler:
+            batch.append(index)
+        yield batch
+"""
+
+# What the visitor reads is the body: a word of the signature, or a helper's name that is no
+# method of the class, draws nothing.
+SL502_IGNORES = """\
+import lightning as L
+from torch.utils.data import BatchSampler
+
+
+class OneLine(BatchSampler):
+    def __iter__(self, rank=0): yield [0, 1]
+
+
+class Helped(BatchSampler):
+    def __iter__(self):
+        yield from self.sampler_free()
+
+    def sampler_free(self):
+        yield [2, 3]
+"""
+
+
+def test_sl502_hands_on_only_classes_that_may_ignore_their_sampler(tmp_path: Path) -> None:
+    script = tmp_path / "test_data.py"
+    script.write_text(SL502_DRAWN)
+    rule = registry.rules_by_code()["SL502"]
+    summary = SyntaxSummary(ast.parse(SL502_DRAWN))
+    summary.source = SL502_DRAWN
+    assert rule.syntax_hints(summary) == frozenset({"Numbers"})
+    index = build_index([script], registry.all_rules())
+    assert rule.may_match_index(index, str(script), SL502_DRAWN), "kept without the hints"
+    assert "SL502" not in _kept(script, SL502_DRAWN, index)
+    assert _findings_of(SL502_DRAWN, "SL502") == []
+
+
+def test_sl502_syntax_stage_reads_the_body_as_the_visitor_does(tmp_path: Path) -> None:
+    rule = registry.rules_by_code()["SL502"]
+    summary = SyntaxSummary(ast.parse(SL502_IGNORES))
+    summary.source = SL502_IGNORES
+    assert rule.syntax_hints(summary) == frozenset({"OneLine", "Helped"})
+    (tmp_path / "samplers.py").write_text(SL502_IGNORES)
+    found = _findings(tmp_path, "--select", "SL502")
+    assert [(name, code, line) for name, code, line, _ in found] == [
+        ("samplers.py", "SL502", 6), ("samplers.py", "SL502", 10)
+    ]
+    assert found == _findings(tmp_path, "--select", "SL502", "--no-prefilter")
+
+
 DATAMODULE = """\
 from torch.utils.data import DataLoader
 
@@ -457,7 +527,9 @@ def test_an_alias_or_a_one_line_suite_leaves_sl201_unhinted() -> None:
         assert rule.may_match(summary) and rule.syntax_hints(summary) is None
 
 
-@pytest.mark.parametrize("code", ["SL105", "SL201", "SL202", "SL302", "SL401", "SL504"])
+@pytest.mark.parametrize(
+    "code", ["SL105", "SL201", "SL202", "SL302", "SL401", "SL502", "SL504"]
+)
 def test_hinting_rules_take_hints_in_their_index_stage(code: str) -> None:
     rule = registry.rules_by_code()[code]
     assert rule.gives_hints() and rule.has_index_stage()

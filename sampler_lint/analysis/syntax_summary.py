@@ -109,6 +109,19 @@ class SyntaxSummary:
             cached = self.__dict__["_lines"] = (self.source, lines)
         return cached[1]
 
+    def code_between(self, first: ast.AST, last: ast.AST) -> str:
+        """The code from the first character of ``first`` to the end of ``last``'s last line
+        (its comment included): for a definition, or a definition's statements, a part of what
+        libcst prints for the same node, so a word found here is a word a visitor reading that
+        code finds. ``""`` when the code is unknown."""
+        lines = self.source_lines
+        start, end = getattr(first, "lineno", None), getattr(last, "end_lineno", None)
+        if not lines or start is None or end is None or end > len(lines):
+            return ""
+        column: int = getattr(first, "col_offset", 0)  # in UTF-8 bytes, as the parser counts
+        head = lines[start - 1].encode("utf-8")[column:].decode("utf-8", "replace")
+        return "\n".join([head, *lines[start:end]])
+
     @classmethod
     def of(cls, tree: ast.Module) -> SyntaxSummary:
         """The summary of ``tree``, made once however many pre-filters and fact collectors ask."""
