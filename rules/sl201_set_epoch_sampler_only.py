@@ -51,7 +51,8 @@ class SetEpochSamplerOnly(Rule):
             origins = origins_ast(summary, loader) if loader is not None else None
             if origins is None:
                 return None
-            hints.add(tuple(origins))
+            if not _is_a_sampler(origins):
+                hints.add(tuple(origins))
         return frozenset(hints)
 
     @classmethod
@@ -87,7 +88,7 @@ class SetEpochSamplerOnly(Rule):
         if "batch_sampler" in self.context.code_for(scope):
             return  # the code already looks at the batch sampler
         origins = origins_at(self.context, loader)
-        if origins and all(o[0] == "call" and o[2].endswith("Sampler") for o in origins):
+        if _is_a_sampler(origins):
             return  # `L` is itself a (batch) sampler: `L.sampler` is what it draws from
         if not can_carry_batch_sampler(self.context.index, origins):
             return  # every loader reaching here is built with sampler= and no batch_sampler=
@@ -609,9 +610,18 @@ def _calls(node: cst.CSTNode) -> list[cst.Call]:
     return found
 
 
+def _is_a_sampler(origins: list[Origin]) -> bool:
+    """Every origin of the receiver is a call of a class named like a sampler (``b =
+    BatchSampler(DistributedSampler(ds), 8, False)``): its ``.sampler`` is what it draws from."""
+    return bool(origins) and all(o[0] == "call" and o[2].endswith("Sampler") for o in origins)
+
+
 def _loaders_set(summary: SyntaxSummary) -> list[ast.expr | None]:
     """The loader of each `L.sampler.set_epoch(...)` (L not `self`); ``None`` for each
-    `s.set_epoch(...)` with `s = <...>.sampler` (the visitor reads that alias in its scope)."""
+    `s.set_epoch(...)` with `s = <...>.sampler` (the visitor reads that alias in its scope).
+    Not where the function around the call (or the module, outside any) spells
+    ``batch_sampler``: the visitor leaves that code alone, and the code read here is a part of
+    what it reads (``SyntaxSummary.code_between``)."""
     aliases = {
         t.id for t, value in summary.assignments()
         if type(t) is ast.Name and type(value) is ast.Attribute and value.attr == "sampler"
@@ -619,7 +629,9 @@ def _loaders_set(summary: SyntaxSummary) -> list[ast.expr | None]:
     found: list[ast.expr | None] = []
     for call in summary.nodes(ast.Call):
         func = call.func
-        if type(func) is ast.Attribute and func.attr == "set_epoch":
+        if type(func) is ast.Attribute and func.attr == "set_epoch" and not _looks_at_batches(
+            summary, call
+        ):
             receiver = func.value
             if type(receiver) is ast.Name and receiver.id in aliases:
                 found.append(None)
@@ -628,3 +640,14 @@ def _loaders_set(summary: SyntaxSummary) -> list[ast.expr | None]:
             ):
                 found.append(receiver.value)
     return found
+
+
+def _looks_at_batches(summary: SyntaxSummary, call: ast.Call) -> bool:
+    """The function around ``call`` (or the module) spells ``batch_sampler`` (unknown code:
+    never)."""
+    function = next((
+        a for a in summary.ancestors(call)
+        if isinstance(a, (ast.FunctionDef, ast.AsyncFunctionDef))
+    ), None)
+    code = summary.source if function is None else summary.code_between(function, function)
+    return "batch_sampler" in code

@@ -712,6 +712,43 @@ _SPREAD_LOADER = (
 )
 CASES["SL201 a loader built from a spread alone"] = ("SL201", _SPREAD_LOADER)
 
+# The visitor leaves a function that spells `batch_sampler` alone: one spelled in another
+# function does not.
+CASES["SL201 batch_sampler spelled elsewhere"] = ("SL201", _SPREAD_LOADER + (
+    "\n\ndef describe(loader):\n    return loader.batch_sampler\n"
+))
+
+# Shapes the rule leaves alone, turned away before libcst once the filter has the code: a
+# function that looks at the batch sampler itself, and a batch sampler built here whose own
+# `.sampler` is the DistributedSampler (Lightning's reinforcement-learning examples).
+SL201_LEFT_ALONE = {
+    "batch_sampler spelled": _SPREAD_LOADER.replace(
+        "        loader.sampler.set_epoch(epoch)\n",
+        "        if loader.batch_sampler is None:\n            loader.sampler.set_epoch(epoch)\n",
+    ),
+    "a batch sampler's sampler": "from torch.utils.data import BatchSampler, "
+    "DistributedSampler, RandomSampler\n\n\n"
+    "def train(indexes, epochs, distributed):\n"
+    "    if distributed:\n        sampler = DistributedSampler(indexes)\n"
+    "    else:\n        sampler = RandomSampler(indexes)\n"
+    "    sampler = BatchSampler(sampler, batch_size=8, drop_last=False)\n"
+    "    for epoch in range(epochs):\n"
+    "        if distributed:\n            sampler.sampler.set_epoch(epoch)\n"
+    "        for batch in sampler:\n            print(batch)\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(SL201_LEFT_ALONE))
+def test_sl201_filter_turns_away_what_the_rule_leaves_alone(name: str) -> None:
+    snippet = SL201_LEFT_ALONE[name]
+    rule = rules_by_code()["SL201"]
+    summary = SyntaxSummary(ast.parse(snippet))
+    summary.source = snippet
+    kept = rule.may_match(summary)
+    assert not kept or rule.syntax_hints(summary) == frozenset()
+    assert not lint_code(snippet, select=["SL201"], use_prefilter=False).findings
+    assert not lint_code(snippet, select=["SL201"]).findings
+
 
 def test_a_loader_that_names_its_sampler_carries_no_batch_sampler_in_a_spread() -> None:
     snippet = _SPREAD_LOADER.replace(
