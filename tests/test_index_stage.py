@@ -28,8 +28,13 @@ def _project(root: Path, files: dict[str, str]) -> list[Path]:
 
 
 def test_seed_rules_keep_only_files_that_name_a_distributed_subclass(tmp_path: Path) -> None:
+    builds_torch = (
+        "from torch.utils.data import DistributedSampler\n\n\n"
+        "def make(ds):\n    return DistributedSampler(ds)\n"
+    )
     files = _project(tmp_path, {
         "samplers.py": SAMPLERS, "train.py": BUILDS_IT, "other.py": BUILDS_ANOTHER,
+        "torch_built.py": builds_torch,
     })
     index = build_index(files, registry.all_rules())
     rules = registry.rules_by_code()
@@ -38,8 +43,10 @@ def test_seed_rules_keep_only_files_that_name_a_distributed_subclass(tmp_path: P
         assert rule.may_match_index(index, str(tmp_path / "train.py"), BUILDS_IT), code
         # A class-like call, but of no subclass of DistributedSampler the project defines.
         assert not rule.may_match_index(index, str(tmp_path / "other.py"), BUILDS_ANOTHER), code
-        # torch's own class, built by name, is kept whatever the text says.
-        assert rule.may_match_index(index, str(tmp_path / "samplers.py"), SAMPLERS), code
+        # The module that defines the subclass (`class EvenShards(...)`) builds none.
+        assert not rule.may_match_index(index, str(tmp_path / "samplers.py"), SAMPLERS), code
+        # torch's own class, built by name.
+        assert rule.may_match_index(index, str(tmp_path / "torch_built.py"), builds_torch), code
 
 
 def test_epoch_rule_without_persistent_workers_needs_lightning(tmp_path: Path) -> None:

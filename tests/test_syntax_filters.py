@@ -1226,7 +1226,14 @@ def test_a_project_subclass_is_called_only_where_a_call_spells_it(tmp_path: Path
         "from samplers import EvenShards", "isinstance(s, EvenShards)", "kind = EvenShards",
         "MyEvenShards(ds)", "EvenShardsBig(ds)", "samplers.EvenShards.__name__",
         "kind = EvenShards  # ours (one kind)", "## EvenShards ##\n",
+        "class EvenShards(DistributedSampler):\n    pass\n",
+        "def EvenShards(dataset):\n    return None\n",
     ]
+    # Defined and called in one file: the call counts.
+    assert calls_project_subclass(
+        index, "class EvenShards(Base):\n    pass\nsampler = EvenShards(ds)\n",
+        "DistributedSampler",
+    )
     for text in called:
         assert calls_project_subclass(index, text, "DistributedSampler"), text
     for text in not_called:

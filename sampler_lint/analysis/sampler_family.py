@@ -361,17 +361,22 @@ def calls_project_subclass(index: ProjectIndex, text: str, torch_class: str) -> 
     """Whether ``text`` may call a project class that derives from torch's ``torch_class``:
     spells one of their names, as a whole name, followed by ``(`` or ``[`` (``X(...)``,
     ``m.X(...)``, ``X[T](...)``), with only blanks, closing parentheses (``(X)(...)``), line
-    continuations or comments between. A file that only imports such a class, or tests an
-    object against it, constructs none (:func:`constructed` reads the callee's name)."""
+    continuations or comments between. A file that only imports such a class, tests an
+    object against it or defines it (``class X(Base):``, the subclass's own module) constructs
+    none (:func:`constructed` reads the callee's name)."""
     key = f"_sl_project_subclass_call_{torch_class}"
     pattern: re.Pattern[str] | None = index.__dict__.get(key)
     if key not in index.__dict__:
         names = sorted(project_subclass_names(index, torch_class))
+        # The keyword of a definition, when one comes right before the name (group 1).
         pattern = re.compile(
-            r"\b(?:" + "|".join(map(re.escape, names)) + rf")(?:[\s)\\]|{COMMENT})*[(\[]"
+            r"(\b(?:class|def)[ \t]+)?\b(?:" + "|".join(map(re.escape, names))
+            + rf")(?:[\s)\\]|{COMMENT})*[(\[]"
         ) if names else None
         index.__dict__[key] = pattern
-    return pattern is not None and pattern.search(text) is not None
+    return pattern is not None and any(
+        match.group(1) is None for match in pattern.finditer(text)
+    )
 
 
 def is_distributed_sampler_class(index: ProjectIndex, name: str, path: str) -> bool:
