@@ -22,7 +22,10 @@ from sampler_lint.analysis.seed_facts import (
     NAMED_SAMPLER_FACTS,
     SEED_FACTS,
     builds_named_sampler,
+    import_stems,
+    imported_modules,
     may_fix_the_seed,
+    seed_keys,
 )
 from sampler_lint.analysis.seeds import (
     class_like,
@@ -33,7 +36,7 @@ from sampler_lint.analysis.seeds import (
     seed_reaches_set_epoch,
     visible_shared_seed,
 )
-from sampler_lint.analysis.syntax_summary import SyntaxSummary
+from sampler_lint.analysis.syntax_summary import SyntaxSummary, argument, dotted_expression
 from sampler_lint.analysis.tree import descendants
 from sampler_lint.rule import Applicability, Example, Fix, Option, Rule, Severity
 
@@ -41,6 +44,65 @@ from sampler_lint.rule import Applicability, Example, Fix, Option, Rule, Severit
 # sampler is built with comes from the run.
 _GLOBAL_SEED = "PL_GLOBAL_SEED"
 _SEED_DEFAULTED = re.compile(r"setdefault\(\s*['\"]seed['\"]")
+
+
+#: The namespaces the functions around the file's samplers hold, and the modules it imports
+#: (SL301's hint when the file spells no seed).
+_HeldNamespaces = tuple[tuple[str, ...], tuple[str, ...]]
+
+
+def _candidates(summary: SyntaxSummary) -> list[ast.Call]:
+    """A DistributedSampler(...) without **kwargs, not `shuffle=False`, seeded by no argument
+    or by an integer literal. A project subclass may have any class-like name (the index, not
+    visible here, tells)."""
+    calls = summary.nodes(ast.Call)
+    candidates = distributed_sampler_calls(calls) + [c for c in calls if class_like(c.func)]
+    return [call for call in candidates if may_fix_the_seed(call)]
+
+
+def _may_be_factory(summary: SyntaxSummary, call: ast.Call, ancestors: list[ast.AST]) -> bool:
+    """The ``ast`` side of ``_factory``, looser: the innermost function around the call is not
+    ``main`` and the sampler's dataset is one of its parameters (or an element of one), or a
+    name some loop or comprehension of the function binds."""
+    function = next((
+        a for a in ancestors if isinstance(a, (ast.FunctionDef, ast.AsyncFunctionDef))
+    ), None)
+    if function is None or function.name == "main":
+        return False
+    dataset = argument(call, 0, "dataset")
+    if dataset is None:
+        return False
+    if isinstance(dataset, ast.Subscript):
+        dataset = dataset.value
+    if dotted_expression(dataset) in _parameter_names(function):
+        return True
+    if not isinstance(dataset, ast.Name):
+        return False
+    return any(
+        isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)) and any(
+            isinstance(n, ast.Name) and n.id == dataset.id for n in ast.walk(node.target)
+        )
+        for node in ast.walk(function)
+    )
+
+
+def _held_namespaces(ancestors: list[ast.AST]) -> set[str]:
+    """Every parameter and every name bound in the functions around a node (a superset of
+    what ``_project_key`` asks about: parameters and locals bound before it)."""
+    held: set[str] = set()
+    for function in ancestors:
+        if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            held.update(_parameter_names(function))
+            held.update(
+                node.id for node in ast.walk(function)
+                if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)
+            )
+    return held - {"self", "cls"}
+
+
+def _parameter_names(function: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
+    arguments = function.args
+    return {a.arg for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs)}
 
 
 class HardcodedSamplerSeed(Rule):
@@ -70,24 +132,54 @@ class HardcodedSamplerSeed(Rule):
 
     @classmethod
     def may_match(cls, summary: SyntaxSummary) -> bool:
-        # A DistributedSampler(...) without **kwargs, not `shuffle=False`, seeded by no argument
-        # or by an integer literal. A project subclass may have any class-like name (the index,
-        # not visible here, tells).
-        calls = summary.nodes(ast.Call)
-        candidates = distributed_sampler_calls(calls) + [c for c in calls if class_like(c.func)]
-        return any(may_fix_the_seed(call) for call in candidates)
+        return bool(_candidates(summary))
 
     @classmethod
-    def may_match_index(cls, index: ProjectIndex, path: str, text: str) -> bool:
+    def syntax_hints(cls, summary: SyntaxSummary) -> frozenset[_HeldNamespaces] | None:
+        # Where the file spells no seed at all, a sampler's seed can only come from another
+        # file: a seed key of a namespace a function around it holds (`args.seed` declared
+        # elsewhere). Then the index stage asks about those namespaces alone. None (no
+        # narrowing) when the file spells a seed, in strict mode, and for a sampler in a
+        # class (a project base may assign `self.seed`) or in what may be a factory.
+        options = summary.options
+        if options is None or options.get("strict-seed", False) or not summary.source:
+            return None
+        lowered = summary.source.lower()
+        if "seed" in lowered or any(n.lower() in lowered for n in summary.vocabulary.seed_names):
+            return None
+        held: set[str] = set()
+        for call in _candidates(summary):
+            ancestors = summary.ancestors(call)
+            if any(isinstance(a, ast.ClassDef) for a in ancestors) or _may_be_factory(
+                summary, call, ancestors
+            ):
+                return None
+            held.update(_held_namespaces(ancestors))
+        return frozenset({(tuple(sorted(held)), tuple(sorted(imported_modules(summary.tree))))})
+
+    @classmethod
+    def may_match_index(
+        cls, index: ProjectIndex, path: str, text: str,
+        hints: frozenset[_HeldNamespaces] | None = None,
+    ) -> bool:
         # A DistributedSampler built by name here with a seed that may be fixed, or a project
         # subclass, at any depth, that this file may call by name (a class-like call the syntax
         # stage let through builds it; an import or an isinstance test builds nothing); never
-        # where the visitor trusts a global seed.
+        # where the visitor trusts a global seed. With hints, one of the namespaces must have a
+        # seed key in a file related to this one (what `_project_key` reads).
         if _GLOBAL_SEED in text or _SEED_DEFAULTED.search(text):
             return False
-        return builds_named_sampler(index, path, fixed_seed=True) or calls_project_subclass(
+        if not builds_named_sampler(index, path, fixed_seed=True) and not calls_project_subclass(
             index, text, "DistributedSampler"
-        )
+        ):
+            return False
+        if hints is None:
+            return True
+        for namespaces, modules in hints:
+            imported = import_stems(set(modules), path)
+            if any(seed_keys(index, namespace, path, imported) for namespace in namespaces):
+                return True
+        return False
 
     def visit_Call(self, node: cst.Call) -> None:
         if not shuffles(node) or not is_distributed_construction(self.context, node):

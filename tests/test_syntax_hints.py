@@ -445,6 +445,89 @@ def test_sl502_syntax_stage_reads_the_body_as_the_visitor_does(tmp_path: Path) -
     assert found == _findings(tmp_path, "--select", "SL502", "--no-prefilter")
 
 
+# SL301 where the file spells no seed at all (Lightning's tests build `DistributedSampler(ds,
+# num_replicas=2, rank=0)` in test functions): only a seed key of a namespace a function around
+# the sampler holds, declared in a related file, can make it a finding.
+SL301_NO_SEED_WORD = """\
+from torch.utils.data import DistributedSampler
+
+from options import parse
+
+
+def test_order(tmp_path):
+    args = parse()
+    dataset = list(range(10))
+    sampler = DistributedSampler(dataset, num_replicas=2, rank=0)
+    assert len(sampler) == 5, args
+"""
+SL301_OPTIONS = """\
+import argparse
+
+
+def parse():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--seed", type=int, default=0)
+    return parser.parse_args()
+"""
+
+
+def _sl301_kept(tmp_path: Path, options: dict[str, object] | None) -> tuple[bool, object]:
+    script = tmp_path / "test_order.py"
+    rule = registry.rules_by_code()["SL301"]
+    summary = SyntaxSummary(ast.parse(SL301_NO_SEED_WORD))
+    summary.source = SL301_NO_SEED_WORD
+    summary.options = options
+    hints = rule.syntax_hints(summary)
+    index = build_index(sorted(tmp_path.glob("*.py")), registry.all_rules())
+    if hints is None:
+        return rule.may_match_index(index, str(script), SL301_NO_SEED_WORD), hints
+    kept = rule.may_match_index(index, str(script), SL301_NO_SEED_WORD, hints=hints)
+    return kept, hints
+
+
+def test_sl301_without_a_seed_word_asks_only_about_held_namespaces(tmp_path: Path) -> None:
+    (tmp_path / "test_order.py").write_text(SL301_NO_SEED_WORD)
+    (tmp_path / "options.py").write_text(SL301_OPTIONS.replace('"--seed"', '"--epochs"'))
+    kept, hints = _sl301_kept(tmp_path, {})
+    assert hints == frozenset({(
+        ("args", "dataset", "sampler", "tmp_path"),
+        ("options", "options.parse", "torch.utils.data",
+         "torch.utils.data.DistributedSampler"),
+    )})
+    assert not kept, "no namespace it holds has a seed key"
+    assert _findings(tmp_path, "--select", "SL301", "--no-prefilter") == []
+    # Unknown options, or strict mode (every script reported): no narrowing.
+    assert _sl301_kept(tmp_path, None) == (True, None)
+    assert _sl301_kept(tmp_path, {"strict-seed": True}) == (True, None)
+
+
+def test_sl301_without_a_seed_word_keeps_a_key_declared_in_an_imported_module(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "test_order.py").write_text(SL301_NO_SEED_WORD)
+    (tmp_path / "options.py").write_text(SL301_OPTIONS)
+    kept, hints = _sl301_kept(tmp_path, {})
+    assert hints is not None and kept
+    found = _findings(tmp_path, "--select", "SL301")
+    assert [(name, code, line) for name, code, line, _ in found] == [("test_order.py", "SL301", 9)]
+    assert found == _findings(tmp_path, "--select", "SL301", "--no-prefilter")
+
+
+@pytest.mark.parametrize("shape", ["in a class", "in a factory", "a seed word"])
+def test_sl301_does_not_narrow_where_the_file_may_hold_the_seed(shape: str) -> None:
+    code = {
+        "in a class": SL301_NO_SEED_WORD.replace(
+            "def test_order(tmp_path):\n", "class Case(Base):\n  def test_order(self):\n"
+        ),
+        "in a factory": "from torch.utils.data import DistributedSampler\n\n"
+        "def make(datasets):\n    return [DistributedSampler(ds) for ds in datasets]\n",
+        "a seed word": SL301_NO_SEED_WORD + "# the order is fixed by SEED\n",
+    }[shape]
+    summary = SyntaxSummary(ast.parse(code))
+    summary.source, summary.options = code, {}
+    assert registry.rules_by_code()["SL301"].syntax_hints(summary) is None
+
+
 DATAMODULE = """\
 from torch.utils.data import DataLoader
 
@@ -528,7 +611,7 @@ def test_an_alias_or_a_one_line_suite_leaves_sl201_unhinted() -> None:
 
 
 @pytest.mark.parametrize(
-    "code", ["SL105", "SL201", "SL202", "SL302", "SL401", "SL502", "SL504"]
+    "code", ["SL105", "SL201", "SL202", "SL301", "SL302", "SL401", "SL502", "SL504"]
 )
 def test_hinting_rules_take_hints_in_their_index_stage(code: str) -> None:
     rule = registry.rules_by_code()[code]
@@ -538,7 +621,7 @@ def test_hinting_rules_take_hints_in_their_index_stage(code: str) -> None:
 def test_rules_without_hints_are_asked_as_before() -> None:
     """A third-party rule's ``may_match_index`` without ``hints`` is never given the keyword."""
     assert not Rule.gives_hints()
-    assert not registry.rules_by_code()["SL301"].gives_hints()
+    assert not registry.rules_by_code()["SL303"].gives_hints()
 
 
 ITERABLES = """\

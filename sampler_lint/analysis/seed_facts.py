@@ -355,6 +355,30 @@ def _related(
     )
 
 
+def imported_modules(tree: ast.Module) -> set[str]:
+    """The ``ast`` twin of what a libcst ``ImportTable`` holds of the file's imports, as
+    ``seeds._project_key`` reads it (its ``modules`` and its aliases' targets): every module
+    imported or imported from, and the full name of every name imported (``.x`` for ``from .
+    import x``). Names later rebound are kept too: more stems only relate more files."""
+    found: set[str] = set()
+    for node in statements(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                found.add(alias.name)
+                found.add(alias.name if alias.asname else alias.name.split(".")[0])
+        elif isinstance(node, ast.ImportFrom):
+            module = "." * node.level + (node.module or "")
+            found.add(module)
+            for alias in node.names:
+                if alias.name == "*":
+                    break  # a star binds no alias
+                if module.endswith("."):
+                    found.add(module + alias.name)
+                else:
+                    found.add(f"{module}.{alias.name}" if module else alias.name)
+    return found
+
+
 def import_stems(modules: set[str], path: str) -> tuple[str, ...]:
     """:func:`_import_stems` for the dotted modules of a libcst ``ImportTable`` (``.factory``,
     ``feeds.factory.make``)."""

@@ -15,7 +15,7 @@ from __future__ import annotations
 import ast
 import re
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, TypeVar
 
 from sampler_lint.analysis.per_type import PerType
@@ -98,6 +98,9 @@ class SyntaxSummary:
         self.vocabulary = Vocabulary()
         #: The code the tree was parsed from, when the engine gives it (``""``: unknown).
         self.source = ""
+        #: The run's rule options (``strict-seed``...), when the engine gives them (``None``:
+        #: unknown, so a filter that depends on one cannot narrow by it).
+        self.options: Mapping[str, Any] | None = None
 
     @property
     def source_lines(self) -> list[str]:

@@ -148,6 +148,7 @@ def _syntax_stage(
     summary = SyntaxSummary.of(tree)
     summary.vocabulary = lint.vocabulary
     summary.source = source
+    summary.options = lint.options
     kept = [rule for rule in rules if rule.may_match(summary)]
     hints = []
     for rule in kept:
