@@ -17,7 +17,11 @@ from sampler_lint.analysis.loader_calls import (
     shuffles,
 )
 from sampler_lint.analysis.matching import get_arg, has_star_args
-from sampler_lint.analysis.sampler_family import CLASS_FACTS, calls_project_subclass
+from sampler_lint.analysis.sampler_family import (
+    CLASS_FACTS,
+    calls_project_subclass,
+    project_subclass_names,
+)
 from sampler_lint.analysis.seed_facts import (
     NAMED_SAMPLER_FACTS,
     SEED_FACTS,
@@ -46,9 +50,11 @@ _GLOBAL_SEED = "PL_GLOBAL_SEED"
 _SEED_DEFAULTED = re.compile(r"setdefault\(\s*['\"]seed['\"]")
 
 
-#: The namespaces the functions around the file's samplers hold, and the modules it imports
-#: (SL301's hint when the file spells no seed).
-_HeldNamespaces = tuple[tuple[str, ...], tuple[str, ...]]
+#: SL301's hint when the file spells no seed, per callee: its last name, whether it is named
+#: like one of torch's distributed samplers, whether one of its calls is in a class or may be
+#: in a factory, the namespaces the functions around its other calls hold, and the modules the
+#: file imports.
+_Candidate = tuple[str, bool, bool, tuple[str, ...], tuple[str, ...]]
 
 
 def _candidates(summary: SyntaxSummary) -> list[ast.Call]:
@@ -135,38 +141,47 @@ class HardcodedSamplerSeed(Rule):
         return bool(_candidates(summary))
 
     @classmethod
-    def syntax_hints(cls, summary: SyntaxSummary) -> frozenset[_HeldNamespaces] | None:
+    def syntax_hints(cls, summary: SyntaxSummary) -> frozenset[_Candidate] | None:
         # Where the file spells no seed at all, a sampler's seed can only come from another
         # file: a seed key of a namespace a function around it holds (`args.seed` declared
-        # elsewhere). Then the index stage asks about those namespaces alone. None (no
-        # narrowing) when the file spells a seed, in strict mode, and for a sampler in a
-        # class (a project base may assign `self.seed`) or in what may be a factory.
+        # elsewhere), unless it is built in a class (a project base may assign `self.seed`) or
+        # in what may be a factory. Each candidate is handed on with what the index stage needs
+        # to judge it (the index tells which callees are samplers). None (no narrowing) when
+        # the file spells a seed, in strict mode, or with the options unknown.
         options = summary.options
         if options is None or options.get("strict-seed", False) or not summary.source:
             return None
         lowered = summary.source.lower()
         if "seed" in lowered or any(n.lower() in lowered for n in summary.vocabulary.seed_names):
             return None
-        held: set[str] = set()
+        torch_named = set(map(id, distributed_sampler_calls(summary.nodes(ast.Call))))
+        modules = tuple(sorted(imported_modules(summary.tree)))
+        held: dict[tuple[str, bool, bool], set[str]] = {}
         for call in _candidates(summary):
             ancestors = summary.ancestors(call)
-            if any(isinstance(a, ast.ClassDef) for a in ancestors) or _may_be_factory(
+            local = any(isinstance(a, ast.ClassDef) for a in ancestors) or _may_be_factory(
                 summary, call, ancestors
-            ):
-                return None
-            held.update(_held_namespaces(ancestors))
-        return frozenset({(tuple(sorted(held)), tuple(sorted(imported_modules(summary.tree))))})
+            )
+            name = (dotted_expression(call.func) or "").rsplit(".", 1)[-1]
+            namespaces = held.setdefault((name, id(call) in torch_named, local), set())
+            if not local:
+                namespaces.update(_held_namespaces(ancestors))
+        return frozenset(
+            (name, named, local, tuple(sorted(namespaces)), modules)
+            for (name, named, local), namespaces in held.items()
+        )
 
     @classmethod
     def may_match_index(
         cls, index: ProjectIndex, path: str, text: str,
-        hints: frozenset[_HeldNamespaces] | None = None,
+        hints: frozenset[_Candidate] | None = None,
     ) -> bool:
         # A DistributedSampler built by name here with a seed that may be fixed, or a project
         # subclass, at any depth, that this file may call by name (a class-like call the syntax
         # stage let through builds it; an import or an isinstance test builds nothing); never
-        # where the visitor trusts a global seed. With hints, one of the namespaces must have a
-        # seed key in a file related to this one (what `_project_key` reads).
+        # where the visitor trusts a global seed. With hints: a candidate that builds one, in
+        # a class or a factory, or holding a namespace with a seed key in a file related to
+        # this one (what `_project_key` reads).
         if _GLOBAL_SEED in text or _SEED_DEFAULTED.search(text):
             return False
         if not builds_named_sampler(index, path, fixed_seed=True) and not calls_project_subclass(
@@ -175,7 +190,12 @@ class HardcodedSamplerSeed(Rule):
             return False
         if hints is None:
             return True
-        for namespaces, modules in hints:
+        subclasses = project_subclass_names(index, "DistributedSampler")
+        for name, torch_named, local, namespaces, modules in sorted(hints):
+            if not torch_named and name not in subclasses:
+                continue  # no sampler of torch's or the project's
+            if local:
+                return True
             imported = import_stems(set(modules), path)
             if any(seed_keys(index, namespace, path, imported) for namespace in namespaces):
                 return True

@@ -490,7 +490,7 @@ def test_sl301_without_a_seed_word_asks_only_about_held_namespaces(tmp_path: Pat
     (tmp_path / "options.py").write_text(SL301_OPTIONS.replace('"--seed"', '"--epochs"'))
     kept, hints = _sl301_kept(tmp_path, {})
     assert hints == frozenset({(
-        ("args", "dataset", "sampler", "tmp_path"),
+        "DistributedSampler", True, False, ("args", "dataset", "sampler", "tmp_path"),
         ("options", "options.parse", "torch.utils.data",
          "torch.utils.data.DistributedSampler"),
     )})
@@ -513,16 +513,57 @@ def test_sl301_without_a_seed_word_keeps_a_key_declared_in_an_imported_module(
     assert found == _findings(tmp_path, "--select", "SL301", "--no-prefilter")
 
 
-@pytest.mark.parametrize("shape", ["in a class", "in a factory", "a seed word"])
-def test_sl301_does_not_narrow_where_the_file_may_hold_the_seed(shape: str) -> None:
+@pytest.mark.parametrize("shape", ["in a class", "in a factory"])
+def test_sl301_keeps_a_sampler_built_where_its_seed_may_be_local(
+    tmp_path: Path, shape: str
+) -> None:
     code = {
         "in a class": SL301_NO_SEED_WORD.replace(
             "def test_order(tmp_path):\n", "class Case(Base):\n  def test_order(self):\n"
         ),
         "in a factory": "from torch.utils.data import DistributedSampler\n\n"
         "def make(datasets):\n    return [DistributedSampler(ds) for ds in datasets]\n",
-        "a seed word": SL301_NO_SEED_WORD + "# the order is fixed by SEED\n",
     }[shape]
+    script = tmp_path / "test_order.py"
+    script.write_text(code)
+    rule = registry.rules_by_code()["SL301"]
+    summary = SyntaxSummary(ast.parse(code))
+    summary.source, summary.options = code, {}
+    hints = rule.syntax_hints(summary)
+    assert hints is not None and {hint[:3] for hint in hints} == {
+        ("DistributedSampler", True, True)
+    }
+    index = build_index([script], registry.all_rules())
+    assert rule.may_match_index(index, str(script), code, hints=hints)
+
+
+def test_sl301_judges_only_the_calls_that_build_samplers(tmp_path: Path) -> None:
+    """A class-like call in a class (a model's layer) says nothing of the sampler a test
+    function builds: the file is still narrowed (Lightning's test_wrappers.py)."""
+    code = SL301_NO_SEED_WORD + (
+        "\n\nclass Model(Module):\n    def __init__(self):\n        self.layer = Linear(2, 2)\n"
+    )
+    script = tmp_path / "test_order.py"
+    script.write_text(code)
+    (tmp_path / "options.py").write_text(SL301_OPTIONS.replace('"--seed"', '"--epochs"'))
+    rule = registry.rules_by_code()["SL301"]
+    summary = SyntaxSummary(ast.parse(code))
+    summary.source, summary.options = code, {}
+    hints = rule.syntax_hints(summary)
+    assert hints is not None and ("Linear", False, True) in {hint[:3] for hint in hints}
+    index = build_index(sorted(tmp_path.glob("*.py")), registry.all_rules())
+    assert not rule.may_match_index(index, str(script), code, hints=hints)
+    # Were Linear a project subclass of DistributedSampler, the class would keep the file.
+    (tmp_path / "layers.py").write_text(
+        "from torch.utils.data import DistributedSampler\n\n"
+        "class Linear(DistributedSampler):\n    pass\n"
+    )
+    index = build_index(sorted(tmp_path.glob("*.py")), registry.all_rules())
+    assert rule.may_match_index(index, str(script), code, hints=hints)
+
+
+def test_sl301_does_not_narrow_a_file_that_spells_a_seed() -> None:
+    code = SL301_NO_SEED_WORD + "# the order is fixed by SEED\n"
     summary = SyntaxSummary(ast.parse(code))
     summary.source, summary.options = code, {}
     assert registry.rules_by_code()["SL301"].syntax_hints(summary) is None
