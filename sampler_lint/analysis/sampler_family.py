@@ -368,15 +368,19 @@ def calls_project_subclass(index: ProjectIndex, text: str, torch_class: str) -> 
     pattern: re.Pattern[str] | None = index.__dict__.get(key)
     if key not in index.__dict__:
         names = sorted(project_subclass_names(index, torch_class))
-        # The keyword of a definition, when one comes right before the name (group 1).
         pattern = re.compile(
-            r"(\b(?:class|def)[ \t]+)?\b(?:" + "|".join(map(re.escape, names))
-            + rf")(?:[\s)\\]|{COMMENT})*[(\[]"
+            r"\b(?:" + "|".join(map(re.escape, names)) + rf")(?:[\s)\\]|{COMMENT})*[(\[]"
         ) if names else None
         index.__dict__[key] = pattern
     return pattern is not None and any(
-        match.group(1) is None for match in pattern.finditer(text)
+        not _DEFINED.search(text, max(0, match.start() - 64), match.start())
+        for match in pattern.finditer(text)
     )
+
+
+# `class` or `def` right before a name: it is being defined, not called. (A prefix group in the
+# pattern above would cost the regular expression engine its fast scan for the names' letters.)
+_DEFINED = re.compile(r"\b(?:class|def)[ \t]+$")
 
 
 def is_distributed_sampler_class(index: ProjectIndex, name: str, path: str) -> bool:
