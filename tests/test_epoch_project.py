@@ -230,6 +230,51 @@ def test_a_method_of_an_instance_of_a_project_class_is_followed(project: Path) -
     assert _codes(project, ".") == []
 
 
+DATAMODULE = """\
+from torch.utils.data import BatchSampler, DataLoader, DistributedSampler
+
+
+class QM9DataModule:
+    def __init__(self, **kwargs):
+        self.ds = list(range(100))
+
+    def train_dataloader(self):
+        return DataLoader(self.ds, {arguments})
+"""
+
+TRAINING = """\
+from torch.utils.data import DistributedSampler
+
+from datamodule import QM9DataModule
+
+
+def train(model, train_dataloader, epochs):
+    for epoch in range(epochs):
+        if isinstance(train_dataloader.sampler, DistributedSampler):
+            train_dataloader.sampler.set_epoch(epoch)
+        for batch in train_dataloader:
+            model(batch)
+
+
+if __name__ == "__main__":
+    datamodule = QM9DataModule(batch_size=8)
+    train(print, datamodule.train_dataloader(), 10)
+"""
+
+
+@pytest.mark.parametrize(("arguments", "expected"), [
+    ("sampler=DistributedSampler(self.ds), batch_size=8", []),
+    ("batch_sampler=BatchSampler(DistributedSampler(self.ds), 8, False)", [("training.py", 9)]),
+])
+def test_a_loader_handed_on_from_module_level_code_is_followed(
+    project: Path, arguments: str, expected: list[tuple[str, int]]
+) -> None:
+    # NVIDIA's SE3Transformer: the data module is built under `if __name__ == "__main__":` and
+    # its method's loader handed to `train`; the name was followed inside functions only.
+    (project / "datamodule.py").write_text(DATAMODULE.format(arguments=arguments))
+    (project / "training.py").write_text(TRAINING)
+    assert _codes(project, "training.py") == expected
+
 # -- tuples of loader-or-None, objects a factory builds --------------------------------------------
 
 BUILD = '''\

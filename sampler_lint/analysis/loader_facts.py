@@ -138,6 +138,7 @@ class _FactCollector:
         self._class: list[str] = []
         self._function: list[_Function] = []
         self._tables: dict[_Function, dict[str, list[ast.expr]]] | None = None
+        self._module_table: dict[str, list[ast.expr]] | None = None
         # Each function's optional parameters, once: a function with many returns (a generated
         # pipeline's __call__) used to walk its whole body again for every one of them.
         self._falsy: dict[_Function, dict[str, object]] = {}
@@ -246,6 +247,23 @@ class _FactCollector:
                             table[name].append(value)
         return self._tables.get(self._function[-1], {}) if self._function else {}
 
+    def _module_assignments(self) -> dict[str, list[ast.expr]]:
+        """Name -> the values assigned to it outside every function and class, once."""
+        if self._module_table is None:
+            self._module_table = defaultdict(list)
+            assignments: list[ast.Assign | ast.AnnAssign] = [
+                *self.summary.nodes(ast.Assign), *self.summary.nodes(ast.AnnAssign)
+            ]
+            for node in assignments:
+                if any(
+                    isinstance(a, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda))
+                    for a in self.summary.ancestors(node)
+                ):
+                    continue
+                for name, value in _assigned_pairs(node):
+                    self._module_table[name].append(value)
+        return self._module_table
+
     def _names_loader_class(self, func: ast.expr) -> bool:
         """``loader_class(...)`` after ``loader_class = torch.utils.data.DataLoader`` (or a
         DataLoader subclass) in this function: a loader construction."""
@@ -300,6 +318,13 @@ class _FactCollector:
                 owner = method_owner(function.name, self._class)
                 return [("param", self.path, owner, position, node.id)]
             values = self._assignments().get(node.id, [])
+            if values and depth < 3:
+                return [o for value in values for o in self._origins(value, depth + 1)]
+            return [UNKNOWN]
+        if isinstance(node, ast.Name) and not self._class:
+            # Module-level code (a script's `if __name__ == "__main__":` block): the values the
+            # module assigns the name outside any function or class.
+            values = self._module_assignments().get(node.id, [])
             if values and depth < 3:
                 return [o for value in values for o in self._origins(value, depth + 1)]
             return [UNKNOWN]
