@@ -8,7 +8,7 @@ import re
 import sampler_lint.analysis.lazy_libcst as cst
 from sampler_lint.analysis.imports import dotted_name
 from sampler_lint.analysis.index import ProjectIndex
-from sampler_lint.analysis.loader_facts import LOADER_FACTS, Origin, file_key
+from sampler_lint.analysis.loader_facts import LOADER_COLLECTORS, Origin, file_key
 from sampler_lint.analysis.loaders import (
     at_path,
     can_carry_batch_sampler,
@@ -33,7 +33,7 @@ class SetEpochSamplerOnly(Rule):
         "for the batch sampler"
     )
     requires = (("set_epoch",), ("sampler",))  # `loader. sampler` is an attribute too
-    collectors = (LOADER_FACTS,)
+    collectors = LOADER_COLLECTORS
     has_syntax_filter = True
 
     @classmethod

@@ -22,7 +22,7 @@ from sampler_lint.analysis.loader_calls import (
     shuffles,
 )
 from sampler_lint.analysis.loader_facts import (
-    LOADER_FACTS,
+    LOADER_COLLECTORS,
     EpochUse,
     is_epoch_loop_ast,
     is_loader_constructor,
@@ -70,7 +70,7 @@ class MissingSetEpoch(Rule):
     # A sampler (torch's, a known subclass or a project subclass of DistributedSampler), or a
     # `set_epoch` call (the dataset-level shape).
     requires = (("Sampler", "set_epoch"),)
-    collectors = (LOADER_FACTS, CLASS_FACTS)
+    collectors = (*LOADER_COLLECTORS, CLASS_FACTS)
     has_syntax_filter = True
 
     @classmethod

@@ -275,6 +275,27 @@ def test_a_loader_handed_on_from_module_level_code_is_followed(
     (project / "training.py").write_text(TRAINING)
     assert _codes(project, "training.py") == expected
 
+
+@pytest.mark.parametrize(("arguments", "expected"), [
+    ("sampler=DistributedSampler(self.ds), batch_size=8", []),
+    ("batch_sampler=BatchSampler(DistributedSampler(self.ds), 8, False)", [("training.py", 9)]),
+])
+def test_a_class_reexported_by_a_package_that_names_no_loader_is_followed(
+    project: Path, arguments: str, expected: list[tuple[str, int]]
+) -> None:
+    # SE3Transformer again: `from se3_transformer.data_loading import QM9DataModule`, whose
+    # `__init__.py` holds only `from .qm9 import QM9DataModule` (no loader words: no loader
+    # facts, so the import resolved to nothing and the loader stayed unknown).
+    package = project / "pkg" / "data"
+    package.mkdir(parents=True)
+    (project / "pkg" / "__init__.py").write_text("")
+    (package / "__init__.py").write_text("from .qm9 import QM9DataModule\n")
+    (package / "qm9.py").write_text(DATAMODULE.format(arguments=arguments))
+    (project / "training.py").write_text(
+        TRAINING.replace("from datamodule import", "from pkg.data import")
+    )
+    assert _codes(project, "training.py") == expected
+
 # -- tuples of loader-or-None, objects a factory builds --------------------------------------------
 
 BUILD = '''\

@@ -54,6 +54,7 @@ FACT_CLASSES = "sl2_classes"  # (class name, path, simple names of its bases)
 FACT_CALLS = "sl2_calls"  # (callee name, path, positional origins, keyword origins)
 FACT_SELF = "sl2_self"  # (class name, path, attr, origin)
 FACT_NAMES = "sl2_names"  # (path, names defined there, (name, module) imported there)
+FACT_PACKAGE_NAMES = "sl2_package_names"  # the same, for a package __init__.py without the above
 # (an imported module keeps the leading dots of a relative import: `..data`)
 FACT_ALIASES = "sl2_aliases"  # (path, local name, module, original name): `import x as y`
 FACT_SET_EPOCH = "sl2_set_epoch"  # dotted receivers of every `.set_epoch(...)` call
@@ -65,8 +66,9 @@ FACT_EPOCH_USERS = "sl2_epoch_users"
 # to parse over the 9 benchmark trees and changed no finding on 13 trees (Composer at #3124,
 # LAVIS, catalyst and the DDP tutorials among them). Known miss: a factory of a project object
 # (`strategy = get_strategy(args)`, then `strategy.setup_dataloader(...)`) in a file that names no
-# loader, or a package `__init__.py` re-exporting it, is not indexed, so the object stays unknown
-# (OpenRLHF); indexing every file would follow it but doubled an SL2xx-only run on detectron2.
+# loader is not indexed, so the object stays unknown (OpenRLHF); indexing every file would follow
+# it but doubled an SL2xx-only run on detectron2. A package `__init__.py` that re-exports it is
+# read when an import resolution meets it (PACKAGE_NAMES, below).
 INDEX_REQUIRES: tuple[tuple[str, ...], ...] = (
     ("DataLoader", "loader", "Loader", "set_epoch", "sampler"),
 )
@@ -145,18 +147,7 @@ class _FactCollector:
 
     def collect(self) -> None:
         nodes = self.summary.nodes
-        for plain in nodes(ast.Import):
-            for alias in plain.names:
-                self.imported.add(("", alias.name))
-        for statement in nodes(ast.ImportFrom):
-            module = imported_module(statement)  # `..data`: relative imports keep their dots
-            for alias in statement.names:
-                self.imported.add((alias.asname or alias.name, module))
-                if alias.asname and alias.asname != alias.name:
-                    self.aliases.add((self.path, alias.asname, module, alias.name))
-                dot = "" if module.endswith(".") else "."
-                joined = f"{module}{dot}{alias.name}"
-                self.imported.add(("", joined))
+        self.imported, self.aliases = _imports(self.summary, self.path)
         for definition in nodes(ast.ClassDef):
             self.defined.add(definition.name)
             bases = tuple(
@@ -636,6 +627,42 @@ def collect_loader_facts(tree: ast.Module, path: str) -> dict[str, list[Any]]:
     }
 
 
+def _imports(
+    summary: SyntaxSummary, path: str
+) -> tuple[set[tuple[str, str]], set[tuple[str, str, str, str]]]:
+    """``(local name, module)`` for every import of the file (``("", module)`` for a module
+    itself), and ``(path, alias, module, original)`` for every name imported under another."""
+    imported: set[tuple[str, str]] = set()
+    aliases: set[tuple[str, str, str, str]] = set()
+    for plain in summary.nodes(ast.Import):
+        for alias in plain.names:
+            imported.add(("", alias.name))
+    for statement in summary.nodes(ast.ImportFrom):
+        module = imported_module(statement)  # `..data`: relative imports keep their dots
+        for alias in statement.names:
+            imported.add((alias.asname or alias.name, module))
+            if alias.asname and alias.asname != alias.name:
+                aliases.add((path, alias.asname, module, alias.name))
+            dot = "" if module.endswith(".") else "."
+            imported.add(("", f"{module}{dot}{alias.name}"))
+    return imported, aliases
+
+
+def collect_package_names(tree: ast.Module, path: str) -> dict[str, list[Any]]:
+    """What a package's ``__init__.py`` defines and imports (as ``FACT_NAMES`` holds it), for
+    a package whose ``__init__.py`` names no loader: ``from .qm9 import QM9DataModule`` there
+    is how `from pkg.data import QM9DataModule` reaches the class (NVIDIA's SE3Transformer)."""
+    key = file_key(path)
+    if not key.endswith("/__init__.py") and key != "__init__.py":
+        return {FACT_PACKAGE_NAMES: []}
+    summary = SyntaxSummary.of(tree)
+    defined = {node.name for node in summary.nodes(ast.ClassDef)}
+    defined.update(node.name for node in summary.nodes(ast.FunctionDef))
+    defined.update(node.name for node in summary.nodes(ast.AsyncFunctionDef))
+    imported, _ = _imports(summary, key)
+    return {FACT_PACKAGE_NAMES: [(key, tuple(sorted(defined)), tuple(sorted(imported)))]}
+
+
 def set_epoch_receivers(index: ProjectIndex) -> set[str]:
     """The receivers of every ``.set_epoch(...)`` call in the project (``FACT_SET_EPOCH``): each
     comes from a file that spells ``set_epoch``, and only those files are read for it."""
@@ -648,3 +675,13 @@ LOADER_FACTS = FactCollector(
            FACT_SET_EPOCH, FACT_EPOCH_USERS),
     costly=True,  # every call's arguments traced; asked by name about a few files
 )
+
+# Read only for a package's `__init__.py` that a question's import resolution meets and that has
+# no loader facts (its text names no loader): the known miss above, for packages.
+PACKAGE_NAMES = FactCollector(
+    "package re-exports", (("import",),), collect_package_names,
+    kinds=(FACT_PACKAGE_NAMES,), costly=True,
+)
+
+#: What the rules that follow loaders across files collect.
+LOADER_COLLECTORS = (LOADER_FACTS, PACKAGE_NAMES)

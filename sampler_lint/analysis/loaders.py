@@ -32,6 +32,7 @@ from sampler_lint.analysis.loader_facts import (
     FACT_CLASSES,
     FACT_EPOCH_USERS,
     FACT_NAMES,
+    FACT_PACKAGE_NAMES,
     FACT_RETURNS,
     FACT_SELF,
     MAX_DEPTH,
@@ -707,6 +708,9 @@ class _Names:
     def _row(self, path: str) -> tuple[frozenset[str], frozenset[tuple[str, str]]] | None:
         if path not in self._by_file:
             rows = facts_in_file(self._index, FACT_NAMES, path, 0)
+            if not rows and (path.endswith("/__init__.py") or path == "__init__.py"):
+                # A package that names no loader may still re-export what the question follows.
+                rows = facts_in_file(self._index, FACT_PACKAGE_NAMES, path, 0)
             self._by_file[path] = (
                 (frozenset(rows[-1][1]), frozenset(rows[-1][2])) if rows else None
             )
