@@ -40,7 +40,13 @@ from sampler_lint.analysis.seeds import (
     seed_reaches_set_epoch,
     visible_shared_seed,
 )
-from sampler_lint.analysis.syntax_summary import SyntaxSummary, argument, dotted_expression
+from sampler_lint.analysis.syntax_summary import (
+    SyntaxSummary,
+    argument,
+    dotted_expression,
+    per_tree,
+    walk,
+)
 from sampler_lint.analysis.tree import descendants
 from sampler_lint.rule import Applicability, Example, Fix, Option, Rule, Severity
 
@@ -84,26 +90,40 @@ def _may_be_factory(summary: SyntaxSummary, call: ast.Call, ancestors: list[ast.
         return True
     if not isinstance(dataset, ast.Name):
         return False
-    return any(
-        isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)) and any(
-            isinstance(n, ast.Name) and n.id == dataset.id for n in ast.walk(node.target)
-        )
-        for node in ast.walk(function)
-    )
+    return dataset.id in _bound_names(summary, function)[1]
 
 
-def _held_namespaces(ancestors: list[ast.AST]) -> set[str]:
+def _held_namespaces(summary: SyntaxSummary, ancestors: list[ast.AST]) -> set[str]:
     """Every parameter and every name bound in the functions around a node (a superset of
     what ``_project_key`` asks about: parameters and locals bound before it)."""
     held: set[str] = set()
     for function in ancestors:
         if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
             held.update(_parameter_names(function))
-            held.update(
-                node.id for node in ast.walk(function)
-                if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)
-            )
+            held.update(_bound_names(summary, function)[0])
     return held - {"self", "cls"}
+
+
+def _bound_names(
+    summary: SyntaxSummary, function: ast.FunctionDef | ast.AsyncFunctionDef
+) -> tuple[frozenset[str], frozenset[str]]:
+    """The names ``function`` binds anywhere (nested functions included), and those bound by a
+    loop's or a comprehension's target: once per function (a test file builds dozens of
+    candidates in one function)."""
+    memo: dict[int, tuple[frozenset[str], frozenset[str]]] = per_tree(
+        summary.tree, "SL301 bound names", dict
+    )
+    found = memo.get(id(function))
+    if found is None:
+        stored: set[str] = set()
+        looped: set[str] = set()
+        for node in walk(function):
+            if type(node) is ast.Name and type(node.ctx) is ast.Store:
+                stored.add(node.id)
+            elif isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
+                looped.update(n.id for n in ast.walk(node.target) if isinstance(n, ast.Name))
+        found = memo[id(function)] = (frozenset(stored), frozenset(looped))
+    return found
 
 
 def _parameter_names(function: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
@@ -165,7 +185,7 @@ class HardcodedSamplerSeed(Rule):
             name = (dotted_expression(call.func) or "").rsplit(".", 1)[-1]
             namespaces = held.setdefault((name, id(call) in torch_named, local), set())
             if not local:
-                namespaces.update(_held_namespaces(ancestors))
+                namespaces.update(_held_namespaces(summary, ancestors))
         return frozenset(
             (name, named, local, tuple(sorted(namespaces)), modules)
             for (name, named, local), namespaces in held.items()
