@@ -66,10 +66,19 @@ _Candidate = tuple[str, bool, bool, tuple[str, ...], tuple[str, ...]]
 def _candidates(summary: SyntaxSummary) -> list[ast.Call]:
     """A DistributedSampler(...) without **kwargs, not `shuffle=False`, seeded by no argument
     or by an integer literal. A project subclass may have any class-like name (the index, not
-    visible here, tells)."""
-    calls = summary.nodes(ast.Call)
-    candidates = distributed_sampler_calls(calls) + [c for c in calls if class_like(c.func)]
-    return [call for call in candidates if may_fix_the_seed(call)]
+    visible here, tells). Listed once per tree (the syntax stage and its hints both ask)."""
+    return _calls(summary)[0]
+
+
+def _calls(summary: SyntaxSummary) -> tuple[list[ast.Call], frozenset[int]]:
+    """:func:`_candidates`, and the ids of the calls named like torch's distributed samplers."""
+    def make() -> tuple[list[ast.Call], frozenset[int]]:
+        calls = summary.nodes(ast.Call)
+        named = distributed_sampler_calls(calls)
+        candidates = named + [c for c in calls if class_like(c.func)]
+        return [c for c in candidates if may_fix_the_seed(c)], frozenset(map(id, named))
+
+    return per_tree(summary.tree, "SL301 candidates", make)
 
 
 def _may_be_factory(summary: SyntaxSummary, call: ast.Call, ancestors: list[ast.AST]) -> bool:
@@ -174,10 +183,9 @@ class HardcodedSamplerSeed(Rule):
         lowered = summary.source.lower()
         if "seed" in lowered or any(n.lower() in lowered for n in summary.vocabulary.seed_names):
             return None
-        torch_named = set(map(id, distributed_sampler_calls(summary.nodes(ast.Call))))
-        modules = tuple(sorted(imported_modules(summary.tree)))
+        candidates, torch_named = _calls(summary)
         held: dict[tuple[str, bool, bool], set[str]] = {}
-        for call in _candidates(summary):
+        for call in candidates:
             ancestors = summary.ancestors(call)
             local = any(isinstance(a, ast.ClassDef) for a in ancestors) or _may_be_factory(
                 summary, call, ancestors
@@ -186,6 +194,7 @@ class HardcodedSamplerSeed(Rule):
             namespaces = held.setdefault((name, id(call) in torch_named, local), set())
             if not local:
                 namespaces.update(_held_namespaces(summary, ancestors))
+        modules = tuple(sorted(imported_modules(summary.tree)))
         return frozenset(
             (name, named, local, tuple(sorted(namespaces)), modules)
             for (name, named, local), namespaces in held.items()
