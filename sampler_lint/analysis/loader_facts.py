@@ -242,15 +242,22 @@ class _FactCollector:
         """Name -> the values assigned to it outside every function and class, once."""
         if self._module_table is None:
             self._module_table = defaultdict(list)
-            assignments: list[ast.Assign | ast.AnnAssign] = [
-                *self.summary.nodes(ast.Assign), *self.summary.nodes(ast.AnnAssign)
-            ]
-            for node in assignments:
-                if any(
-                    isinstance(a, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda))
-                    for a in self.summary.ancestors(node)
-                ):
+            # The module's statements and those of its blocks (`if __name__ == "__main__":`,
+            # `try`...), never a function's or a class's: no walk below the statements.
+            pending: list[ast.AST] = list(self.summary.tree.body)
+            found: list[ast.Assign | ast.AnnAssign] = []
+            while pending:
+                node = pending.pop()
+                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                     continue
+                if isinstance(node, (ast.Assign, ast.AnnAssign)):
+                    found.append(node)
+                    continue
+                for field in ("body", "orelse", "finalbody", "handlers", "cases"):
+                    block = getattr(node, field, None)
+                    if isinstance(block, list):
+                        pending.extend(block)
+            for node in sorted(found, key=lambda n: (n.lineno, n.col_offset)):  # source order
                 for name, value in _assigned_pairs(node):
                     self._module_table[name].append(value)
         return self._module_table
