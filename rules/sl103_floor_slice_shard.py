@@ -191,18 +191,11 @@ def _padded_or_gathered(summary: SyntaxSummary, candidate: ast.AST) -> bool:
     here is one the visitor finds. Unknown source (``""``): never."""
     if not summary.source:
         return False
-    function = klass = None
-    for ancestor in summary.ancestors(candidate):
-        if function is None and isinstance(ancestor, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            function = ancestor
-        elif klass is None and isinstance(ancestor, ast.ClassDef):
-            klass = ancestor
-    scopes = [scope for scope in (function, klass) if scope is not None]
-    if not scopes:
-        texts = [summary.source]
-    else:
-        texts = [summary.code_between(scope, scope) for scope in scopes]
-    return any(_PAD.search(text) or _GATHER.search(text) for text in texts)
+    around = (summary.enclosing_function(candidate), summary.enclosing_class(candidate))
+    scopes: list[ast.AST | None] = [scope for scope in around if scope is not None] or [None]
+    return any(
+        _PAD.search(code) or _GATHER.search(code) for code in map(summary.code_of, scopes)
+    )
 
 
 class FloorSliceShard(Rule):

@@ -645,9 +645,4 @@ def _loaders_set(summary: SyntaxSummary) -> list[ast.expr | None]:
 def _looks_at_batches(summary: SyntaxSummary, call: ast.Call) -> bool:
     """The function around ``call`` (or the module) spells ``batch_sampler`` (unknown code:
     never)."""
-    function = next((
-        a for a in summary.ancestors(call)
-        if isinstance(a, (ast.FunctionDef, ast.AsyncFunctionDef))
-    ), None)
-    code = summary.source if function is None else summary.code_between(function, function)
-    return "batch_sampler" in code
+    return "batch_sampler" in summary.code_of(summary.enclosing_function(call))

@@ -81,13 +81,11 @@ def _calls(summary: SyntaxSummary) -> tuple[list[ast.Call], frozenset[int]]:
     return per_tree(summary.tree, "SL301 candidates", make)
 
 
-def _may_be_factory(summary: SyntaxSummary, call: ast.Call, ancestors: list[ast.AST]) -> bool:
+def _may_be_factory(summary: SyntaxSummary, call: ast.Call) -> bool:
     """The ``ast`` side of ``_factory``, looser: the innermost function around the call is not
     ``main`` and the sampler's dataset is one of its parameters (or an element of one), or a
     name some loop or comprehension of the function binds."""
-    function = next((
-        a for a in ancestors if isinstance(a, (ast.FunctionDef, ast.AsyncFunctionDef))
-    ), None)
+    function = summary.enclosing_function(call)
     if function is None or function.name == "main":
         return False
     dataset = argument(call, 0, "dataset")
@@ -186,14 +184,11 @@ class HardcodedSamplerSeed(Rule):
         candidates, torch_named = _calls(summary)
         held: dict[tuple[str, bool, bool], set[str]] = {}
         for call in candidates:
-            ancestors = summary.ancestors(call)
-            local = any(isinstance(a, ast.ClassDef) for a in ancestors) or _may_be_factory(
-                summary, call, ancestors
-            )
+            local = summary.enclosing_class(call) is not None or _may_be_factory(summary, call)
             name = (dotted_expression(call.func) or "").rsplit(".", 1)[-1]
             namespaces = held.setdefault((name, id(call) in torch_named, local), set())
             if not local:
-                namespaces.update(_held_namespaces(summary, ancestors))
+                namespaces.update(_held_namespaces(summary, summary.ancestors(call)))
         modules = tuple(sorted(imported_modules(summary.tree)))
         return frozenset(
             (name, named, local, tuple(sorted(namespaces)), modules)

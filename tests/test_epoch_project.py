@@ -262,10 +262,14 @@ if __name__ == "__main__":
 """
 
 
-@pytest.mark.parametrize(("arguments", "expected"), [
+# The data module's loader built with a sampler (not flagged), or a batch sampler (flagged).
+DATAMODULE_LOADERS = [
     ("sampler=DistributedSampler(self.ds), batch_size=8", []),
     ("batch_sampler=BatchSampler(DistributedSampler(self.ds), 8, False)", [("training.py", 9)]),
-])
+]
+
+
+@pytest.mark.parametrize(("arguments", "expected"), DATAMODULE_LOADERS)
 def test_a_loader_handed_on_from_module_level_code_is_followed(
     project: Path, arguments: str, expected: list[tuple[str, int]]
 ) -> None:
@@ -276,10 +280,7 @@ def test_a_loader_handed_on_from_module_level_code_is_followed(
     assert _codes(project, "training.py") == expected
 
 
-@pytest.mark.parametrize(("arguments", "expected"), [
-    ("sampler=DistributedSampler(self.ds), batch_size=8", []),
-    ("batch_sampler=BatchSampler(DistributedSampler(self.ds), 8, False)", [("training.py", 9)]),
-])
+@pytest.mark.parametrize(("arguments", "expected"), DATAMODULE_LOADERS)
 def test_a_class_reexported_by_a_package_that_names_no_loader_is_followed(
     project: Path, arguments: str, expected: list[tuple[str, int]]
 ) -> None:

@@ -742,8 +742,7 @@ SL201_LEFT_ALONE = {
 def test_sl201_filter_turns_away_what_the_rule_leaves_alone(name: str) -> None:
     snippet = SL201_LEFT_ALONE[name]
     rule = rules_by_code()["SL201"]
-    summary = SyntaxSummary(ast.parse(snippet))
-    summary.source = snippet
+    summary = SyntaxSummary(ast.parse(snippet)).given(snippet, Vocabulary(), {})
     kept = rule.may_match(summary)
     assert not kept or rule.syntax_hints(summary) == frozenset()
     assert not lint_code(snippet, select=["SL201"], use_prefilter=False).findings
@@ -783,8 +782,8 @@ def test_flagged_with_and_without_the_prefilter(name: str) -> None:
     assert sorted((f.location.line, f.code) for f in with_filter.findings) == sorted(
         (f.location.line, f.code) for f in without.findings
     )
-    summary = SyntaxSummary(ast.parse(snippet))
-    summary.source = snippet  # as the engine gives it: some filters read the code's words
+    # As the engine gives it: some filters read the code's words.
+    summary = SyntaxSummary(ast.parse(snippet)).given(snippet, Vocabulary(), {})
     assert rules_by_code()[code].may_match(summary)
 
 
@@ -1129,7 +1128,7 @@ def test_sl103_filter_turns_away_what_the_rule_exempts_by_its_words(name: str) -
     rule = rules_by_code()["SL103"]
     summary = SyntaxSummary(ast.parse(snippet))
     assert rule.may_match(summary), "without the code, the shape alone keeps the file"
-    summary.source = snippet
+    summary.given(snippet, Vocabulary(), {})
     assert not rule.may_match(summary)
     assert not lint_code(snippet, select=["SL103"], use_prefilter=False).findings
     # The words are what exempts it: spelled otherwise, the rule flags the shard.

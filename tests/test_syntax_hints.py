@@ -423,8 +423,7 @@ def test_sl502_hands_on_only_classes_that_may_ignore_their_sampler(tmp_path: Pat
     script = tmp_path / "test_data.py"
     script.write_text(SL502_DRAWN)
     rule = registry.rules_by_code()["SL502"]
-    summary = SyntaxSummary(ast.parse(SL502_DRAWN))
-    summary.source = SL502_DRAWN
+    summary = SyntaxSummary(ast.parse(SL502_DRAWN)).given(SL502_DRAWN, Vocabulary(), {})
     assert rule.syntax_hints(summary) == frozenset({"Numbers"})
     index = build_index([script], registry.all_rules())
     assert rule.may_match_index(index, str(script), SL502_DRAWN), "kept without the hints"
@@ -434,8 +433,7 @@ def test_sl502_hands_on_only_classes_that_may_ignore_their_sampler(tmp_path: Pat
 
 def test_sl502_syntax_stage_reads_the_body_as_the_visitor_does(tmp_path: Path) -> None:
     rule = registry.rules_by_code()["SL502"]
-    summary = SyntaxSummary(ast.parse(SL502_IGNORES))
-    summary.source = SL502_IGNORES
+    summary = SyntaxSummary(ast.parse(SL502_IGNORES)).given(SL502_IGNORES, Vocabulary(), {})
     assert rule.syntax_hints(summary) == frozenset({"OneLine", "Helped"})
     (tmp_path / "samplers.py").write_text(SL502_IGNORES)
     found = _findings(tmp_path, "--select", "SL502")
@@ -474,9 +472,9 @@ def parse():
 def _sl301_kept(tmp_path: Path, options: dict[str, object] | None) -> tuple[bool, object]:
     script = tmp_path / "test_order.py"
     rule = registry.rules_by_code()["SL301"]
-    summary = SyntaxSummary(ast.parse(SL301_NO_SEED_WORD))
-    summary.source = SL301_NO_SEED_WORD
-    summary.options = options
+    summary = SyntaxSummary(ast.parse(SL301_NO_SEED_WORD)).given(
+        SL301_NO_SEED_WORD, Vocabulary(), options
+    )
     hints = rule.syntax_hints(summary)
     index = build_index(sorted(tmp_path.glob("*.py")), registry.all_rules())
     if hints is None:
@@ -527,8 +525,7 @@ def test_sl301_keeps_a_sampler_built_where_its_seed_may_be_local(
     script = tmp_path / "test_order.py"
     script.write_text(code)
     rule = registry.rules_by_code()["SL301"]
-    summary = SyntaxSummary(ast.parse(code))
-    summary.source, summary.options = code, {}
+    summary = SyntaxSummary(ast.parse(code)).given(code, Vocabulary(), {})
     hints = rule.syntax_hints(summary)
     assert hints is not None and {hint[:3] for hint in hints} == {
         ("DistributedSampler", True, True)
@@ -547,8 +544,7 @@ def test_sl301_judges_only_the_calls_that_build_samplers(tmp_path: Path) -> None
     script.write_text(code)
     (tmp_path / "options.py").write_text(SL301_OPTIONS.replace('"--seed"', '"--epochs"'))
     rule = registry.rules_by_code()["SL301"]
-    summary = SyntaxSummary(ast.parse(code))
-    summary.source, summary.options = code, {}
+    summary = SyntaxSummary(ast.parse(code)).given(code, Vocabulary(), {})
     hints = rule.syntax_hints(summary)
     assert hints is not None and ("Linear", False, True) in {hint[:3] for hint in hints}
     index = build_index(sorted(tmp_path.glob("*.py")), registry.all_rules())
@@ -564,8 +560,7 @@ def test_sl301_judges_only_the_calls_that_build_samplers(tmp_path: Path) -> None
 
 def test_sl301_does_not_narrow_a_file_that_spells_a_seed() -> None:
     code = SL301_NO_SEED_WORD + "# the order is fixed by SEED\n"
-    summary = SyntaxSummary(ast.parse(code))
-    summary.source, summary.options = code, {}
+    summary = SyntaxSummary(ast.parse(code)).given(code, Vocabulary(), {})
     assert registry.rules_by_code()["SL301"].syntax_hints(summary) is None
 
 

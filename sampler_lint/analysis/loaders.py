@@ -165,11 +165,7 @@ def at_path(origins: Any, path: str) -> Any:
 def _origins_ast(summary: SyntaxSummary, node: ast.expr, depth: int) -> list[Origin]:
     if depth > _TWIN_DEPTH:
         raise _Unsure
-    ancestors = summary.ancestors(node)
-    function = next(
-        (a for a in ancestors if isinstance(a, (ast.FunctionDef, ast.AsyncFunctionDef))), None
-    )
-    klass = next((a for a in ancestors if isinstance(a, ast.ClassDef)), None)
+    function, klass = summary.enclosing_function(node), summary.enclosing_class(node)
     if isinstance(node, ast.Constant) and node.value is None:
         return [NONE]
     if isinstance(node, ast.IfExp):

@@ -112,6 +112,34 @@ class SyntaxSummary:
             cached = self.__dict__["_lines"] = (self.source, lines)
         return cached[1]
 
+    def given(
+        self, source: str, vocabulary: Vocabulary, options: Mapping[str, Any] | None
+    ) -> SyntaxSummary:
+        """The summary as a run's pre-filters read it: with the code it was parsed from, the
+        run's vocabulary and its rule options (the engine's two syntax stages call this)."""
+        self.source, self.vocabulary, self.options = source, vocabulary, options
+        return self
+
+    def enclosing_function(self, node: ast.AST) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+        """The innermost function around ``node`` (what ``FileContext.enclosing_function``
+        answers for the same node in libcst)."""
+        for ancestor in self.ancestors(node):
+            if isinstance(ancestor, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                return ancestor
+        return None
+
+    def enclosing_class(self, node: ast.AST) -> ast.ClassDef | None:
+        """The innermost class around ``node``, across functions (as in libcst)."""
+        for ancestor in self.ancestors(node):
+            if isinstance(ancestor, ast.ClassDef):
+                return ancestor
+        return None
+
+    def code_of(self, scope: ast.AST | None) -> str:
+        """The code of a definition (:meth:`code_between` it and itself), or, for ``None`` (the
+        module), the whole code."""
+        return self.source if scope is None else self.code_between(scope, scope)
+
     def code_between(self, first: ast.AST, last: ast.AST) -> str:
         """The code from the first character of ``first`` to the end of ``last``'s last line
         (its comment included): for a definition, or a definition's statements, a part of what

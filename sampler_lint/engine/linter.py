@@ -385,7 +385,7 @@ def _prefiltered_rules(
     if rules and lint.use_prefilter and all(rule.has_syntax_filter for rule in rules):
         summary = summarize(text)
         if summary is not None:
-            summary.vocabulary = lint.vocabulary
+            summary.given(text, lint.vocabulary, lint.options)
             rules = [rule for rule in rules if rule.may_match(summary)]
     return rules
 

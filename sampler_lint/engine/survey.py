@@ -145,10 +145,7 @@ def _syntax_stage(
     (``source``: the code ``tree`` was parsed from)."""
     if not rules or lint is None:
         return rules, ()
-    summary = SyntaxSummary.of(tree)
-    summary.vocabulary = lint.vocabulary
-    summary.source = source
-    summary.options = lint.options
+    summary = SyntaxSummary.of(tree).given(source, lint.vocabulary, lint.options)
     kept = [rule for rule in rules if rule.may_match(summary)]
     hints = []
     for rule in kept:
