@@ -320,13 +320,15 @@ class SetEpochSamplerOnly(Rule):
     neither, when torch's default batch sampler draws from `L.sampler` itself. A `**` spread
     beside a `sampler=` the call passes itself holds no batch sampler (torch refuses the two
     together); a spread alone may. Loaders are
-    followed through local assignments (tuple unpacking included), function returns (tuples
+    followed through local assignments (tuple unpacking included) and a script's module-level
+    ones (its `if __name__ == "__main__":` block), function returns (tuples
     included, an element such as `DataLoader(...) if d is not None else None` taken as either
     value; every `return` must be a tuple of that length), constructor and function arguments,
     `self.<attr>`, `self.method()` (its definitions in the class, its bases and subclasses),
     methods of instances of project classes (`x = ProjectClass(...)`, or `x = factory()` whose
     every return builds one, then `x.method(...)` in that class or its project bases), import
-    aliases and package re-exports, across the files of the project. Code that
+    aliases and package re-exports (an `__init__.py` that names no loader included), across
+    the files of the project. Code that
     receives loaders from outside the project (a library's public method, a hook, a loop
     wrapper) cannot show that, and is flagged, but for library factories whose loaders are
     known (timm's `create_loader` builds with `sampler=` unless given `scheduled_batching`).
