@@ -24,6 +24,7 @@ from sampler_lint.analysis.sampler_family import (
 )
 from sampler_lint.analysis.seed_facts import (
     NAMED_SAMPLER_FACTS,
+    NAMED_SAMPLER_WORDS,
     SEED_FACTS,
     builds_named_sampler,
     import_stems,
@@ -154,6 +155,9 @@ class HardcodedSamplerSeed(Rule):
     collectors = (CLASS_FACTS, SEED_FACTS, NAMED_SAMPLER_FACTS)
     uses_index = True
     has_syntax_filter = True
+    # A file that names no distributed sampler can only build a project subclass: the index
+    # stage reads that from its text, and the file is not parsed for this rule alone.
+    parse_for = NAMED_SAMPLER_WORDS
     options = (
         Option(
             key="strict-seed",

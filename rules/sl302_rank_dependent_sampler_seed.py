@@ -15,6 +15,7 @@ from sampler_lint.analysis.sampler_family import (
 )
 from sampler_lint.analysis.seed_facts import (
     NAMED_SAMPLER_FACTS,
+    NAMED_SAMPLER_WORDS,
     SEED_FACTS,
     SEED_POSITION,
     builds_named_sampler,
@@ -49,6 +50,9 @@ class RankDependentSamplerSeed(Rule):
     collectors = (CLASS_FACTS, SEED_FACTS, NAMED_SAMPLER_FACTS)
     uses_index = True
     has_syntax_filter = True
+    # A file that names no distributed sampler can only build a project subclass: the index
+    # stage reads that from its text, and the file is not parsed for this rule alone.
+    parse_for = NAMED_SAMPLER_WORDS
 
     @classmethod
     def may_match(cls, summary: SyntaxSummary) -> bool:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 from sampler_lint.rules import sl105_unsharded_iterable_dataset as sl105
@@ -705,3 +706,78 @@ def test_sl105_hints_name_the_classes_its_index_stage_parsed_the_file_for(
     monkeypatch.setattr(sl105.ast, "parse", None)  # the hints spare the parse
     assert not rule.may_match_index(ProjectIndex(), "/p/data.py", ITERABLES, hints=hints)
     assert set(asked) == hints
+
+
+# A factory of a project sampler that names no distributed sampler: only the index can tell
+# that `Shuffled` is one.
+SHUFFLED_FACTORY = (
+    "from samplers import Shuffled\n\n\n"
+    "def make_sampler(dataset, seed):\n    return Shuffled(dataset)\n"
+)
+SHUFFLED = (
+    "from torch.utils.data import DistributedSampler\n\n\n"
+    "class Shuffled(DistributedSampler):\n    pass\n"
+)
+
+
+def _survey_parses(monkeypatch: pytest.MonkeyPatch, text: str, path: Path) -> tuple[Any, int]:
+    """The survey of ``text`` with SL301 and SL302 on, and how many ``ast`` parses it made."""
+    from sampler_lint.engine import survey as survey_module
+
+    parses: list[str] = []
+    parse = ast.parse
+
+    def counting(source: str, *args: Any, **kwargs: Any) -> ast.Module:
+        parses.append(source)
+        return parse(source, *args, **kwargs)
+
+    monkeypatch.setattr(survey_module.ast, "parse", counting)
+    rules = registry.rules_by_code()
+    lint = LintOptions(
+        rules=[rules["SL301"], rules["SL302"]], options={}, vocabulary=Vocabulary()
+    )
+    collectors = Collectors.for_rules(tuple(lint.rules))
+    try:
+        return survey_source(text.encode(), str(path), lint, collectors, gather=False), len(parses)
+    finally:
+        monkeypatch.setattr(survey_module.ast, "parse", parse)
+
+
+def test_a_file_that_names_no_distributed_sampler_is_not_parsed_for_the_seed_rules(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SL301 and SL302 (``Rule.parse_for``) leave a file that spells no distributed sampler to
+    their index stage, unparsed: there only a project subclass can match, and the index stage
+    reads that from the text. Spelled, the file is parsed and narrowed as before."""
+    survey, parses = _survey_parses(monkeypatch, SHUFFLED_FACTORY, tmp_path / "factory.py")
+    assert parses == 0 and survey.rules == ("SL301", "SL302") and survey.hints == ()
+    named = SHUFFLED_FACTORY.replace("Shuffled(dataset)", "DistributedSampler(dataset)")
+    survey, parses = _survey_parses(monkeypatch, named, tmp_path / "named.py")
+    assert parses == 1 and survey.rules == ("SL301",)  # SL302's syntax stage: no seed given
+
+
+@pytest.mark.parametrize("defined", [True, False])
+def test_an_unparsed_factory_of_a_project_sampler_is_judged_by_the_index(
+    tmp_path: Path, defined: bool
+) -> None:
+    """The index stage keeps the unparsed factory where the project makes `Shuffled` a
+    DistributedSampler (and SL301 flags it, with the pre-filters as without), and drops it
+    where it does not."""
+    (tmp_path / "factory.py").write_text(SHUFFLED_FACTORY)
+    (tmp_path / "samplers.py").write_text(
+        SHUFFLED if defined else "class Shuffled:\n    pass\n"
+    )
+    index = build_index(sorted(tmp_path.glob("*.py")), registry.all_rules())
+    kept = _kept(tmp_path / "factory.py", SHUFFLED_FACTORY, index)
+    assert ("SL301" in kept) is defined
+    found = _findings(tmp_path, "--select", "SL301,SL302")
+    assert found == _findings(tmp_path, "--select", "SL301,SL302", "--no-prefilter")
+    assert [code for _, code, *_ in found] == (["SL301"] if defined else [])
+
+
+def test_seed_rules_that_skip_a_parse_judge_the_text_in_their_index_stage() -> None:
+    """A rule that names words to parse for (``Rule.parse_for``) judges the files it was not
+    parsed for in its index stage: it has one, and it reads hints only when it gave them."""
+    for rule in registry.all_rules():
+        if rule.parse_for:
+            assert rule.has_syntax_filter and rule.has_index_stage(), rule.code

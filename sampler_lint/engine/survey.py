@@ -114,7 +114,7 @@ def survey_source(
         rules and lint is not None and lint.use_prefilter
         and all(rule.has_syntax_filter for rule in rules)
     )
-    if not wanted and not syntax_stage:
+    if not wanted and not (syntax_stage and _worth_parsing(rules, search)):
         # Nothing parses this file now; project questions read it later only if still open.
         return Survey(EMPTY_FACTS, "", _codes(rules), has_noqa, _names(questions))
     try:
@@ -154,6 +154,14 @@ def _syntax_stage(
             if names is not None:
                 hints.append((rule.code, tuple(sorted(names, key=repr))))
     return kept, tuple(hints)
+
+
+def _worth_parsing(rules: list[type[Rule]] | None, search: TokenSearch | None) -> bool:
+    """Whether some rule left wants the syntax stage's parse (``Rule.parse_for``): the others
+    leave a file that spells none of their words to the index stage."""
+    return search is None or not rules or any(
+        not rule.parse_for or search.any(rule.parse_for) for rule in rules
+    )
 
 
 def _reads(rules: list[type[Rule]] | None, collector: FactCollector) -> bool:
