@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import ast
-import re
 
 import sampler_lint.analysis.lazy_libcst as cst
 from sampler_lint.analysis.imports import dotted_name
@@ -12,7 +11,7 @@ from sampler_lint.analysis.loader_facts import is_loader_constructor
 from sampler_lint.analysis.matching import single_assignment
 from sampler_lint.analysis.syntax_summary import SyntaxSummary, is_constant
 from sampler_lint.analysis.text_shapes import (
-    COMMENT,
+    LOADER_CALL,
     CallText,
     calls_in,
     is_literal,
@@ -28,8 +27,6 @@ _POSITIONS = {
     "worker_init_fn": 10,
 }
 _NAMES = sorted(_POSITIONS, key=_POSITIONS.__getitem__)
-# A call of a name ending `DataLoader` (`is_loader_constructor`), up to its `(`.
-_LOADER_CALL = re.compile(rf"DataLoader(?:[\s\\]|{COMMENT})*\(")
 
 
 class DataLoaderSamplerConflict(Rule):
@@ -46,7 +43,7 @@ class DataLoaderSamplerConflict(Rule):
 
     @classmethod
     def may_match_text(cls, text: str) -> bool:
-        calls = calls_in(text, _LOADER_CALL)
+        calls = calls_in(text, LOADER_CALL)
         return any(call is None or _may_conflict_text(call) for call in calls)
 
     @classmethod

@@ -14,7 +14,7 @@ from sampler_lint.analysis.loader_facts import is_loader_constructor
 from sampler_lint.analysis.matching import get_arg, int_value, is_literal, is_repeatable
 from sampler_lint.analysis.sampler_family import CLASS_FACTS, shards_by_rank
 from sampler_lint.analysis.syntax_summary import SyntaxSummary, argument, per_tree
-from sampler_lint.analysis.text_shapes import names_a_word
+from sampler_lint.analysis.text_shapes import LOADER_CALL, calls_in, names_a_word
 from sampler_lint.rule import Applicability, Example, Fix, Rule, Severity
 
 # DataLoader(dataset, batch_size, shuffle, sampler, batch_sampler, ...)
@@ -40,8 +40,13 @@ class DoubleShardedLoader(Rule):
     def may_match_text(cls, text: str) -> bool:
         # The syntax stage wants `prepare` or `prepare_data_loader` called or imported: a whole
         # word, not the `prepare_data` hook of every Lightning module (Lightning: 19 files pass
-        # the tokens, 6 the word).
-        return names_a_word(text, _PREPARE_METHODS)
+        # the tokens, 6 the word); and a loader given a sampler by keyword (`sampler=`,
+        # `batch_sampler=`) or fourth by position or later (diffusers' training scripts prepare
+        # loaders built with `shuffle=True`: 92 passed the word, 17 parsed for this alone).
+        return names_a_word(text, _PREPARE_METHODS) and any(
+            call is None or len(call.positional) > _SAMPLER or "sampler" in call.arguments
+            for call in calls_in(text, LOADER_CALL)
+        )
 
     @classmethod
     def may_match(cls, summary: SyntaxSummary) -> bool:

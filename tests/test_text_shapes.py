@@ -103,6 +103,23 @@ KEPT = {
         "from torch.utils.data import DataLoader, DistributedSampler\n"
         "loader = shard(DataLoader(ds, sampler=DistributedSampler(ds)), 0, 2)\n",
     ),
+    "SL504 sampler fourth by position, in brackets": (
+        "SL504",
+        "from accelerate import Accelerator\n"
+        "from torch.utils.data import DataLoader, DistributedSampler\n"
+        "accelerator = Accelerator()\n"
+        "loader = (DataLoader)(ds, 8, False, DistributedSampler(ds))\n"
+        "prepared = accelerator.prepare(loader)\n",
+    ),
+    "SL504 batch sampler built from a sampler, after a comment": (
+        "SL504",
+        "from accelerate import Accelerator\n"
+        "from torch.utils.data import BatchSampler, DataLoader, DistributedSampler\n"
+        "accelerator = Accelerator()\n"
+        "loader = (DataLoader  # the training loader (\n"
+        "    (ds, batch_sampler=BatchSampler(DistributedSampler(ds), 8, False)))\n"
+        "prepared = accelerator.prepare(loader)\n",
+    ),
     "SL503 shuffle third by position": (
         "SL503",
         "from torch.utils.data import DataLoader\n"
@@ -174,6 +191,15 @@ REJECTED = {
         "class Data:\n    def prepare_data(self):\n        download()\n"
         "    def train_dataloader(self):\n"
         "        return DataLoader(ds, sampler=DistributedSampler(ds))\n",
+    ),
+    "SL504 loaders given no sampler": (
+        "SL504",
+        "from accelerate import Accelerator\n"
+        "from torch.utils.data import DataLoader, DistributedSampler\n"
+        "accelerator = Accelerator()\n"
+        "sampler = DistributedSampler(ds)\n"
+        "loader = DataLoader(ds, batch_size=8, shuffle=True, collate_fn=collate)\n"
+        "loader = accelerator.prepare(model, loader, DataLoader(ds, 8, False))\n",
     ),
     "SL503 sampler without shuffle": (
         "SL503",
@@ -249,6 +275,7 @@ def test_calls_read_strings_brackets_and_keywords() -> None:
 _VALUES = st.sampled_from([
     "True", "False", "None", "8", "s", "make(a, b)", "(True)", "'x, y'", "[1, 2]", "f'{a}'",
     "lambda a, b: a", "{'k': (1, 2)}", "a == b", "lambda a=1: a", "(x := 1)",
+    "DistributedSampler(ds)",
 ])
 _KEYWORDS = st.sampled_from(["shuffle", "sampler", "batch_sampler", "batch_size", "drop_last",
                              "pin_memory", "num_workers"])
@@ -271,6 +298,15 @@ def _loader_calls(draw: st.DrawFn) -> str:
 @given(_loader_calls())
 def test_sl503_shape_is_no_narrower_than_its_syntax_filter(text: str) -> None:
     rule = rules_by_code()["SL503"]
+    if rule.may_match(SyntaxSummary(ast.parse(text))):
+        assert rule.may_match_text(text)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_loader_calls())
+def test_sl504_shape_is_no_narrower_than_its_syntax_filter(call: str) -> None:
+    rule = rules_by_code()["SL504"]
+    text = call + "prepared = accelerator.prepare(loader)\n"
     if rule.may_match(SyntaxSummary(ast.parse(text))):
         assert rule.may_match_text(text)
 

@@ -130,6 +130,9 @@ def _keyword_before(text: str, backwards: str, at: int) -> bool:
 # before failing (dgl's banner `############# DistDataLoader #############` held the survey
 # for good).
 COMMENT = r"#[^\r\n]*(?![^\r\n])"
+#: A call of a name ending `DataLoader` (``loader_facts.is_loader_constructor``), up to its `(`:
+#: blanks, line continuations, comments or closing brackets (`(DataLoader)(...)`) between.
+LOADER_CALL = re.compile(rf"DataLoader(?:[\s)\\]|{COMMENT})*\(")
 # Between tokens of one expression: spaces, line continuations, comments, and opening brackets
 # (a constant may be written `(True)`).
 _GAP = rf"(?:[\s(\\]|{COMMENT})*"
