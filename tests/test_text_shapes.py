@@ -444,3 +444,28 @@ def test_rules_and_collectors_search_each_token_once() -> None:
     admitted = [c.name for c in Collectors.for_rules(rules).collectors if c.admits(text, search)]
     assert "SL503" in {rule.code for rule in kept} and "dataset loaders" in admitted
     assert len(text.searched) == len(set(text.searched)) > 20
+
+
+_LETTERS = st.text(alphabet="ab_", max_size=4)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet="ab_\n", max_size=30), st.lists(st.lists(_LETTERS, max_size=4), max_size=6))
+def test_token_search_answers_as_a_plain_search(text: str, groups: list[list[str]]) -> None:
+    """What one text holds is what ``in`` says, whatever was asked before: a token inside a
+    longer one, asked first or after it, answered from memory or not."""
+    search = TokenSearch(text)
+    for group in groups:
+        assert search.any(group) == any(token in text for token in group)
+        for token in group:
+            assert search.holds(token) == (token in text)
+
+
+def test_a_token_inside_a_missing_one_is_not_searched_for() -> None:
+    """No ``sampler`` in the text: no scan for ``batch_sampler``."""
+    text = _CountingText("import torch\n")
+    text.searched = []
+    search = TokenSearch(text)
+    assert not search.holds("sampler") and not search.holds("batch_sampler")
+    assert not search.any(["use_distributed_sampler", "sampler"])
+    assert text.searched == ["sampler"]
