@@ -299,8 +299,9 @@ class Rule:
     #: when every rule left after the text pre-filter does).
     has_syntax_filter: ClassVar[bool] = False
     #: Words without which the syntax stage is not worth an ``ast`` parse for this rule (empty:
-    #: it always is). A file that spells none of them is not parsed for the rule: its index
-    #: stage judges it from the text (:meth:`may_match_index` without hints). For a rule that,
+    #: it always is). A project file that spells none of them is not parsed for the rule: its
+    #: index stage judges it from the text (:meth:`may_match_index` without hints; a file with
+    #: no index stage to come, such as a run over a few named files, is parsed). For a rule that,
     #: in such a file, can only match what the index shows (SL301: a project subclass of
     #: DistributedSampler, whatever its name), so that the parse would narrow little. A file
     #: parsed anyway, for another rule, still has this rule's syntax stage.

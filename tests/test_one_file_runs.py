@@ -139,3 +139,18 @@ def test_a_file_that_reads_the_index_surveys_the_project(tmp_path: Path) -> None
     result = _run(root, "train.py")
     assert not isinstance(result.project, runner._LazyProject)
     assert len(result.project) == len(list(root.rglob("*.py")))
+
+
+def test_a_file_the_seed_rules_drop_by_its_syntax_does_not_survey_the_project(
+    tmp_path: Path,
+) -> None:
+    """SL301 and SL302 leave a project file that names no distributed sampler to their index
+    stage unparsed (``Rule.parse_for``); a file named alone is parsed for them first, as
+    before: one that builds no sampler at all keeps neither, and the project is not read."""
+    root = _project(tmp_path)
+    (root / "describe.py").write_text(
+        "def describe(loader):\n    return type(loader.sampler).__name__\n"
+    )
+    result = _run(root, "describe.py")
+    assert isinstance(result.project, runner._LazyProject)
+    assert result.project._files is None  # never walked

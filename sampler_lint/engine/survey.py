@@ -114,7 +114,10 @@ def survey_source(
         rules and lint is not None and lint.use_prefilter
         and all(rule.has_syntax_filter for rule in rules)
     )
-    if not wanted and not (syntax_stage and _worth_parsing(rules, search)):
+    # A file outside the project index (or a run without one: a few named files whose
+    # pre-survey decides whether the project is read at all) has no index stage to defer to.
+    worth_parsing = fact_path is None or _worth_parsing(rules, search)
+    if not wanted and not (syntax_stage and worth_parsing):
         # Nothing parses this file now; project questions read it later only if still open.
         return Survey(EMPTY_FACTS, "", _codes(rules), has_noqa, _names(questions))
     try:
