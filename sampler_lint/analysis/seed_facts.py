@@ -257,7 +257,6 @@ def collect_named_constructions(tree: ast.Module, path: str) -> dict[str, list[A
     }
 
 
-# Every name of loader_calls.DISTRIBUTED_SAMPLERS holds one of these.
 #: The words of a file that may build a distributed sampler by name (the third-party ones of
 #: ``loader_calls.DISTRIBUTED_SAMPLERS`` spell "DistributedSampler" too). A file without them
 #: can only build a project subclass: ``sampler_family.calls_project_subclass`` judges that
