@@ -27,6 +27,7 @@ from sampler_lint.analysis.frameworks import (
 )
 from sampler_lint.analysis.imports import dotted_name
 from sampler_lint.analysis.index import ProjectIndex
+from sampler_lint.analysis.loader_facts import is_package_init
 from sampler_lint.analysis.sampler_family import (
     CLASS_FACT_WORDS,
     CLASS_FACTS,
@@ -386,7 +387,7 @@ def _import_edit(context: FileContext, base: cst.Name) -> list[Replacement] | No
 
 
 def _may_reexport(context: FileContext) -> bool:
-    return context.path.name == "__init__.py" or any(
+    return is_package_init(context.path) or any(
         target == "__all__" and "Sampler" in context.code_for(value)
         for target, value in _module_assignments(context.module)
     )

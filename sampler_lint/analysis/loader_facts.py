@@ -111,6 +111,11 @@ def file_key(path: str) -> str:
     return key
 
 
+def is_package_init(path: str | os.PathLike[str]) -> bool:
+    """Whether the file is a package's ``__init__.py`` (it re-exports what it imports)."""
+    return os.path.basename(path) == "__init__.py"
+
+
 def forget_file_keys() -> None:
     """Forget the resolved paths: a run starts with this, as a link may change between two runs
     of one process (an editor's server)."""
@@ -148,8 +153,8 @@ class _FactCollector:
     def collect(self) -> None:
         nodes = self.summary.nodes
         self.imported, self.aliases = _imports(self.summary, self.path)
+        self.defined.update(node.name for node in _definitions(self.summary))
         for definition in nodes(ast.ClassDef):
-            self.defined.add(definition.name)
             bases = tuple(
                 name.rsplit(".", 1)[-1]
                 for name in map(dotted_expression, definition.bases) if name
@@ -157,7 +162,6 @@ class _FactCollector:
             self.classes.append((definition.name, self.path, bases))
         functions: list[_Function] = [*nodes(ast.FunctionDef), *nodes(ast.AsyncFunctionDef)]
         for function in functions:
-            self.defined.add(function.name)
             if isinstance(self.summary.parent(function), ast.Module):
                 self.epoch_users.extend(
                     (function.name, self.path, name, position, use)
@@ -660,14 +664,22 @@ def collect_package_names(tree: ast.Module, path: str) -> dict[str, list[Any]]:
     a package whose ``__init__.py`` names no loader: ``from .qm9 import QM9DataModule`` there
     is how `from pkg.data import QM9DataModule` reaches the class (NVIDIA's SE3Transformer)."""
     key = file_key(path)
-    if not key.endswith("/__init__.py") and key != "__init__.py":
+    if not is_package_init(key):
         return {FACT_PACKAGE_NAMES: []}
     summary = SyntaxSummary.of(tree)
-    defined = {node.name for node in summary.nodes(ast.ClassDef)}
-    defined.update(node.name for node in summary.nodes(ast.FunctionDef))
-    defined.update(node.name for node in summary.nodes(ast.AsyncFunctionDef))
+    defined = {node.name for node in _definitions(summary)}
     imported, _ = _imports(summary, key)
     return {FACT_PACKAGE_NAMES: [(key, tuple(sorted(defined)), tuple(sorted(imported)))]}
+
+
+def _definitions(
+    summary: SyntaxSummary,
+) -> list[ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef]:
+    """Every class and function the file defines, at any depth (``FACT_NAMES``' defined names)."""
+    return [
+        *summary.nodes(ast.ClassDef), *summary.nodes(ast.FunctionDef),
+        *summary.nodes(ast.AsyncFunctionDef),
+    ]
 
 
 def set_epoch_receivers(index: ProjectIndex) -> set[str]:

@@ -44,6 +44,7 @@ from sampler_lint.analysis.loader_facts import (
     gives,
     is_call_receiver,
     is_loader_constructor,
+    is_package_init,
     loader_origin,
     merge_origins,
     method_owner,
@@ -704,7 +705,7 @@ class _Names:
     def _row(self, path: str) -> tuple[frozenset[str], frozenset[tuple[str, str]]] | None:
         if path not in self._by_file:
             rows = facts_in_file(self._index, FACT_NAMES, path, 0)
-            if not rows and (path.endswith("/__init__.py") or path == "__init__.py"):
+            if not rows and is_package_init(path):
                 # A package that names no loader may still re-export what the question follows.
                 rows = facts_in_file(self._index, FACT_PACKAGE_NAMES, path, 0)
             self._by_file[path] = (

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import sampler_lint.analysis.lazy_libcst as cst
 from sampler_lint.analysis.index import EMPTY_INDEX, ProjectIndex
+from sampler_lint.analysis.loader_facts import is_package_init
 from sampler_lint.analysis.positions import positions_around, positions_of
 from sampler_lint.analysis.syntax_summary import summarize
 from sampler_lint.analysis.text_shapes import TokenSearch
@@ -180,7 +181,7 @@ def _apply_fixes(module: cst.Module, fixes: Sequence[Fix], path: Path) -> cst.Mo
     # fix pays for it, not the start-up of every run.
     from sampler_lint.engine.fixes import apply_fixes
 
-    return apply_fixes(module, fixes, package_init=_is_package_init(path))
+    return apply_fixes(module, fixes, package_init=is_package_init(path))
 
 
 def _dependencies(rule: type[Rule]) -> set[Any]:
@@ -251,11 +252,6 @@ def _frame(lines: list[str], first: int, last: int) -> dict[str, Any]:
     start = max(1, first - 1)
     end = min(last, start + FRAME_LINES - 1)
     return {"frame": tuple(lines[start - 1 : end]), "frame_start": start}
-
-
-def _is_package_init(path: Path | str) -> bool:
-    """A package's ``__init__.py`` re-exports what it imports: fixes keep its imports."""
-    return Path(path).name == "__init__.py"
 
 
 def _risk(rule: type[Rule], fix: Fix) -> str:
