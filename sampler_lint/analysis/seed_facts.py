@@ -24,6 +24,7 @@ from sampler_lint.analysis.index import (
     dotted_expression,
     facts_in_file,
     import_aliases,
+    imported_module,
     statements,
 )
 from sampler_lint.analysis.loader_calls import distributed_sampler_calls, may_shuffle
@@ -372,7 +373,7 @@ def imported_modules(tree: ast.Module) -> set[str]:
                 found.add(alias.name)
                 found.add(alias.name if alias.asname else alias.name.split(".")[0])
         elif isinstance(node, ast.ImportFrom):
-            module = "." * node.level + (node.module or "")
+            module = imported_module(node)
             found.add(module)
             for alias in node.names:
                 if alias.name == "*":
