@@ -30,6 +30,7 @@ from sampler_lint.analysis.seed_facts import (
     import_stems,
     imported_modules,
     may_fix_the_seed,
+    parameter_names,
     seed_keys,
 )
 from sampler_lint.analysis.seeds import (
@@ -94,7 +95,7 @@ def _may_be_factory(summary: SyntaxSummary, call: ast.Call) -> bool:
         return False
     if isinstance(dataset, ast.Subscript):
         dataset = dataset.value
-    if dotted_expression(dataset) in _parameter_names(function):
+    if dotted_expression(dataset) in parameter_names(function):
         return True
     if not isinstance(dataset, ast.Name):
         return False
@@ -107,7 +108,7 @@ def _held_namespaces(summary: SyntaxSummary, ancestors: list[ast.AST]) -> set[st
     held: set[str] = set()
     for function in ancestors:
         if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            held.update(_parameter_names(function))
+            held.update(parameter_names(function))
             held.update(_bound_names(summary, function)[0])
     return held - {"self", "cls"}
 
@@ -134,9 +135,6 @@ def _bound_names(
     return found
 
 
-def _parameter_names(function: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
-    arguments = function.args
-    return {a.arg for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs)}
 
 
 class HardcodedSamplerSeed(Rule):

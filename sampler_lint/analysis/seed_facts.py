@@ -221,14 +221,18 @@ def _seed_methods(summary: SyntaxSummary, path: str) -> set[tuple[str, str, str]
     return found
 
 
+def parameter_names(function: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
+    """The names a function's parameters bind (``*args`` and ``**kwargs`` aside)."""
+    arguments = function.args
+    return {a.arg for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs)}
+
+
 def _inits(summary: SyntaxSummary, path: str) -> list[InitSignature]:
     found = []
     for klass in summary.nodes(ast.ClassDef):
         for item in klass.body:
             if isinstance(item, ast.FunctionDef) and item.name == "__init__":
-                args = item.args
-                names = {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)}
-                takes = "seed" in names or args.kwarg is not None
+                takes = "seed" in parameter_names(item) or item.args.kwarg is not None
                 found.append(InitSignature(klass.name, file_key(path), takes))
     return found
 
