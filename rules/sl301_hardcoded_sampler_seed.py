@@ -135,8 +135,6 @@ def _bound_names(
     return found
 
 
-
-
 class HardcodedSamplerSeed(Rule):
     code = "SL301"
     name = "hardcoded-sampler-seed"
