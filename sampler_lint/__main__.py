@@ -1,4 +1,4 @@
-from sampler_lint.cli import console_main
+from sampler_lint.console import main
 
 if __name__ == "__main__":
-    console_main()
+    main()

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import click
 
 from sampler_lint import __version__
-from sampler_lint.engine import registry
+from sampler_lint.engine import registry, replay
 from sampler_lint.engine.config import ConfigError, ConfigResolver, RawSettings, Settings, resolve
 from sampler_lint.engine.findings import Finding
 from sampler_lint.engine.runner import (
@@ -367,11 +367,18 @@ def check(paths: tuple[Path, ...], **params: Any) -> None:
     if Path("-") in paths:
         _fail("`-` (standard input) cannot be combined with other paths")
     targets = list(paths) or [Path(".")]
+    if _replayable(params, outputs):
+        _allow_replay(params)
     surveyed = time.perf_counter()
     try:
         result = run(targets, resolver, options, progress=None if _QUIET else _progress())
     except ConfigError as error:
         _fail(str(error))
+    if options.fix:
+        from sampler_lint.engine.writer import files_written
+
+        if files_written():
+            replay.spoil()  # the next run reads what this one wrote
     if params["verbose"]:
         _verbose_report(resolver, result, surveyed - started, time.perf_counter() - surveyed)
     if params["cache_dir"] is not None and not params["no_cache"]:
@@ -651,6 +658,31 @@ def _emit(findings: list[Finding], context: ReportContext, fmt: str, output: Pat
     click.echo(reporter(findings, context, _COLOR), nl=False, color=_COLOR)
 
 
+def _replayable(params: dict[str, Any], outputs: list[tuple[str, Path | None]]) -> bool:
+    """Whether this run's output may be replayed when nothing it read has changed
+    (:mod:`sampler_lint.engine.replay`): it writes nothing but its output (a `--fix` that
+    rewrites a file is turned away after the run), reads neither standard input nor git,
+    prints no timings, and runs no plugin (whose reads are not followed)."""
+    return not (
+        params["add_noqa"] or params["write_baseline"] or params["no_cache"] or params["since"]
+        or params["verbose"]
+        or any(output is not None for _, output in outputs)
+        or registry.has_plugins()
+    )
+
+
+def _allow_replay(params: dict[str, Any]) -> None:
+    from sampler_lint.engine.cache import DIRECTORY
+    from sampler_lint.engine.config import CONFIG_FILES
+    from sampler_lint.engine.discovery import LOOKED_FOR_ABOVE
+
+    replay.allow(
+        looked_for=(*CONFIG_FILES, *LOOKED_FOR_ABOVE),
+        skip=(str(params["cache_dir"]),) if params["cache_dir"] is not None else (),
+        skip_names=(DIRECTORY,),
+    )
+
+
 def _progress() -> Any:
     if not sys.stderr.isatty():
         return None
@@ -746,7 +778,8 @@ def rule(selector: str | None, show_all: bool, output_format: str) -> None:
 @main.command()
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
 def clean(paths: tuple[Path, ...]) -> None:
-    """Remove the caches (`.sampler_lint_cache` folders) under PATHS (default: here)."""
+    """Remove the caches (`.sampler_lint_cache` folders) under PATHS (default: here), and the
+    recorded runs that an unchanged `check` replays."""
     import shutil
 
     from sampler_lint.engine.cache import DIRECTORY
@@ -760,7 +793,10 @@ def clean(paths: tuple[Path, ...]) -> None:
                 click.echo(f"Removed {target}", err=True)
                 removed += 1
             dirs[:] = [d for d in dirs if d not in (DIRECTORY, ".git")]
-    if not removed:
+    forgotten = replay.forget()
+    if forgotten:
+        click.echo(f"Removed {forgotten} recorded run(s)", err=True)
+    if not removed and not forgotten:
         click.echo("No cache found.", err=True)
 
 

@@ -29,6 +29,6 @@ def _cache_key(tmp_path_factory: pytest.TempPathFactory) -> None:
     the tests (subprocesses inherit it through the environment)."""
     import os
 
-    from sampler_lint.engine.cache import KEY_ENVIRONMENT
+    from sampler_lint.engine.replay import KEY_ENVIRONMENT
 
     os.environ.setdefault(KEY_ENVIRONMENT, str(tmp_path_factory.mktemp("key") / "cache-key"))

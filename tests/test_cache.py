@@ -12,6 +12,7 @@ from click.testing import CliRunner
 
 from sampler_lint.cli import main
 from sampler_lint.engine import cache as cache_module
+from sampler_lint.engine import replay
 
 BUGGY = "def f(x, world_size, rank):\n    return x.split(x.size(0) // world_size)[rank]\n"
 
@@ -260,7 +261,7 @@ def test_a_forged_cache_cannot_hide_findings(repo: Path) -> None:
     body = marshal.dumps(forged)
     other_key = b"k" * 32  # someone else's secret: the MAC is well formed but not ours
     (directory / "results.marshal").write_bytes(
-        cache_module._header() + cache_module._mac(other_key, body) + body
+        cache_module._header() + cache_module.mac(other_key, body) + body
     )
     code, out, parsed = _parses(repo, ".")
     assert code == 1 and "SL101" in out and parsed == 1
@@ -286,7 +287,7 @@ def test_entries_of_the_wrong_shape_are_misses(repo: Path) -> None:
     for number, key_name in enumerate(entries):
         entries[key_name] = odd[number % len(odd)]
     body = marshal.dumps(entries)
-    path.write_bytes(cache_module._header() + cache_module._mac(key, body) + body)
+    path.write_bytes(cache_module._header() + cache_module.mac(key, body) + body)
     code, out, parsed = _parses(repo, ".")
     assert code == 1 and "SL101" in out and parsed == 1
 
@@ -306,7 +307,7 @@ def test_values_round_trip_through_plain_data() -> None:
 def test_without_a_key_the_run_is_uncached(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     blocker = repo / "not-a-folder"
     blocker.write_text("")
-    monkeypatch.setenv(cache_module.KEY_ENVIRONMENT, str(blocker / "cache-key"))
+    monkeypatch.setenv(replay.KEY_ENVIRONMENT, str(blocker / "cache-key"))
     code, out, parsed = _parses(repo, ".")
     assert code == 1 and "SL101" in out and parsed == 1
     assert not (repo / ".sampler_lint_cache" / "results.marshal").exists()

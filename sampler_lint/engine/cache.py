@@ -41,18 +41,18 @@ from pathlib import Path
 from typing import Any
 
 from sampler_lint import __version__
+from sampler_lint.engine import replay
 from sampler_lint.engine.findings import FileResult, Finding
 from sampler_lint.engine.registry import code_stamp
+from sampler_lint.engine.replay import MAC_SIZE, mac
 
 DIRECTORY = ".sampler_lint_cache"
 _MAGIC = b"sampler-lint-cache 2\n"
-_MAC_SIZE = 32
 _SUFFIX = ".marshal"
 # The format version of ``marshal`` (4: no code objects are ever written).
 _MARSHAL_VERSION = 4
 # A cache that grows without bound slows every run: keep this many entries per kind.
 MAX_ENTRIES = 200_000
-KEY_ENVIRONMENT = "SAMPLER_LINT_CACHE_KEY"  # a path: where the secret lives (tests, shared CI)
 
 
 def _header() -> bytes:
@@ -74,11 +74,7 @@ def digest(*parts: bytes | str) -> str:
 
 
 def key_path() -> Path:
-    configured = os.environ.get(KEY_ENVIRONMENT)
-    if configured:
-        return Path(configured)
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "sampler-lint" / "cache-key"
+    return Path(replay.key_path())
 
 
 _KEYS: dict[Path, bytes | None] = {}
@@ -112,10 +108,6 @@ def secret_key() -> bytes | None:
         key = None  # truncated or tampered with: do not authenticate with it
     _KEYS[path] = key
     return key
-
-
-def _mac(key: bytes, payload: bytes) -> bytes:
-    return hashlib.blake2b(payload, key=key[:64], digest_size=_MAC_SIZE).digest()
 
 
 # ------------------------------------------------------------------------------------------------
@@ -282,11 +274,11 @@ class Cache:
         except OSError:
             return {}
         header = _header()
-        start = len(header) + _MAC_SIZE
+        start = len(header) + MAC_SIZE
         if not data.startswith(header) or len(data) < start:
             return {}
         payload = data[start:]
-        if not hmac.compare_digest(data[len(header):start], _mac(self.key, payload)):
+        if not hmac.compare_digest(data[len(header):start], mac(self.key, payload)):
             return {}  # not written by this user's sampler-lint: never unmarshalled
         # Hundreds of thousands of tuples at once would trigger the garbage collector over and
         # over (four fifths of the load time), and none of them can be garbage.
@@ -341,7 +333,7 @@ class Cache:
             descriptor, temporary = tempfile.mkstemp(dir=self.directory, suffix=".tmp")
             with os.fdopen(descriptor, "wb") as handle:
                 handle.write(_header())
-                handle.write(_mac(self.key, payload))
+                handle.write(mac(self.key, payload))
                 handle.write(payload)
             os.replace(temporary, self.path)
         except OSError as error:

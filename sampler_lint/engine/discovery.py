@@ -19,9 +19,14 @@ from typing import Any
 import pathspec
 
 from sampler_lint.analysis.index import RealPaths
+from sampler_lint.engine import replay
 from sampler_lint.engine.config import ConfigError, ConfigResolver
 
 SOURCE_SUFFIXES = (".py", ".pyi")
+# What a run looks for in the folders above those it lists, besides configuration files: the git
+# root and its ignore files, and the ``__init__.py`` of a package the project sits in
+# (:mod:`sampler_lint.engine.replay` keeps whether each is there).
+LOOKED_FOR_ABOVE = (".git", ".gitignore", "__init__.py")
 
 
 def project_root(paths: list[Path]) -> Path:
@@ -200,6 +205,7 @@ class _GitIgnores:
     def with_file(self, base: Path, ignore_file: Path) -> _GitIgnores:
         """These ignores and the patterns of ``ignore_file``, relative to ``base``."""
         if not os.path.isfile(ignore_file):
+            replay.note_input(str(ignore_file))  # made later, it changes what is linted
             return self
         try:
             lines = ignore_file.read_text(encoding="utf-8", errors="replace").splitlines()
@@ -267,6 +273,7 @@ def _git_dir(root: Path) -> Path:
 def global_excludes_file(root: Path) -> Path | None:
     """git's global excludes file: ``core.excludesFile``, by default
     ``$XDG_CONFIG_HOME/git/ignore`` (``~/.config/git/ignore``)."""
+    _note_git_configuration(root)
     try:
         process = subprocess.run(
             ["git", "config", "--path", "--get", "core.excludesFile"],
@@ -281,6 +288,20 @@ def global_excludes_file(root: Path) -> Path | None:
         os.path.expanduser("~"), ".config"
     )
     return Path(config_home) / "git" / "ignore"
+
+
+def _note_git_configuration(root: Path) -> None:
+    """The files ``git config`` reads (system, global, repository), for a replay to watch: this
+    process does not open them itself."""
+    home = os.path.expanduser("~")
+    config_home = os.environ.get("XDG_CONFIG_HOME") or os.path.join(home, ".config")
+    git_dir = _git_dir(root)
+    for path in (
+        "/etc/gitconfig", os.path.join(home, ".gitconfig"),
+        os.path.join(config_home, "git", "config"),
+        git_dir / "config", git_dir / "config.worktree",
+    ):
+        replay.note_input(str(path))
 
 
 def _ignores_above(directory: Path) -> _GitIgnores:

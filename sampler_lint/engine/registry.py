@@ -104,6 +104,13 @@ def all_rules() -> tuple[type[Rule], ...]:
     return tuple(sorted(rules.values(), key=lambda r: r.code))
 
 
+def has_plugins() -> bool:
+    """Whether a rule comes from a plugin rather than this package."""
+    return any(
+        not rule.__module__.startswith(("rules.", "sampler_lint.")) for rule in all_rules()
+    )
+
+
 def _plugin_entry_points() -> list[Any]:
     """The entry points of :data:`ENTRY_POINT_GROUP`. Importing ``importlib.metadata`` costs
     about 25 ms (it brings the ``email`` package) and asking it reads every installed

@@ -7,6 +7,8 @@ import time
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 
+from sampler_lint.engine import replay
+
 SHOW_AFTER_SECONDS = 1.0
 
 
@@ -28,6 +30,7 @@ class TerminalProgress:
                 TimeElapsedColumn(), console=Console(stderr=True), transient=True,
             )
             self.progress.start()
+            replay.spoil()  # a bar drawn over the output: such a run is not replayed
             self.task = self.progress.add_task(doing, total=total)  # type: ignore[assignment]
         assert self.task is not None
         # The total grows once: the survey of every file, then the files some rule wants.

@@ -1,0 +1,443 @@
+"""Replaying an unchanged run: ``sampler-lint check`` run again, in the same place, with the same
+arguments and environment, over files none of which changed, prints what it printed last time
+and exits as it did, without importing the linter.
+
+A warm run over a cache still imports the engine and walks the tree (about a quarter of a second
+on a 600-file project, half of it imports); a replay stats what the last run read and is done in
+a few hundredths. Only what can be proven unchanged is replayed:
+
+- The recording names every input of the run: each file and folder the process read or listed
+  (an audit hook sees them: ``open``, ``os.scandir``, ``os.listdir``), the folders above each of
+  them and above the working folder and the arguments (a configuration file created there
+  changes the folder), the tool's own code, and the paths :func:`note_input` adds (what a
+  subprocess reads: git's configuration). Each is kept with its ``stat``: modification and change
+  times in nanoseconds, size, inode, device. Any difference, or a path that appeared or went,
+  and the run is made again.
+- A run is recorded only when the cli says it may be (:func:`allow`: ``check`` with the cache on,
+  nothing written but its output, no ``--since``/``-v``/``--output-file``/fixing/standard input,
+  no plugins), when it ended with an exit code (not a crash), started no subprocess other than
+  git's configuration query, drew no progress bar, and wrote nothing but through
+  ``sys.stdout``/``sys.stderr``. An input changed during the run (its change time is not clearly
+  before the run started) is never recorded: "racily clean", as git calls it.
+- The key names the working folder, the arguments, the environment (every variable but
+  ``OLDPWD``), the interpreter and whether each standard stream is a terminal and its size.
+- Recordings live beside the cache key, outside any checkout, and carry the same keyed MAC as
+  the cache (:mod:`sampler_lint.engine.cache`): a file this user's sampler-lint did not write is
+  ignored. They are ``marshal`` data of plain values, never code.
+
+This module imports nothing of the package: the console script (:mod:`sampler_lint.console`)
+asks it first.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import hmac
+import marshal
+import os
+import sys
+import time
+from typing import Any
+
+KEY_ENVIRONMENT = "SAMPLER_LINT_CACHE_KEY"  # a path: where the secret lives (tests, shared CI)
+_FORMAT = "sampler-lint replay 1"
+MAC_SIZE = 32
+_MARSHAL_VERSION = 4  # no code objects
+_KEEP = 64  # recordings kept per user (the oldest go first)
+# Change times this close to the run's start may be those of a change made during it: Linux
+# stamps files from a clock that may lag by a few milliseconds; a file system that keeps whole
+# seconds (FAT: two) truncates further.
+_FINE_SLACK_NS = 50_000_000
+_COARSE_SLACK_NS = 2_000_000_000
+# Options that write something besides the output, read standard input or git, or print timings:
+# such a run is never recorded (the cli decides for good; this only spares the audit hook). A
+# `--fix` run is recorded when it fixed nothing (what it rewrites changed during the run anyway).
+_NEVER = (
+    "--add-noqa", "--write-baseline", "--output-file", "-o", "--since", "--verbose", "-v",
+    "--no-cache", "--stdin-filename", "--show-files", "--show-settings", "-", "--help", "-h",
+)
+
+
+def key_path() -> str:
+    """Where this user's cache key lives (``$XDG_CACHE_HOME/sampler-lint/cache-key``)."""
+    configured = os.environ.get(KEY_ENVIRONMENT)
+    if configured:
+        return configured
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "sampler-lint", "cache-key")
+
+
+def mac(key: bytes, payload: bytes) -> bytes:
+    """The keyed MAC of cache files and recordings."""
+    return hashlib.blake2b(payload, key=key[:64], digest_size=MAC_SIZE).digest()
+
+
+def _read_key() -> bytes | None:
+    try:
+        with open(key_path(), "rb") as handle:
+            key = handle.read()
+    except OSError:
+        return None
+    return key if len(key) >= 16 else None
+
+
+# ------------------------------------------------------------------------------------------------
+# The key of a run and the state of its inputs
+
+
+def _stream_state(stream: Any) -> tuple[bool, tuple[int, int] | None]:
+    try:
+        if not stream.isatty():
+            return False, None
+        return True, tuple(os.get_terminal_size(stream.fileno()))  # type: ignore[return-value]
+    except (AttributeError, OSError, ValueError):
+        return False, None
+
+
+def run_key(argv: list[str]) -> str:
+    """What a recording is filed under: everything about the invocation that may change what it
+    prints."""
+    environment = sorted((k, v) for k, v in os.environ.items() if k != "OLDPWD")
+    parts = (
+        _FORMAT, os.getcwd(), argv, environment, sys.executable, sys.version, sys.flags,
+        sys.argv[0],
+        [_stream_state(stream) for stream in (sys.stdin, sys.stdout, sys.stderr)],
+    )
+    return hashlib.blake2b(repr(parts).encode("utf-8", "surrogatepass"), digest_size=20).hexdigest()
+
+
+def _state(path: str) -> tuple[int, ...] | None:
+    try:
+        found = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return (found.st_mtime_ns, found.st_ctime_ns, found.st_size, found.st_ino, found.st_dev)
+
+
+def _recording_path(key: str) -> str:
+    return os.path.join(os.path.dirname(key_path()), "replays", key + ".marshal")
+
+
+# ------------------------------------------------------------------------------------------------
+# Replaying
+
+
+def replayed(argv: list[str]) -> int | None:
+    """Print what the recorded run of this invocation printed and return its exit code; ``None``
+    when there is no recording, or any input changed (the run must be made)."""
+    key = _read_key()
+    if key is None:
+        return None
+    try:  # (the working folder may be gone: run_key asks for it)
+        with open(_recording_path(run_key(argv)), "rb") as handle:
+            data = handle.read()
+    except OSError:
+        return None
+    payload, tag = data[:-MAC_SIZE], data[-MAC_SIZE:]
+    if len(data) <= MAC_SIZE or not hmac.compare_digest(mac(key, payload), tag):
+        return None
+    try:  # only bytes this user's sampler-lint wrote reach marshal (the MAC above)
+        form, states, present, chunks, code = marshal.loads(payload)
+        if form != _FORMAT:
+            return None
+        if any(_state(path) != state for path, state in states):
+            return None
+        if any(_presence(path) != kind for path, kind in present):
+            return None
+    except (EOFError, ValueError, TypeError):
+        return None
+    try:
+        for where, text in chunks:
+            (sys.stderr if where == "e" else sys.stdout).write(text)
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except BrokenPipeError:  # `| head`: as the run itself ends then (click), quietly with 1
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
+    return int(code)
+
+
+# ------------------------------------------------------------------------------------------------
+# Recording
+
+
+class _Tee:
+    """A standard stream that keeps what is written to it, in order with the other one's."""
+
+    def __init__(self, stream: Any, where: str, recording: Recording) -> None:
+        self._stream = stream
+        self._where = where
+        self._recording = recording
+
+    def write(self, text: str) -> int:
+        if isinstance(text, str):
+            self._recording.chunks.append((self._where, text))
+        elif text:
+            self._recording.spoiled = True  # click probes a stream with b"": that writes nothing
+        try:
+            written: int = self._stream.write(text)
+        except BaseException:
+            if text:  # `| head` closed the pipe: the output is cut short
+                self._recording.spoiled = True
+            raise
+        return written
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except BaseException:
+            self._recording.spoiled = True  # what was written may not all have gone out
+            raise
+
+    def writelines(self, lines: Any) -> None:
+        for line in lines:
+            self.write(line)
+
+    @property
+    def buffer(self) -> Any:
+        # Bytes written past the text layer would not be kept.
+        self._recording.spoiled = True
+        return self._stream.buffer
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+class Recording:
+    def __init__(self) -> None:
+        self.started_ns = time.time_ns()
+        self.read: set[str] = set()
+        self.listed: set[str] = set()
+        self.noted: set[str] = set()
+        self.chunks: list[tuple[str, str]] = []
+        self.allowed = False
+        self.spoiled = False
+        self.skip: tuple[str, ...] = ()
+        self.looked_for: tuple[str, ...] = ()
+        self.skip_names: tuple[str, ...] = ()
+
+    def audit(self, event: str, args: tuple[Any, ...]) -> None:
+        if event == "open":
+            path, mode, flags = args
+            if isinstance(path, (str, bytes)) and _reads_only(mode, flags):
+                self.read.add(os.path.abspath(os.fsdecode(path)))
+        elif event in ("os.scandir", "os.listdir"):
+            path = args[0] if args else "."
+            if isinstance(path, (str, bytes)):
+                self.listed.add(os.path.abspath(os.fsdecode(path)))
+        elif event == "subprocess.Popen":
+            arguments = [os.fsdecode(a) for a in (args[1] or ()) if isinstance(a, (str, bytes))]
+            if arguments[:2] != ["git", "config"]:
+                self.spoiled = True  # what another program reads is not seen here
+        elif event in ("os.system", "os.exec", "os.posix_spawn", "os.spawn"):
+            self.spoiled = True
+
+
+def _reads_only(mode: Any, flags: Any) -> bool:
+    if isinstance(mode, str):
+        return not any(letter in mode for letter in "wax+")
+    if isinstance(flags, int):
+        return flags & (os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND) == 0
+    return False
+
+
+_RECORDING: Recording | None = None
+_HOOKED = False
+
+
+def allow(
+    looked_for: tuple[str, ...], skip: tuple[str, ...] = (), skip_names: tuple[str, ...] = ()
+) -> None:
+    """The cli's word that this run may be replayed. ``looked_for``: the names the run looks
+    for in the folders above what it reads (configuration files, ``.git``); ``skip``, and
+    folders named ``skip_names``: what is not an input (the cache, which every run rewrites).
+    No-op when nothing records."""
+    if _RECORDING is not None:
+        _RECORDING.allowed = True
+        _RECORDING.looked_for = looked_for
+        _RECORDING.skip = tuple(os.path.abspath(folder) for folder in skip)
+        _RECORDING.skip_names = skip_names
+
+
+def spoil() -> None:
+    """What this run printed must not be replayed (a progress bar drawn, a timing printed)."""
+    if _RECORDING is not None:
+        _RECORDING.spoiled = True
+
+
+def note_input(path: str) -> None:
+    """A path the run's outcome depends on that this process may not open itself (a file a
+    subprocess reads; a file looked for that may not exist)."""
+    if _RECORDING is not None:
+        _RECORDING.noted.add(os.path.abspath(path))
+
+
+def may_replay(argv: list[str]) -> bool:
+    """Whether ``sampler-lint ARGV`` may have a recording (the cli decides for good whether a
+    run is recorded; this only spares other commands the lookup and the audit hook)."""
+    return argv[:1] == ["check"] and not any(arg in _NEVER for arg in argv)
+
+
+def start() -> Recording:
+    """Record this run: its reads (an audit hook) and what it prints."""
+    global _RECORDING, _HOOKED
+    recording = _RECORDING = Recording()
+    if not _HOOKED:  # one hook per process: it cannot be removed, so it serves every recording
+        sys.addaudithook(_audit)
+        _HOOKED = True
+    sys.stdout = _Tee(sys.stdout, "o", recording)
+    sys.stderr = _Tee(sys.stderr, "e", recording)
+    return recording
+
+
+def _audit(event: str, args: tuple[Any, ...]) -> None:
+    recording = _RECORDING
+    if recording is not None:
+        recording.audit(event, args)
+
+
+def finish(recording: Recording, argv: list[str], code: object) -> None:
+    """The run ended with exit ``code``: keep the recording if the run allowed it, nothing
+    spoiled it and it ended by an exit code."""
+    _stop(recording)
+    if code is None:
+        code = 0
+    # Findings or none: an error (exit 2) or an interruption (130) is worth making again.
+    if recording.allowed and not recording.spoiled and isinstance(code, int) and code in (0, 1):
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        except (OSError, ValueError):
+            return
+        with contextlib.suppress(OSError):  # a recording is an optimisation, never an error
+            _save(recording, argv, code)
+
+
+def _stop(recording: Recording) -> None:
+    global _RECORDING
+    _RECORDING = None  # the hook stays (it cannot be removed) but does nothing now
+    for name in ("stdout", "stderr"):
+        stream = getattr(sys, name)
+        if isinstance(stream, _Tee):
+            setattr(sys, name, stream._stream)
+
+
+def _inputs(recording: Recording, argv: list[str]) -> tuple[set[str], set[str]]:
+    """The paths whose ``stat`` the recording keeps, and those whose presence it keeps."""
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # sampler_lint/
+    modules = {
+        os.path.abspath(location) for module in list(sys.modules.values())
+        if isinstance(location := getattr(module, "__file__", None), str)
+    }
+    # What the run read, apart from the code it imported (kept below, without the folders above).
+    seen = {path for path in recording.read if path not in modules and not path.endswith(".pyc")}
+    seen.discard(os.path.abspath(key_path()))  # another key fails the MAC: no need to watch it
+    seen |= recording.noted | {os.getcwd()}
+    seen.update(os.path.abspath(arg) for arg in argv[1:] if not arg.startswith("-"))
+    stats = seen | recording.listed | modules
+    for folder in recording.listed:
+        # Each file of a folder the run listed: workers read most of them, unseen by the hook.
+        try:
+            stats.update(entry.path for entry in os.scandir(folder) if not entry.is_dir())
+        except OSError:
+            continue
+    stats.add(os.path.dirname(package))  # an install or uninstall beside the tool changes it
+    for folder, folders, files in os.walk(package):
+        folders[:] = [name for name in folders if name != "__pycache__"]
+        stats.add(folder)
+        stats.update(os.path.join(folder, name) for name in files if name.endswith(".py"))
+    # Above what the run read, it only looked for configuration, a git root or a package: there
+    # the presence of those names matters, not every change of the folder (git's own files
+    # change the time of `.git` at each command; what the run read inside is kept above).
+    above: set[str] = set()
+    for path in seen | recording.listed:
+        parent = os.path.dirname(path)
+        while parent not in above:
+            above.add(parent)
+            parent, last = os.path.dirname(parent), parent
+            if parent == last:
+                break
+    presence = {
+        os.path.join(folder, name) for folder in above - recording.listed
+        for name in recording.looked_for
+    } - stats
+    return _kept(stats, recording), _kept(presence, recording)
+
+
+def _kept(paths: set[str], recording: Recording) -> set[str]:
+    """Not the cache's own files: every run rewrites them, and what they hold changes no output."""
+    return {
+        path for path in paths
+        if not any(path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
+                   for folder in recording.skip)
+        and not any(name in recording.skip_names for name in path.split(os.sep))
+    }
+
+
+def _presence(path: str) -> str | None:
+    """``"d"``, ``"f"`` (anything but a folder) or ``None`` (nothing there)."""
+    try:
+        return "d" if os.path.isdir(path) else "f" if os.path.lexists(path) else None
+    except (OSError, ValueError):
+        return None
+
+
+def _save(recording: Recording, argv: list[str], code: int) -> None:
+    key = _read_key()
+    if key is None:
+        return
+    stats, presence = _inputs(recording, argv)
+    states = []
+    for path in sorted(stats):
+        state = _state(path)
+        if state is not None:
+            changed = state[1]
+            slack = _COARSE_SLACK_NS if changed % 1_000_000_000 == 0 else _FINE_SLACK_NS
+            if changed >= recording.started_ns - slack:
+                return  # it may have changed while the run read it
+        states.append((path, state))
+    present = tuple((path, _presence(path)) for path in sorted(presence))
+    payload = marshal.dumps(
+        (_FORMAT, tuple(states), present, tuple(recording.chunks), code), _MARSHAL_VERSION
+    )
+    target = _recording_path(run_key(argv))
+    folder = os.path.dirname(target)
+    try:
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+        temporary = f"{target}.{os.getpid()}.tmp"
+        with open(temporary, "wb") as handle:
+            handle.write(payload + mac(key, payload))
+        os.replace(temporary, target)
+        _prune(folder)
+    except OSError:
+        pass  # a recording is an optimisation: the next run is simply made again
+
+
+def _prune(folder: str) -> None:
+    entries = []
+    for entry in os.scandir(folder):
+        try:
+            entries.append((entry.stat().st_mtime_ns, entry.path))
+        except OSError:
+            continue
+    for _, path in sorted(entries, reverse=True)[_KEEP:]:
+        with contextlib.suppress(OSError):
+            os.remove(path)
+
+
+def forget() -> int:
+    """Remove every recording (``sampler-lint clean``); how many there were."""
+    folder = os.path.dirname(_recording_path("x"))
+    removed = 0
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return 0
+    for entry in entries:
+        try:
+            os.remove(entry.path)
+            removed += 1
+        except OSError:
+            continue
+    return removed

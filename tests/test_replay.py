@@ -1,0 +1,259 @@
+"""An unchanged `check` is replayed (sampler_lint.engine.replay): same output, same exit code,
+no run; anything it read that changes, and anything else about the invocation, makes the run
+again."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from sampler_lint import cli, console
+from sampler_lint.engine import replay
+
+BUGGY = "def f(x, world_size, rank):\n    return x.split(x.size(0) // world_size)[rank]\n"
+CLEAN = "def f(x):\n    return x\n"
+
+
+class Invocations:
+    """``sampler-lint ARGS`` as the console script runs it, in this process: each call says
+    whether the linter ran (``ran``) or the recording was replayed."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+                 cache: Path) -> None:
+        self.monkeypatch = monkeypatch
+        self.capsys = capsys
+        self.cache = cache
+        self.ran = 0
+        self.during: Callable[[], object] | None = None  # called at the end of a real run
+
+        def run() -> None:
+            self.ran += 1
+            try:
+                cli.main()
+            finally:
+                if self.during is not None:
+                    self.during()
+
+        monkeypatch.setattr(cli, "console_main", run)
+
+    def __call__(self, *args: str) -> tuple[int, str, str, bool]:
+        before = self.ran
+        argv = ["check", "--cache-dir", str(self.cache), *args]
+        self.monkeypatch.setattr(sys, "argv", ["sampler-lint", *argv])
+        with pytest.raises(SystemExit) as exit:
+            console.main()
+        out, err = self.capsys.readouterr()
+        code = exit.value.code
+        return (0 if code is None else int(str(code))), out, err, self.ran > before
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    root = tmp_path / "project"
+    root.mkdir()
+    (root / "pyproject.toml").write_text("[tool.sampler-lint]\n")
+    (root / "split.py").write_text(BUGGY)
+    (root / "other.py").write_text(CLEAN)
+    monkeypatch.chdir(root)
+    settle()
+    return root
+
+
+def settle() -> None:
+    # A file changed just before a run may have changed during it: such runs are not recorded.
+    time.sleep(0.12)
+
+
+@pytest.fixture
+def invoke(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> Invocations:
+    monkeypatch.setenv(replay.KEY_ENVIRONMENT, str(tmp_path / "key" / "cache-key"))
+    return Invocations(monkeypatch, capsys, tmp_path / "cache")
+
+
+def test_an_unchanged_run_is_replayed_exactly(project: Path, invoke: Invocations) -> None:
+    first = invoke(".")
+    second = invoke(".")
+    assert first[0] == 1 and "SL101" in first[1] and first[3]
+    assert second == (*first[:3], False)  # same exit code and output, and the linter did not run
+
+
+def test_a_changed_file_runs_again(project: Path, invoke: Invocations) -> None:
+    invoke(".")
+    (project / "split.py").write_text(CLEAN)
+    code, out, _, ran = invoke(".")
+    assert ran and code == 0 and "SL101" not in out
+
+
+def test_a_file_only_a_worker_read_is_watched(
+    project: Path, invoke: Invocations, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Enough files for the survey to run in worker processes, which this process's hook does not
+    # see: the files of every folder the run listed are watched all the same.
+    from sampler_lint.engine import runner
+
+    monkeypatch.setattr(runner, "PARALLEL_THRESHOLD", 2)
+    for number in range(6):
+        (project / f"part{number}.py").write_text(CLEAN)
+    settle()
+    invoke("-j", "2", ".")
+    assert not invoke("-j", "2", ".")[3]
+    (project / "part3.py").write_text(BUGGY.replace("x", "y"))
+    _, out, _, ran = invoke("-j", "2", ".")
+    assert ran and "part3.py" in out
+
+
+def test_a_new_or_removed_file_runs_again(project: Path, invoke: Invocations) -> None:
+    invoke(".")
+    (project / "more.py").write_text(BUGGY)
+    _, out, _, ran = invoke(".")
+    assert ran and out.count(": SL101 ") == 2
+    settle()
+    invoke(".")
+    (project / "more.py").unlink()
+    _, out, _, ran = invoke(".")
+    assert ran and out.count(": SL101 ") == 1
+
+
+def test_configuration_made_above_the_project_runs_again(
+    project: Path, invoke: Invocations
+) -> None:
+    (project / "pyproject.toml").unlink()  # the closest configuration is then looked for above
+    settle()
+    invoke(".")
+    assert not invoke(".")[3]
+    (project.parent / "sampler-lint.toml").write_text('ignore = ["SL101"]\n')
+    code, out, _, ran = invoke(".")
+    assert ran and code == 0 and "SL101" not in out
+
+
+def test_arguments_and_environment_are_part_of_the_key(
+    project: Path, invoke: Invocations, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    invoke(".")
+    assert invoke("--statistics", ".")[3]
+    monkeypatch.setenv("NO_COLOR", "1")
+    assert invoke(".")[3]
+    assert not invoke(".")[3]
+
+
+@pytest.mark.parametrize("args", [
+    ["--no-cache"], ["--verbose"], ["--output-format", "json", "--output-file", "out.json"],
+])
+def test_runs_that_write_or_time_are_never_replayed(
+    project: Path, invoke: Invocations, args: list[str]
+) -> None:
+    for _ in range(2):
+        assert invoke(*args, ".")[3]
+
+
+def test_a_fix_is_replayed_only_once_nothing_is_left_to_fix(
+    project: Path, invoke: Invocations
+) -> None:
+    fix = ("--fix", "--unsafe-fixes", ".")
+    assert invoke(*fix)[3] and (project / "split.py").read_text() != BUGGY
+    settle()
+    assert invoke(*fix)[3]  # the first run wrote: not recorded
+    again = invoke(*fix)
+    assert not again[3] and again[0] == 0
+    assert invoke("--diff", ".")[3] and not invoke("--diff", ".")[3]
+
+
+def test_a_run_that_changed_under_it_is_not_recorded(
+    project: Path, invoke: Invocations
+) -> None:
+    invoke.during = lambda: (project / "other.py").write_text(CLEAN + "\n")
+    invoke(".")
+    invoke.during = None
+    settle()
+    assert invoke(".")[3]  # ran: the first was not recorded
+    assert not invoke(".")[3]
+
+
+def _write_bytes(data: bytes) -> None:
+    with contextlib.suppress(TypeError):  # the stream beneath may take text only
+        sys.stdout.write(data)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("spoil", [
+    replay.spoil,  # a progress bar was drawn
+    lambda: subprocess.run([sys.executable, "-c", "pass"], check=True),  # unseen reads
+    lambda: sys.stdout.buffer.write(b""),  # bytes past the text layer
+    lambda: _write_bytes(b"\n"),  # bytes, not text
+])
+def test_spoiled_runs_are_not_recorded(
+    project: Path, invoke: Invocations, spoil: Callable[[], object]
+) -> None:
+    invoke.during = spoil
+    invoke(".")
+    invoke.during = None
+    assert invoke(".")[3]
+
+
+def test_errors_are_not_recorded(project: Path, invoke: Invocations) -> None:
+    assert invoke("missing.py")[0] == 2
+    assert invoke("missing.py")[3]
+
+
+@pytest.mark.parametrize("files", [0, 80])  # the output written at exit, or while it is made
+def test_output_cut_short_is_not_recorded(project: Path, tmp_path: Path, files: int) -> None:
+    for number in range(files):
+        (project / f"split{number}.py").write_text(BUGGY)
+    environment = {**os.environ, replay.KEY_ENVIRONMENT: str(tmp_path / "key" / "cache-key")}
+    command = [sys.executable, "-m", "sampler_lint", "check", "--cache-dir",
+               str(tmp_path / "cache"), "--exit-zero", "."]
+    subprocess.run(command, capture_output=True, env=environment)  # the cache is made
+    settle()
+    # `| head -c 0`: the reader is gone before the output is written.
+    closed = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                              env=environment)
+    assert closed.stdout is not None
+    closed.stdout.close()
+    closed.wait()
+    whole = subprocess.run(command, capture_output=True, text=True, env=environment)
+    assert whole.returncode == 0  # the cut run exited 1 (click's answer to a closed pipe)
+    assert "SL101" in whole.stdout and whole.stdout.rstrip().endswith("option.")
+
+
+def test_a_recording_this_user_did_not_write_is_ignored(
+    project: Path, invoke: Invocations, tmp_path: Path
+) -> None:
+    invoke(".")
+    recordings = list((tmp_path / "key" / "replays").iterdir())
+    assert len(recordings) == 1
+    data = recordings[0].read_bytes()
+    payload = data[: -replay.MAC_SIZE]
+    forged = payload.replace(b"SL101", b"SL999")
+    assert forged != payload
+    # The same output claimed, but signed with another key, or altered after signing.
+    for content in (payload + replay.mac(b"k" * 32, payload), forged + data[-replay.MAC_SIZE:]):
+        recordings[0].write_bytes(content)
+        code, out, _, ran = invoke(".")
+        assert ran and code == 1 and "SL999" not in out
+        settle()
+
+
+def test_clean_forgets_recordings(project: Path, invoke: Invocations, tmp_path: Path) -> None:
+    invoke(".")
+    assert replay.forget() == 1
+    assert invoke(".")[3]
+
+
+def test_the_console_script_replays_the_same_output(project: Path, tmp_path: Path) -> None:
+    environment = {**os.environ, replay.KEY_ENVIRONMENT: str(tmp_path / "key" / "cache-key")}
+    command = [sys.executable, "-m", "sampler_lint", "check", "--cache-dir",
+               str(tmp_path / "cache"), "."]
+    runs = [subprocess.run(command, capture_output=True, text=True, env=environment)
+            for _ in range(3)]
+    assert [run.returncode for run in runs] == [1, 1, 1]
+    assert runs[0].stdout == runs[1].stdout == runs[2].stdout and "SL101" in runs[0].stdout
+    assert runs[0].stderr == runs[2].stderr
+    assert len(list((tmp_path / "key" / "replays").iterdir())) == 1
