@@ -6,21 +6,26 @@ A warm run over a cache still imports the engine and walks the tree (about a qua
 on a 600-file project, half of it imports); a replay stats what the last run read and is done in
 a few hundredths. Only what can be proven unchanged is replayed:
 
-- The recording names every input of the run: each file and folder the process read or listed
-  (an audit hook sees them: ``open``, ``os.scandir``, ``os.listdir``), the folders above each of
-  them and above the working folder and the arguments (a configuration file created there
-  changes the folder), the tool's own code, and the paths :func:`note_input` adds (what a
-  subprocess reads: git's configuration). Each is kept with its ``stat``: modification and change
-  times in nanoseconds, size, inode, device. Any difference, or a path that appeared or went,
-  and the run is made again.
-- A run is recorded only when the cli says it may be (:func:`allow`: ``check`` with the cache on,
-  nothing written but its output, no ``--since``/``-v``/``--output-file``/fixing/standard input,
-  no plugins), when it ended with an exit code (not a crash), started no subprocess other than
-  git's configuration query, drew no progress bar, and wrote nothing but through
-  ``sys.stdout``/``sys.stderr``. An input changed during the run (its change time is not clearly
-  before the run started) is never recorded: "racily clean", as git calls it.
+- The recording names every input of the run, each kept with its ``stat`` (modification and
+  change times in nanoseconds, size, inode, device): each file and folder this process read or
+  listed (an audit hook sees ``open``, ``os.scandir``, ``os.listdir``), every file of those
+  folders (worker processes read most of them, unseen by the hook), the working folder and the
+  paths named, the tool's own code and every module imported, the folder it is installed in,
+  and the paths :func:`note_input` adds (what a subprocess reads: git's configuration; an ignore
+  file looked for and missing). In the folders above, where the run only looked for
+  configuration, ``.git`` or a package's ``__init__.py``, the recording keeps whether each of
+  those names is there. Any difference, or a path that appeared or went, and the run is made
+  again.
+- A run is recorded only when the cli says it may be (:func:`allow`: ``check`` with the cache on;
+  no ``--add-noqa``, ``--write-baseline``, ``--output-file``, ``--since``, ``-v``, standard input
+  or plugins; a ``--fix`` that rewrote a file is turned away after the run), when it exited 0
+  or 1, started no subprocess but git's configuration query, drew no progress bar, and wrote
+  its whole output through ``sys.stdout``/``sys.stderr`` (text, not cut short by a closed
+  pipe). An input changed during the run (its change time is not clearly before the run
+  started) is never recorded: "racily clean", as git calls it.
 - The key names the working folder, the arguments, the environment (every variable but
-  ``OLDPWD``), the interpreter and whether each standard stream is a terminal and its size.
+  ``OLDPWD``), the interpreter and its flags, and whether each standard stream is a terminal
+  and its size.
 - Recordings live beside the cache key, outside any checkout, and carry the same keyed MAC as
   the cache (:mod:`sampler_lint.engine.cache`): a file this user's sampler-lint did not write is
   ignored. They are ``marshal`` data of plain values, never code.
