@@ -368,7 +368,7 @@ def check(paths: tuple[Path, ...], **params: Any) -> None:
         _fail("`-` (standard input) cannot be combined with other paths")
     targets = list(paths) or [Path(".")]
     if _replayable(params, outputs):
-        _allow_replay(params)
+        _allow_replay(params, targets)
     surveyed = time.perf_counter()
     try:
         result = run(targets, resolver, options, progress=None if _QUIET else _progress())
@@ -381,9 +381,11 @@ def check(paths: tuple[Path, ...], **params: Any) -> None:
             replay.spoil()  # the next run reads what this one wrote
     if params["verbose"]:
         _verbose_report(resolver, result, surveyed - started, time.perf_counter() - surveyed)
-    if params["cache_dir"] is not None and not params["no_cache"]:
-        from sampler_lint.engine.cache import UNUSABLE
+    from sampler_lint.engine.cache import UNUSABLE
 
+    if UNUSABLE:
+        replay.spoil()  # a cache that could not be written may be writable next time
+    if params["cache_dir"] is not None and not params["no_cache"]:
         for message in UNUSABLE.values():
             _warn(message)
     path_errors = _path_errors(result, targets)
@@ -671,12 +673,13 @@ def _replayable(params: dict[str, Any], outputs: list[tuple[str, Path | None]]) 
     )
 
 
-def _allow_replay(params: dict[str, Any]) -> None:
+def _allow_replay(params: dict[str, Any], targets: list[Path]) -> None:
     from sampler_lint.engine.cache import DIRECTORY
     from sampler_lint.engine.config import CONFIG_FILES
     from sampler_lint.engine.discovery import LOOKED_FOR_ABOVE
 
     replay.allow(
+        paths=tuple(map(str, targets)),
         looked_for=(*CONFIG_FILES, *LOOKED_FOR_ABOVE),
         skip=(str(params["cache_dir"]),) if params["cache_dir"] is not None else (),
         skip_names=(DIRECTORY,),

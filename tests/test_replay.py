@@ -6,16 +6,19 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import subprocess
 import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from sampler_lint import cli, console
-from sampler_lint.engine import replay
+from sampler_lint.engine import discovery, replay
+from sampler_lint.engine.replay import secret_key
 
 BUGGY = "def f(x, world_size, rank):\n    return x.split(x.size(0) // world_size)[rank]\n"
 CLEAN = "def f(x):\n    return x\n"
@@ -35,6 +38,7 @@ class Invocations:
 
         def run() -> None:
             self.ran += 1
+            discovery.global_excludes_file.cache_clear()  # asked once per process, as a run is
             try:
                 cli.main()
             finally:
@@ -76,6 +80,11 @@ def invoke(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> Invocations:
     monkeypatch.setenv(replay.KEY_ENVIRONMENT, str(tmp_path / "key" / "cache-key"))
+    # Made now, not by the first run: a folder above the project that changes while a run reads
+    # keeps that run from being recorded.
+    secret_key()
+    (tmp_path / "cache").mkdir()
+    settle()
     return Invocations(monkeypatch, capsys, tmp_path / "cache")
 
 
@@ -133,6 +142,113 @@ def test_configuration_made_above_the_project_runs_again(
     (project.parent / "sampler-lint.toml").write_text('ignore = ["SL101"]\n')
     code, out, _, ran = invoke(".")
     assert ran and code == 0 and "SL101" not in out
+
+
+def test_configuration_above_a_linked_folder_is_watched_where_it_really_is(
+    project: Path, invoke: Invocations, tmp_path: Path
+) -> None:
+    # `work/code` links to `elsewhere/code`: configuration is looked for above the real folder.
+    real = tmp_path / "elsewhere" / "code"
+    real.mkdir(parents=True)
+    (real / "split.py").write_text(BUGGY)
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "code").symlink_to(real, target_is_directory=True)
+    os.chdir(work)
+    settle()
+    invoke("--no-respect-gitignore", "code")
+    assert not invoke("--no-respect-gitignore", "code")[3]
+    (real.parent / "sampler-lint.toml").write_text('ignore = ["SL101"]\n')
+    code, out, _, ran = invoke("--no-respect-gitignore", "code")
+    assert ran and code == 0 and "SL101" not in out
+
+
+def test_a_cache_folder_holding_the_project_is_never_recorded(
+    project: Path, invoke: Invocations
+) -> None:
+    # Its files are not inputs, so a project inside it could not be watched. (The first runs
+    # also write the cache beside the project, which alone keeps them from being recorded.)
+    for _ in range(4):
+        assert invoke("--cache-dir", str(project.parent), ".")[3]
+        settle()
+
+
+def test_a_cache_that_cannot_be_written_is_not_recorded(
+    project: Path, invoke: Invocations, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from sampler_lint.engine import cache
+
+    monkeypatch.setattr(cache, "UNUSABLE", {})  # what this process could not write, this test
+    blocker = tmp_path / "blocker"
+    blocker.write_text("")
+    settle()
+    for _ in range(2):  # the warning may be gone next time: said again only if still true
+        _, _, err, ran = invoke("--cache-dir", str(blocker / "cache"), ".")
+        assert ran and "cannot write the cache" in err
+
+
+@pytest.mark.parametrize("change", ["made above", "input removed", "folder renamed"])
+def test_a_change_above_the_project_during_the_run_is_not_recorded(
+    project: Path, invoke: Invocations, tmp_path: Path, change: str
+) -> None:
+    settings = tmp_path / "settings"
+    settings.mkdir()
+    (settings / "lint.toml").write_text("select = ['ALL']\n")
+    (project / "pyproject.toml").unlink()
+    args: tuple[str, ...] = (".",)
+    if change == "input removed":
+        args = ("--config", str(settings / "lint.toml"), ".")
+    elif change == "folder renamed":
+        os.chdir(tmp_path)
+        args = ("project",)
+    settle()
+    if change == "made above":
+        invoke.during = lambda: (tmp_path / "sampler-lint.toml").write_text('ignore = ["SL101"]\n')
+    elif change == "input removed":
+        invoke.during = (settings / "lint.toml").unlink
+    else:  # the project swapped for a clean copy, by renaming the folders above it
+        clean = tmp_path / "clean"
+        clean.mkdir()
+        (clean / "split.py").write_text(CLEAN)
+        (clean / "other.py").write_text(CLEAN)
+        settle()
+
+        def swap() -> None:
+            project.rename(tmp_path / "old")
+            clean.rename(project)
+
+        invoke.during = swap
+    first = invoke(*args)
+    invoke.during = None
+    settle()
+    again = invoke(*args)
+    assert again[3] and again[:3] != first[:3]
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_git_configuration_included_from_elsewhere_is_watched(
+    project: Path, invoke: Invocations, tmp_path: Path
+) -> None:
+    # The global excludes file is named in a file the repository's configuration includes.
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    included = tmp_path / "included.gitconfig"
+    included.write_text("[core]\n")
+    subprocess.run(["git", "-C", str(project), "config", "include.path", str(included)],
+                   check=True)
+    (tmp_path / "excludes").write_text("split.py\n")
+    settle()
+    invoke(".")
+    assert not invoke(".")[3]
+    included.write_text(f"[core]\n\texcludesFile = {tmp_path / 'excludes'}\n")
+    _, out, _, ran = invoke(".")
+    assert ran and "SL101" not in out
+
+
+def test_a_relative_key_path_is_not_taken(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Relative, it would name a file of whatever checkout the run is in: a key committed there
+    # would sign a cache or a recording that hides every finding.
+    monkeypatch.setenv(replay.KEY_ENVIRONMENT, "key/cache-key")
+    assert os.path.isabs(replay.key_path())
 
 
 def test_arguments_and_environment_are_part_of_the_key(
@@ -247,13 +363,54 @@ def test_clean_forgets_recordings(project: Path, invoke: Invocations, tmp_path: 
     assert invoke(".")[3]
 
 
+class Console:
+    """``python -m sampler_lint ARGS`` in a process of its own, as a user runs it."""
+
+    def __init__(self, tmp_path: Path, *args: str, unbuffered: bool = True) -> None:
+        self.recordings = tmp_path / "key" / "replays"
+        self.environment = {
+            **os.environ, replay.KEY_ENVIRONMENT: str(tmp_path / "key" / "cache-key")
+        }
+        if not unbuffered:
+            self.environment.pop("PYTHONUNBUFFERED", None)
+        self.command = [sys.executable, "-m", "sampler_lint", "check", "--cache-dir",
+                        str(tmp_path / "cache"), *args]
+
+    def __call__(self, **streams: Any) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(self.command, text=True, env=self.environment, **streams)
+
+    def recorded(self) -> list[tuple[int, int]]:
+        """The recordings there are (a replay leaves them as they are; a run rewrites its own)."""
+        if not self.recordings.exists():
+            return []
+        return sorted((p.stat().st_ino, p.stat().st_mtime_ns) for p in self.recordings.iterdir())
+
+
+def test_messages_come_back_in_the_order_they_were_printed(
+    project: Path, tmp_path: Path
+) -> None:
+    # `2>&1`: a diff on standard output, then its summary on standard error, without
+    # Python's unbuffered mode, in which each write would reach the file at once anyway.
+    console = Console(tmp_path, "--diff", "--unsafe-fixes", ".", unbuffered=False)
+    merged = {"stdout": subprocess.PIPE, "stderr": subprocess.STDOUT}
+    made = console(**merged).stdout
+    settle()
+    console(**merged)  # recorded
+    recorded = console.recorded()
+    replayed = console(**merged).stdout
+    assert recorded and console.recorded() == recorded  # replayed, not made again
+    assert replayed == made and made.index("+++") < made.index("Would fix")
+
+
 def test_the_console_script_replays_the_same_output(project: Path, tmp_path: Path) -> None:
-    environment = {**os.environ, replay.KEY_ENVIRONMENT: str(tmp_path / "key" / "cache-key")}
-    command = [sys.executable, "-m", "sampler_lint", "check", "--cache-dir",
-               str(tmp_path / "cache"), "."]
-    runs = [subprocess.run(command, capture_output=True, text=True, env=environment)
-            for _ in range(3)]
-    assert [run.returncode for run in runs] == [1, 1, 1]
-    assert runs[0].stdout == runs[1].stdout == runs[2].stdout and "SL101" in runs[0].stdout
-    assert runs[0].stderr == runs[2].stderr
-    assert len(list((tmp_path / "key" / "replays").iterdir())) == 1
+    console = Console(tmp_path, ".")
+    made = console(capture_output=True)
+    settle()
+    console(capture_output=True)
+    recorded = console.recorded()
+    replayed = console(capture_output=True)
+    assert len(recorded) == 1 and console.recorded() == recorded
+    assert (replayed.returncode, replayed.stdout, replayed.stderr) == (
+        made.returncode, made.stdout, made.stderr
+    )
+    assert made.returncode == 1 and "SL101" in made.stdout

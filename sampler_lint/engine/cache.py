@@ -33,7 +33,6 @@ import hashlib
 import hmac
 import marshal
 import os
-import secrets
 import sys
 import tempfile
 from collections.abc import Callable
@@ -41,10 +40,9 @@ from pathlib import Path
 from typing import Any
 
 from sampler_lint import __version__
-from sampler_lint.engine import replay
 from sampler_lint.engine.findings import FileResult, Finding
 from sampler_lint.engine.registry import code_stamp
-from sampler_lint.engine.replay import MAC_SIZE, mac
+from sampler_lint.engine.replay import MAC_SIZE, mac, secret_key
 
 DIRECTORY = ".sampler_lint_cache"
 _MAGIC = b"sampler-lint-cache 2\n"
@@ -71,43 +69,6 @@ def digest(*parts: bytes | str) -> str:
 
 # ------------------------------------------------------------------------------------------------
 # The secret that authenticates cache files
-
-
-def key_path() -> Path:
-    return Path(replay.key_path())
-
-
-_KEYS: dict[Path, bytes | None] = {}
-
-
-def secret_key() -> bytes | None:
-    """This user's cache key, created on first use; ``None`` when it can be neither read nor made
-    (a home directory nobody may write): the run is then uncached."""
-    path = key_path()
-    if path in _KEYS:
-        return _KEYS[path]
-    key: bytes | None = None
-    try:
-        key = path.read_bytes()
-    except OSError:
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-            fresh = secrets.token_bytes(32)
-            descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-            with os.fdopen(descriptor, "wb") as handle:
-                handle.write(fresh)
-            key = fresh
-        except FileExistsError:  # another run made it meanwhile
-            try:
-                key = path.read_bytes()
-            except OSError:
-                key = None
-        except OSError:
-            key = None
-    if key is not None and len(key) < 16:
-        key = None  # truncated or tampered with: do not authenticate with it
-    _KEYS[path] = key
-    return key
 
 
 # ------------------------------------------------------------------------------------------------

@@ -291,17 +291,41 @@ def global_excludes_file(root: Path) -> Path | None:
 
 
 def _note_git_configuration(root: Path) -> None:
-    """The files ``git config`` reads (system, global, repository), for a replay to watch: this
-    process does not open them itself."""
+    """For a run being recorded (:mod:`sampler_lint.engine.replay`), the files ``git config``
+    reads, which this process does not open itself: the usual places (a file made there later
+    changes the answer) and every file git names as an origin, the ones ``[include]`` and
+    ``[includeIf]`` pull in among them (``HEAD`` too: ``onbranch:`` conditions follow it)."""
+    if not replay.is_recording():
+        return
     home = os.path.expanduser("~")
     config_home = os.environ.get("XDG_CONFIG_HOME") or os.path.join(home, ".config")
     git_dir = _git_dir(root)
     for path in (
         "/etc/gitconfig", os.path.join(home, ".gitconfig"),
         os.path.join(config_home, "git", "config"),
-        git_dir / "config", git_dir / "config.worktree",
+        git_dir / "config", git_dir / "config.worktree", git_dir / "HEAD",
     ):
         replay.note_input(str(path))
+    try:
+        listing = subprocess.run(
+            ["git", "config", "--list", "--show-origin", "--includes"],
+            cwd=root, capture_output=True, check=False, timeout=10,
+        ).stdout
+    except (OSError, subprocess.SubprocessError):
+        replay.spoil()  # what git read is unknown
+        return
+    for line in listing.splitlines():
+        origin, _, setting = line.partition(b"\t")
+        if origin.startswith(b"file:") and not origin.startswith(b'file:"'):
+            where = os.path.join(root, os.fsdecode(origin[len(b"file:"):]))
+            replay.note_input(where)
+            name, _, value = os.fsdecode(setting).partition("=")
+            if name.lower().startswith(("include.", "includeif.")) and name.endswith(".path"):
+                # Named here, but listed only if it sets something: watched either way.
+                included = os.path.expanduser(value)
+                replay.note_input(os.path.join(os.path.dirname(where), included))
+        elif not origin.startswith(b"command line:"):  # the environment is part of the key
+            replay.spoil()  # a quoted path, a blob, standard input: not followed
 
 
 def _ignores_above(directory: Path) -> _GitIgnores:

@@ -48,7 +48,9 @@ from typing import Any
 KEY_ENVIRONMENT = "SAMPLER_LINT_CACHE_KEY"  # a path: where the secret lives (tests, shared CI)
 _FORMAT = "sampler-lint replay 1"
 MAC_SIZE = 32
-_MARSHAL_VERSION = 4  # no code objects
+# What is written holds plain values only; marshal.loads would accept code objects all the same,
+# so only bytes that passed the MAC ever reach it.
+_MARSHAL_VERSION = 4
 _KEEP = 64  # recordings kept per user (the oldest go first)
 # Change times this close to the run's start may be those of a change made during it: Linux
 # stamps files from a clock that may lag by a few milliseconds; a file system that keeps whole
@@ -67,7 +69,7 @@ _NEVER = (
 def key_path() -> str:
     """Where this user's cache key lives (``$XDG_CACHE_HOME/sampler-lint/cache-key``)."""
     configured = os.environ.get(KEY_ENVIRONMENT)
-    if configured:
+    if configured and os.path.isabs(configured):  # relative, it could name a file in the checkout
         return configured
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return os.path.join(base, "sampler-lint", "cache-key")
@@ -78,7 +80,38 @@ def mac(key: bytes, payload: bytes) -> bytes:
     return hashlib.blake2b(payload, key=key[:64], digest_size=MAC_SIZE).digest()
 
 
+_KEYS: dict[str, bytes | None] = {}
+
+
+def secret_key() -> bytes | None:
+    """This user's key for the cache and the recordings, created on first use; ``None`` when it
+    can be neither read nor made (a home directory nobody may write): the run is then uncached
+    and unrecorded."""
+    path = key_path()
+    if path in _KEYS:
+        return _KEYS[path]
+    key = _read_key()
+    if key is None and not os.path.exists(path):
+        import secrets  # only the first run of a user makes the key
+
+        try:
+            os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+            fresh = secrets.token_bytes(32)
+            descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(descriptor, "wb") as handle:
+                handle.write(fresh)
+            key = fresh
+        except FileExistsError:  # another run made it meanwhile
+            key = _read_key()
+        except OSError:
+            key = None
+    _KEYS[path] = key
+    return key
+
+
 def _read_key() -> bytes | None:
+    """The key as it is on disk; ``None`` when it cannot be read, or is too short to trust
+    (truncated or tampered with)."""
     try:
         with open(key_path(), "rb") as handle:
             key = handle.read()
@@ -154,9 +187,9 @@ def replayed(argv: list[str]) -> int | None:
         return None
     try:
         for where, text in chunks:
-            (sys.stderr if where == "e" else sys.stdout).write(text)
-        sys.stdout.flush()
-        sys.stderr.flush()
+            stream = sys.stderr if where == "e" else sys.stdout
+            stream.write(text)
+            stream.flush()  # as click does after each message: the two streams stay in order
     except BrokenPipeError:  # `| head`: as the run itself ends then (click), quietly with 1
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
@@ -221,6 +254,7 @@ class Recording:
         self.skip: tuple[str, ...] = ()
         self.looked_for: tuple[str, ...] = ()
         self.skip_names: tuple[str, ...] = ()
+        self.paths: tuple[str, ...] = ()
 
     def audit(self, event: str, args: tuple[Any, ...]) -> None:
         if event == "open":
@@ -252,17 +286,24 @@ _HOOKED = False
 
 
 def allow(
-    looked_for: tuple[str, ...], skip: tuple[str, ...] = (), skip_names: tuple[str, ...] = ()
+    paths: tuple[str, ...], looked_for: tuple[str, ...], skip: tuple[str, ...] = (),
+    skip_names: tuple[str, ...] = (),
 ) -> None:
-    """The cli's word that this run may be replayed. ``looked_for``: the names the run looks
-    for in the folders above what it reads (configuration files, ``.git``); ``skip``, and
-    folders named ``skip_names``: what is not an input (the cache, which every run rewrites).
-    No-op when nothing records."""
+    """The cli's word that this run may be replayed. ``paths``: those it was given;
+    ``looked_for``: the names the run looks for in the folders above what it reads
+    (configuration files, ``.git``); ``skip``, and folders named ``skip_names``: what is not an
+    input (the cache, which every run rewrites). No-op when nothing records."""
     if _RECORDING is not None:
         _RECORDING.allowed = True
+        _RECORDING.paths = tuple(os.path.abspath(path) for path in paths)
         _RECORDING.looked_for = looked_for
         _RECORDING.skip = tuple(os.path.abspath(folder) for folder in skip)
         _RECORDING.skip_names = skip_names
+
+
+def is_recording() -> bool:
+    """Whether this run is being recorded (what only a recording needs may be skipped else)."""
+    return _RECORDING is not None
 
 
 def spoil() -> None:
@@ -328,56 +369,74 @@ def _stop(recording: Recording) -> None:
             setattr(sys, name, stream._stream)
 
 
-def _inputs(recording: Recording, argv: list[str]) -> tuple[set[str], set[str]]:
-    """The paths whose ``stat`` the recording keeps, and those whose presence it keeps."""
-    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # sampler_lint/
-    modules = {
-        os.path.abspath(location) for module in list(sys.modules.values())
-        if isinstance(location := getattr(module, "__file__", None), str)
-    }
-    # What the run read, apart from the code it imported (kept below, without the folders above).
-    seen = {path for path in recording.read if path not in modules and not path.endswith(".pyc")}
-    seen.discard(os.path.abspath(key_path()))  # another key fails the MAC: no need to watch it
-    seen |= recording.noted | {os.getcwd()}
-    seen.update(os.path.abspath(arg) for arg in argv[1:] if not arg.startswith("-"))
-    stats = seen | recording.listed | modules
-    for folder in recording.listed:
-        # Each file of a folder the run listed: workers read most of them, unseen by the hook.
-        try:
-            stats.update(entry.path for entry in os.scandir(folder) if not entry.is_dir())
-        except OSError:
-            continue
-    stats.add(os.path.dirname(package))  # an install or uninstall beside the tool changes it
-    for folder, folders, files in os.walk(package):
-        folders[:] = [name for name in folders if name != "__pycache__"]
-        stats.add(folder)
-        stats.update(os.path.join(folder, name) for name in files if name.endswith(".py"))
-    # Above what the run read, it only looked for configuration, a git root or a package: there
-    # the presence of those names matters, not every change of the folder (git's own files
-    # change the time of `.git` at each command; what the run read inside is kept above).
-    above: set[str] = set()
-    for path in seen | recording.listed:
-        parent = os.path.dirname(path)
-        while parent not in above:
-            above.add(parent)
-            parent, last = os.path.dirname(parent), parent
-            if parent == last:
-                break
-    presence = {
-        os.path.join(folder, name) for folder in above - recording.listed
-        for name in recording.looked_for
-    } - stats
-    return _kept(stats, recording), _kept(presence, recording)
+class _Inputs:
+    """What a recording watches: ``stats``, the paths whose ``stat`` it keeps; ``presence``,
+    those of which it keeps only whether they are there; ``above``, the folders those are in
+    (none of which may change while the run reads)."""
+
+    def __init__(self, recording: Recording) -> None:
+        package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # sampler_lint/
+        modules = {
+            os.path.abspath(location) for module in list(sys.modules.values())
+            if isinstance(location := getattr(module, "__file__", None), str)
+        }
+        # What the run read, apart from the code it imported (kept below, with no folder above).
+        seen = {
+            path for path in recording.read if path not in modules and not path.endswith(".pyc")
+        }
+        seen.discard(os.path.abspath(key_path()))  # another key fails the MAC: no need to watch
+        seen = {path for path in seen if not _skipped(path, recording)}
+        seen |= recording.noted | {os.getcwd()} | set(recording.paths)
+        stats = seen | recording.listed | modules
+        for folder in recording.listed:
+            # Each file of a folder the run listed: workers read most of them, unseen by the hook.
+            try:
+                stats.update(entry.path for entry in os.scandir(folder) if not entry.is_dir())
+            except OSError:
+                continue
+        stats.add(os.path.dirname(package))  # an install or uninstall beside the tool changes it
+        for folder, folders, files in os.walk(package):
+            folders[:] = [name for name in folders if name != "__pycache__"]
+            stats.add(folder)
+            stats.update(os.path.join(folder, name) for name in files if name.endswith(".py"))
+        # Above what the run read (as named and as resolved: configuration is looked for above
+        # the real path of a linked folder), it only looked for configuration, a git root or a
+        # package: there the presence of those names matters, not every change of the folder
+        # (git's own files change the time of `.git` at each command; what the run read inside
+        # is kept above).
+        above: set[str] = set()
+        for path in seen | recording.listed:
+            for named in {path, os.path.realpath(path)}:
+                parent = os.path.dirname(named)
+                while parent not in above:
+                    above.add(parent)
+                    parent, last = os.path.dirname(parent), parent
+                    if parent == last:
+                        break
+        self.above = above - recording.listed
+        self.presence = {
+            os.path.join(folder, name) for folder in self.above for name in recording.looked_for
+        } - stats
+        self.stats = stats
+        # The project: where it runs, what it was given and the folders it walked.
+        self.project = recording.listed | {os.getcwd()} | set(recording.paths)
 
 
-def _kept(paths: set[str], recording: Recording) -> set[str]:
-    """Not the cache's own files: every run rewrites them, and what they hold changes no output."""
-    return {
-        path for path in paths
-        if not any(path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
-                   for folder in recording.skip)
-        and not any(name in recording.skip_names for name in path.split(os.sep))
-    }
+def _skipped(path: str, recording: Recording) -> bool:
+    """The cache's own files: every run rewrites them, and what they hold changes no output."""
+    return any(
+        path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
+        for folder in recording.skip
+    ) or any(name in recording.skip_names for name in path.split(os.sep))
+
+
+def _racy(state: tuple[int, ...] | None, recording: Recording) -> bool:
+    """Changed too close to the run's start, or after it, to be sure the run saw this state."""
+    if state is None:
+        return False
+    changed = state[1]
+    slack = _COARSE_SLACK_NS if changed % 1_000_000_000 == 0 else _FINE_SLACK_NS
+    return changed >= recording.started_ns - slack
 
 
 def _presence(path: str) -> str | None:
@@ -389,20 +448,21 @@ def _presence(path: str) -> str | None:
 
 
 def _save(recording: Recording, argv: list[str], code: int) -> None:
-    key = _read_key()
+    key = secret_key()
     if key is None:
         return
-    stats, presence = _inputs(recording, argv)
+    inputs = _Inputs(recording)
+    if any(_skipped(path, recording) for path in inputs.project):
+        return  # the project is inside the cache's folder: its files cannot be told apart
     states = []
-    for path in sorted(stats):
+    for path in sorted(path for path in inputs.stats if not _skipped(path, recording)):
         state = _state(path)
-        if state is not None:
-            changed = state[1]
-            slack = _COARSE_SLACK_NS if changed % 1_000_000_000 == 0 else _FINE_SLACK_NS
-            if changed >= recording.started_ns - slack:
-                return  # it may have changed while the run read it
+        if _racy(state, recording):
+            return  # it may have changed while the run read it
         states.append((path, state))
-    present = tuple((path, _presence(path)) for path in sorted(presence))
+    if any(_racy(_state(folder), recording) for folder in inputs.above):
+        return  # a name above came or went (made, removed, renamed) while the run read
+    present = tuple((path, _presence(path)) for path in sorted(inputs.presence))
     payload = marshal.dumps(
         (_FORMAT, tuple(states), present, tuple(recording.chunks), code), _MARSHAL_VERSION
     )
