@@ -85,7 +85,8 @@ def median_of(command: list[str], runs: int, cwd: Path | None = None) -> float:
 
 def per_tree(repos: list[Path], lint: list[str], runs: int) -> None:
     """Each tree alone against ruff ALL in the same run: cold (alternating with ruff), then warm
-    (the cache filled by a first run, nothing changed); the peak memory of the cold run."""
+    (the cache filled by a first run, nothing changed: from the third run on, the recorded run
+    is replayed, as a user's second ``check`` is); the peak memory of the cold run."""
     if not shutil.which("ruff"):
         return
     print(f"each tree alone, {runs} runs (medians)")
@@ -111,8 +112,9 @@ def per_tree(repos: list[Path], lint: list[str], runs: int) -> None:
 
 def scenarios(repo: Path, one_file: str, lint: list[str], runs: int) -> None:
     """Over a copy of ``repo``: one file named alone, cold, against the tool's own start-up
-    (``--version``); a warm run; a warm run after one file changed; ``--fix`` over the tree once
-    nothing is left to fix, against a warm ``check``."""
+    (``--version``); a warm run (a replay, nothing having changed); a warm run after one file
+    changed (through the cache: the change keeps it from being replayed); ``--fix`` over the
+    tree once nothing is left to fix, against a warm ``check``."""
     with tempfile.TemporaryDirectory() as folder:
         tree = Path(folder) / repo.name
         shutil.copytree(repo, tree, symlinks=True, ignore=shutil.ignore_patterns(".git"))

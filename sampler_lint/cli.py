@@ -367,6 +367,9 @@ def check(paths: tuple[Path, ...], **params: Any) -> None:
     if Path("-") in paths:
         _fail("`-` (standard input) cannot be combined with other paths")
     targets = list(paths) or [Path(".")]
+    from sampler_lint.engine.cache import UNUSABLE
+
+    UNUSABLE.clear()  # this run's cache problems, not an earlier run's in the same process
     if _replayable(params, outputs):
         _allow_replay(params, targets)
     surveyed = time.perf_counter()
@@ -381,8 +384,6 @@ def check(paths: tuple[Path, ...], **params: Any) -> None:
             replay.spoil()  # the next run reads what this one wrote
     if params["verbose"]:
         _verbose_report(resolver, result, surveyed - started, time.perf_counter() - surveyed)
-    from sampler_lint.engine.cache import UNUSABLE
-
     if UNUSABLE:
         replay.spoil()  # a cache that could not be written may be writable next time
     if params["cache_dir"] is not None and not params["no_cache"]:
