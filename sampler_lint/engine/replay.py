@@ -405,9 +405,10 @@ class _Inputs:
         # (git's own files change the time of `.git` at each command; what the run read inside
         # is kept above).
         above: set[str] = set()
+        real: dict[str, str] = {}
         for path in seen | recording.listed:
-            for named in {path, os.path.realpath(path)}:
-                parent = os.path.dirname(named)
+            folder = os.path.dirname(path)
+            for parent in {folder, _real_folder(folder, real)}:
                 while parent not in above:
                     above.add(parent)
                     parent, last = os.path.dirname(parent), parent
@@ -420,6 +421,22 @@ class _Inputs:
         self.stats = stats
         # The project: where it runs, what it was given and the folders it walked.
         self.project = recording.listed | {os.getcwd()} | set(recording.paths)
+
+
+def _real_folder(folder: str, known: dict[str, str]) -> str:
+    """``os.path.realpath(folder)`` with one ``lstat`` per folder, however many paths share it
+    (``known`` remembers the answers)."""
+    found = known.get(folder)
+    if found is None:
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            found = folder
+        else:
+            found = os.path.join(_real_folder(parent, known), os.path.basename(folder))
+            if os.path.islink(found):
+                found = os.path.realpath(found)
+        known[folder] = found
+    return found
 
 
 def _skipped(path: str, recording: Recording) -> bool:
