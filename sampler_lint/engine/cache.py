@@ -67,8 +67,9 @@ def digest(*parts: bytes | str) -> str:
     return hasher.hexdigest()
 
 
-# ------------------------------------------------------------------------------------------------
-# The secret that authenticates cache files
+# The secret that authenticates cache files (``secret_key``) and its MAC (``mac``) live in
+# :mod:`sampler_lint.engine.replay`, which signs recorded runs with them and is read before any
+# other module of the package.
 
 
 # ------------------------------------------------------------------------------------------------
