@@ -357,6 +357,23 @@ def test_a_recording_this_user_did_not_write_is_ignored(
         settle()
 
 
+def test_only_the_latest_recordings_are_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = tmp_path / "replays"
+    folder.mkdir()
+    for number in range(6):
+        recording = folder / f"{number}.marshal"
+        recording.write_bytes(b"x" * 100)
+        os.utime(recording, ns=(number * 10**9, number * 10**9))
+    monkeypatch.setattr(replay, "_KEEP", 4)
+    replay._prune(str(folder))
+    assert sorted(path.name for path in folder.iterdir()) == [f"{n}.marshal" for n in (2, 3, 4, 5)]
+    monkeypatch.setattr(replay, "_KEEP_BYTES", 250)  # the latest always stays, whatever its size
+    replay._prune(str(folder))
+    assert sorted(path.name for path in folder.iterdir()) == ["4.marshal", "5.marshal"]
+
+
 def test_clean_forgets_recordings(project: Path, invoke: Invocations, tmp_path: Path) -> None:
     invoke(".")
     assert replay.forget() == 1

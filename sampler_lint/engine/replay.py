@@ -51,7 +51,8 @@ MAC_SIZE = 32
 # What is written holds plain values only; marshal.loads would accept code objects all the same,
 # so only bytes that passed the MAC ever reach it.
 _MARSHAL_VERSION = 4
-_KEEP = 64  # recordings kept per user (the oldest go first)
+_KEEP = 64  # recordings kept per user (the oldest go first) ...
+_KEEP_BYTES = 64 * 1024 * 1024  # ... and at most this much of them
 # Change times this close to the run's start may be those of a change made during it: Linux
 # stamps files from a clock that may lag by a few milliseconds; a file system that keeps whole
 # seconds (FAT: two) truncates further.
@@ -497,15 +498,21 @@ def _save(recording: Recording, argv: list[str], code: int) -> None:
 
 
 def _prune(folder: str) -> None:
+    """Keep the latest recordings, at most :data:`_KEEP` of them and :data:`_KEEP_BYTES` in all
+    (a monorepo's recording, naming every file, is a few MiB)."""
     entries = []
     for entry in os.scandir(folder):
         try:
-            entries.append((entry.stat().st_mtime_ns, entry.path))
+            found = entry.stat()
         except OSError:
             continue
-    for _, path in sorted(entries, reverse=True)[_KEEP:]:
-        with contextlib.suppress(OSError):
-            os.remove(path)
+        entries.append((found.st_mtime_ns, found.st_size, entry.path))
+    total = 0
+    for kept, (_, size, path) in enumerate(sorted(entries, reverse=True), start=1):
+        total += size
+        if kept > _KEEP or (kept > 1 and total > _KEEP_BYTES):
+            with contextlib.suppress(OSError):
+                os.remove(path)
 
 
 def forget() -> int:
