@@ -271,6 +271,22 @@ def test_runs_that_write_or_time_are_never_replayed(
         assert invoke(*args, ".")[3]
 
 
+def test_a_run_with_plugin_rules_is_never_recorded(
+    project: Path, invoke: Invocations, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A plugin's reads are not followed. Its rule is told apart by the module it comes from.
+    from sampler_lint.engine import registry
+
+    ours = registry.all_rules()
+    plugin = type("AcmeRule", (ours[0],), {"__module__": "acme_rules.checks"})
+    monkeypatch.setattr(registry, "all_rules", lambda: (*ours, plugin))
+    assert registry.has_plugins()
+    for _ in range(2):
+        assert invoke(".")[3]
+    monkeypatch.setattr(registry, "all_rules", lambda: ours)
+    assert not registry.has_plugins()
+
+
 def test_a_fix_is_replayed_only_once_nothing_is_left_to_fix(
     project: Path, invoke: Invocations
 ) -> None:

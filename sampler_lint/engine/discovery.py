@@ -284,10 +284,12 @@ def global_excludes_file(root: Path) -> Path | None:
         configured = ""
     if configured:
         return Path(os.path.expanduser(configured))
-    config_home = os.environ.get("XDG_CONFIG_HOME") or os.path.join(
-        os.path.expanduser("~"), ".config"
-    )
-    return Path(config_home) / "git" / "ignore"
+    return Path(_config_home()) / "git" / "ignore"
+
+
+def _config_home() -> str:
+    """``$XDG_CONFIG_HOME``, by default ``~/.config``, where git keeps its user files."""
+    return os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
 
 
 def _note_git_configuration(root: Path) -> None:
@@ -297,12 +299,10 @@ def _note_git_configuration(root: Path) -> None:
     ``[includeIf]`` pull in among them (``HEAD`` too: ``onbranch:`` conditions follow it)."""
     if not replay.is_recording():
         return
-    home = os.path.expanduser("~")
-    config_home = os.environ.get("XDG_CONFIG_HOME") or os.path.join(home, ".config")
     git_dir = _git_dir(root)
     for path in (
-        "/etc/gitconfig", os.path.join(home, ".gitconfig"),
-        os.path.join(config_home, "git", "config"),
+        "/etc/gitconfig", os.path.join(os.path.expanduser("~"), ".gitconfig"),
+        os.path.join(_config_home(), "git", "config"),
         git_dir / "config", git_dir / "config.worktree", git_dir / "HEAD",
     ):
         replay.note_input(str(path))

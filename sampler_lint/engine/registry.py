@@ -105,10 +105,9 @@ def all_rules() -> tuple[type[Rule], ...]:
 
 
 def has_plugins() -> bool:
-    """Whether a rule comes from a plugin rather than this package."""
-    return any(
-        not rule.__module__.startswith(("rules.", "sampler_lint.")) for rule in all_rules()
-    )
+    """Whether a rule comes from a plugin rather than the rules package."""
+    ours = _rules_package().__name__ + "."
+    return any(not rule.__module__.startswith(ours) for rule in all_rules())
 
 
 def _plugin_entry_points() -> list[Any]:
