@@ -84,7 +84,7 @@ def test_cache_dir_option(repo: Path, tmp_path_factory: pytest.TempPathFactory) 
 
 @pytest.mark.parametrize(
     "content",
-    [b"garbage", cache_module._header() + b"not marshal", b"sampler-lint-cache 2\n0.0.1\n" + b"x",
+    [b"garbage", cache_module._header() + b"not marshal", b"sampler-lint-cache 3\n0.0.1\n" + b"x",
      cache_module._header() + bytes(32) + b"\x00"],
 )
 def test_corrupt_or_foreign_cache_is_ignored(repo: Path, content: bytes) -> None:
@@ -277,19 +277,22 @@ def test_entries_of_the_wrong_shape_are_misses(repo: Path) -> None:
     key = cache_module.secret_key()
     assert key is not None
     entries = marshal.loads(path.read_bytes()[len(cache_module._header()) + 32:])
+    _, tag, fields = next(iter(entries.values()))
+    assert tag == "sampler_lint.engine.findings:FileResult"
     odd = [
-        (..., "os:system", (("command", "true"),)),
-        (..., "sampler_lint.engine.findings:FileResult", (("filename", 3),)),
+        (..., "os:system", ("true",)),
+        (..., tag, (3,)),  # too few fields
+        (..., tag, (3, *fields[1:])),  # the filename is not a string
         (..., "no-such-tag", ()),
         "just a string",
-        (..., "dict", ((( ..., "=", [1]), 1),)),  # an unhashable key
+        (..., "dict", ((..., "=", [1]), 1)),  # an unhashable key
+        (..., "dict", ("key",)),  # a key without its value
     ]
-    for number, key_name in enumerate(entries):
-        entries[key_name] = odd[number % len(odd)]
-    body = marshal.dumps(entries)
-    path.write_bytes(cache_module._header() + cache_module.mac(key, body) + body)
-    code, out, parsed = _parses(repo, ".")
-    assert code == 1 and "SL101" in out and parsed == 1
+    for bad in odd:
+        body = marshal.dumps(dict.fromkeys(entries, bad))
+        path.write_bytes(cache_module._header() + cache_module.mac(key, body) + body)
+        code, out, parsed = _parses(repo, ".")
+        assert (code, parsed) == (1, 1) and "SL101" in out, bad
 
 
 def test_values_round_trip_through_plain_data() -> None:

@@ -45,7 +45,7 @@ from sampler_lint.engine.registry import code_stamp
 from sampler_lint.engine.replay import MAC_SIZE, mac, secret_key
 
 DIRECTORY = ".sampler_lint_cache"
-_MAGIC = b"sampler-lint-cache 2\n"
+_MAGIC = b"sampler-lint-cache 3\n"
 _SUFFIX = ".marshal"
 # The format version of ``marshal`` (4: no code objects are ever written).
 _MARSHAL_VERSION = 4
@@ -120,14 +120,27 @@ def _encode(value: Any) -> Any:
         if kind is collections.defaultdict and value.default_factory is not list:
             raise Unencodable(kind)
         name = "dict" if kind is dict else "defaultdict"
-        return (_MARK, name, tuple((_encode(k), _encode(v)) for k, v in value.items()))
+        # Keys and values side by side: a tuple per item would double what a first run holds.
+        return (_MARK, name, tuple(part for item in value.items() for part in map(_encode, item)))
     if dataclasses.is_dataclass(value) and kind.__module__.startswith(_ALLOWED_MODULES):
-        fields = tuple(
-            (field.name, _encode(getattr(value, field.name)))
-            for field in dataclasses.fields(value) if field.init
-        )
-        return (_MARK, f"{kind.__module__}:{kind.__qualname__}", fields)
+        tag, names = _tagged(kind)
+        return (_MARK, tag, tuple(_encode(getattr(value, name)) for name in names))
     raise Unencodable(kind)
+
+
+# Per dataclass, its tag and the names of its ``__init__`` fields in order. A value is written
+# as its fields' values alone, in that order: every cache file names the build that wrote it
+# (_header), so the order it was written in is the order it is read in. One tag string for all
+# values of a class: a monorepo's first run holds hundreds of thousands of them until the save.
+_TAGS: dict[type, tuple[str, tuple[str, ...]]] = {}
+
+
+def _tagged(kind: type) -> tuple[str, tuple[str, ...]]:
+    known = _TAGS.get(kind)
+    if known is None:
+        names = tuple(field.name for field in dataclasses.fields(kind) if field.init)
+        known = _TAGS[kind] = (f"{kind.__module__}:{kind.__qualname__}", names)
+    return known
 
 
 class _Invalid(Exception):
@@ -155,23 +168,19 @@ def decode(value: Any) -> Any:
     if tag == "frozenset":
         return frozenset(decode(v) for v in payload)
     if tag == "dict" or tag == "defaultdict":
-        pairs = ((decode(k), decode(v)) for k, v in _pairs(payload))
+        if len(payload) % 2:
+            raise _Invalid(tag)
+        pairs = zip(map(decode, payload[0::2]), map(decode, payload[1::2]), strict=True)
         return dict(pairs) if tag == "dict" else collections.defaultdict(list, pairs)
     return _dataclass(tag, payload)
 
 
-def _pairs(payload: tuple[Any, ...]) -> list[tuple[Any, Any]]:
-    if not all(type(p) is tuple and len(p) == 2 for p in payload):
-        raise _Invalid("pairs")
-    return list(payload)
+_CLASSES: dict[str, tuple[type, tuple[str, ...]]] = {}
 
 
-_CLASSES: dict[str, tuple[type, frozenset[str]]] = {}
-
-
-def _dataclass_named(tag: Any) -> tuple[type, frozenset[str]]:
-    """One of our dataclasses and its field names, only from a module already imported (nothing
-    is imported here), remembered per tag."""
+def _dataclass_named(tag: Any) -> tuple[type, tuple[str, ...]]:
+    """One of our dataclasses and its ``__init__`` field names in order, only from a module
+    already imported (nothing is imported here), remembered per tag."""
     known = _CLASSES.get(tag) if type(tag) is str else None
     if known is not None:
         return known
@@ -184,19 +193,16 @@ def _dataclass_named(tag: Any) -> tuple[type, frozenset[str]]:
     if not isinstance(kind, type) or not dataclasses.is_dataclass(kind) \
             or kind.__module__ != module_name:
         raise _Invalid(tag)
-    known = _CLASSES[tag] = (
-        kind, frozenset(field.name for field in dataclasses.fields(kind) if field.init)
-    )
+    known = _CLASSES[tag] = (kind, _tagged(kind)[1])
     return known
 
 
 def _dataclass(tag: Any, payload: tuple[Any, ...]) -> Any:
     kind, names = _dataclass_named(tag)
-    fields = _pairs(payload)
-    if len(fields) != len(names) or {name for name, _ in fields} != names:
+    if len(payload) != len(names):
         raise _Invalid(tag)
     try:
-        return kind(**{name: decode(field) for name, field in fields})
+        return kind(**{name: decode(field) for name, field in zip(names, payload, strict=True)})
     except (TypeError, ValueError) as error:
         raise _Invalid(tag) from error
 
