@@ -154,11 +154,13 @@ class DemandIndex(ProjectIndex):
         self._holders: dict[tuple[str, str], set[str]] = {}
         # A one-file run asks about names one at a time, each a scan of every file of the
         # project: what each scan learnt is kept, per (collector, file) that passes the
-        # collector's pre-filter (those that fail are in _read, with no facts) and per
-        # (file, word) (`dataset+train` and `rank+train` share `train`).
+        # collector's pre-filter (those that fail are in _read, with no facts) and per word and
+        # file (`dataset+train` and `rank+train` share `train`).
         self._passing: set[tuple[str, str]] = set()
-        self._spelled: dict[tuple[str, str], bool] = {}
-        self._lacking: dict[str, set[str]] = {}  # per word, the files known not to spell it
+        # Per word, per file: whether the file spells it. Keyed by word first: a monorepo asks
+        # about twenty words of twelve thousand files, and a tuple per answer (and a set of
+        # the files lacking each word beside it) was 33 MiB of a first run's peak.
+        self._spelled: dict[str, dict[str, bool]] = {}
         # The names asked about, per collector (get_for).
         self._tokens_asked: dict[str, set[str]] = {}
         self._candidates_of: dict[str, list[Source]] = {}
@@ -386,13 +388,15 @@ class DemandIndex(ProjectIndex):
         facts (a file read here that fails the collector's pre-filter is known to hold none).
         One read of each file, whatever the number of tokens."""
         holders: dict[str, set[str]] = {token: set() for token in tokens}
-        lacking = {token: self._lacking_any(token) for token in holders}
+        answers = {token: self._answers(token) for token in holders}
         for source in self._candidates(collector.name):
             key = (collector.name, source.fact_path)
             if not self._read.get(key, True):
                 continue  # no facts: it answers no question about a token
+            path = source.fact_path
             open_tokens = [
-                token for token, lacks in lacking.items() if source.fact_path not in lacks
+                token for token, known in answers.items()
+                if all(spelled.get(path, True) for spelled in known)
             ]
             if not open_tokens:
                 continue  # not read again: ``a+b`` questions share a word most files lack
@@ -543,26 +547,21 @@ class DemandIndex(ProjectIndex):
         :func:`_spells_word`), each word's answer remembered per file. Every word is looked
         for, not only those up to the first one missing: questions that share a word
         (``<namespace>+<module>``, one per name a function holds) then pass over, unread, the
-        files known to lack it (:meth:`_lacking_any`)."""
+        files known to lack it (:meth:`_answers`)."""
 
-        def spells_word(data: bytes, word: str) -> bool:
-            key = (source.fact_path, word)
-            found = self._spelled.get(key)
+        def spells_word(word: str) -> bool:
+            spelled = self._spelled.setdefault(word, {})
+            found = spelled.get(source.fact_path)
             if found is None:
-                found = self._spelled[key] = _spells_word(data, word)
-                if not found:
-                    self._lacking.setdefault(word, set()).add(source.fact_path)
+                found = spelled[source.fact_path] = _spells_word(data, word)
             return found
 
-        return all([spells_word(data, word) for word in token.split("+")])
+        return all([spells_word(word) for word in token.split("+")])
 
-    def _lacking_any(self, token: str) -> set[str]:
-        """The files a remembered answer of :meth:`_file_spells` shows not to spell ``token``
-        (one of its words), known without reading them."""
-        words = token.split("+")
-        if len(words) == 1:
-            return self._lacking.get(token, set())
-        return set().union(*(self._lacking.get(word, ()) for word in words))
+    def _answers(self, token: str) -> list[dict[str, bool]]:
+        """Per word of ``token``, what :meth:`_file_spells` learnt of each file: a file known
+        not to spell one of them (``False``) does not spell ``token``, and need not be read."""
+        return [self._spelled.setdefault(word, {}) for word in token.split("+")]
 
     def _cached(self, source: Source, collector: FactCollector) -> bool:
         """Whether the cache holds this file's facts for ``collector`` (now in ``_read``)."""
