@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Iterator
 from pathlib import Path
 
 import sampler_lint.analysis.lazy_libcst as cst
-from sampler_lint.analysis.imports import dotted_name
 from sampler_lint.analysis.index import (
     ProjectIndex,
     class_names_in,
@@ -24,9 +24,8 @@ from sampler_lint.analysis.iterable_datasets import (
     loaders_of,
 )
 from sampler_lint.analysis.sampler_family import TRANSPARENT_BASES
-from sampler_lint.analysis.syntax_summary import SyntaxSummary, walk
-from sampler_lint.analysis.tree import descendants
-from sampler_lint.rule import Example, Rule, Severity
+from sampler_lint.analysis.syntax_summary import SyntaxSummary, per_tree, walk
+from sampler_lint.rule import Example, FileContext, Rule, Severity
 
 _TORCH_ITERABLE = frozenset({
     "torch.utils.data.IterableDataset", "torch.utils.data.dataset.IterableDataset",
@@ -95,25 +94,23 @@ class UnshardedIterableDataset(Rule):
     collectors = (DATASET_LOADERS,)
     uses_index = True
 
+    def __init__(self, context: FileContext) -> None:
+        super().__init__(context)
+        self._met: dict[str, int] = {}  # classes of each name visited so far
+        self._walked: dict[str, list[ast.expr | None]] | None = None
+
     @classmethod
     def may_match(cls, summary: SyntaxSummary) -> bool:
-        # A class with a base named IterableDataset that defines __iter__.
-        for klass in summary.nodes(ast.ClassDef):
-            for base in klass.bases:
-                if isinstance(base, ast.Subscript):
-                    base = base.value
-                name = base.attr if isinstance(base, ast.Attribute) else getattr(base, "id", "")
-                if name == "IterableDataset" and any(
-                    isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))
-                    and item.name == "__iter__" for item in klass.body
-                ):
-                    return True
-        return False
+        # A class derived from IterableDataset whose __iter__ walks a finite source.
+        return bool(cls.syntax_hints(summary))
 
     @classmethod
     def syntax_hints(cls, summary: SyntaxSummary) -> frozenset[str]:
-        # The survey's parse names the classes, so the index stage need not parse the file again.
-        return frozenset(_iterable_classes_in(summary.tree))
+        # The survey's parse names the classes that walk a finite source: the index stage asks
+        # about those alone, and need not parse the file again.
+        return per_tree(summary.tree, "sl105 walking classes", lambda: frozenset(
+            klass.name for klass in _walked_sources(summary.tree, summary.source)
+        ))
 
     @classmethod
     def may_match_index(
@@ -126,39 +123,47 @@ class UnshardedIterableDataset(Rule):
         return any(loaders_of(index, name, path) for name in names)
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        if not self._plain_iterable_dataset(node):
+        # The n-th class of a name in libcst's (source) order is the n-th of the ast tree's.
+        name = node.name.value
+        number = self._met[name] = self._met.get(name, -1) + 1
+        if not self._plain_iterable_dataset(node) or self._mentions_sharding(node):
             return
-        if any(word in self.context.source for word in _FILE_WORDS):
-            return
-        if self._mentions_sharding(node):
+        walks = self._walks().get(name, [])
+        walked = walks[number] if number < len(walks) else None
+        if walked is None:
             return
         methods = {
             item.name.value: item for item in node.body.body if isinstance(item, cst.FunctionDef)
         }
-        iterate = methods.get("__iter__")
-        if iterate is None:
-            return
-        running = _called_methods(methods, _WORKER_METHODS)
-        if any(_infinite(methods[name]) for name in running):
-            return
-        walked = None
-        for name in running:
-            walked = _finite_walk(methods[name], node, methods)
-            if walked is not None:
-                break
-        if walked is None:
-            return
-        uses = loaders_of(self.context.index, node.name.value, str(self.context.path))
+        uses = loaders_of(self.context.index, name, str(self.context.path))
         if not uses:
             return
         use = sorted(uses, key=lambda u: (not u.workers, u.path, u.line))[0]
+        code = ast.get_source_segment(self.context.source, walked) or "its source"
         message = (
-            f"`{node.name.value}.__iter__` walks `{self.context.code_for(walked)}` whole in "
-            f"every process that runs it, and {_how(use, self.context.path)}: each one yields "
-            "every sample (nothing here reads `get_worker_info()` or the rank, or calls a "
-            "sharding helper)"
+            f"`{name}.__iter__` walks `{code}` whole in every process that runs it, and "
+            f"{_how(use, self.context.path)}: each one yields every sample (nothing here reads "
+            "`get_worker_info()` or the rank, or calls a sharding helper)"
         )
-        self.report(iterate.name, message)
+        self.report(methods["__iter__"].name, message)
+
+    def _walks(self) -> dict[str, list[ast.expr | None]]:
+        """Per class name, in source order, what each class of that name walks
+        (:func:`_walked_sources`), from the file parsed once more with ``ast``."""
+        if self._walked is None:
+            self._walked = {}
+            try:
+                tree = ast.parse(self.context.source)
+            except (SyntaxError, ValueError):
+                return self._walked  # libcst's grammar, not this Python's: nothing judged
+            found = _walked_sources(tree, self.context.source)
+            classes = sorted(
+                (node for node in walk(tree) if isinstance(node, ast.ClassDef)),
+                key=lambda node: (node.lineno, node.col_offset),
+            )
+            for node in classes:
+                self._walked.setdefault(node.name, []).append(found.get(node))
+        return self._walked
 
     # -- the class -----------------------------------------------------------------------------
     def _plain_iterable_dataset(self, node: cst.ClassDef) -> bool:
@@ -217,8 +222,9 @@ class UnshardedIterableDataset(Rule):
     function of the same file mentioning neither `dataset` nor `get_worker_info`).
     Known gaps (findings missed, never added): a class whose base is a project class
     (its own `__iter__` is not judged), iterator-style datasets (`__iter__` returning
-    `self` with a `__next__`), and Hugging Face streaming datasets handed to a loader under
-    DDP.
+    `self` with a `__next__`), Hugging Face streaming datasets handed to a loader under
+    DDP, and a file the running Python's own parser rejects (syntax newer than it knows:
+    the walk is read from its `ast` tree).
 
     ## Why is this bad
     A `DataLoader` with `num_workers=N` copies the dataset into N processes and calls
@@ -322,66 +328,134 @@ def _how(use: DatasetLoader, here: Path) -> str:
     return f"the DataLoader at {where} runs it on every DDP rank"
 
 
-def _called_methods(methods: dict[str, cst.FunctionDef], roots: tuple[str, ...]) -> list[str]:
+# -- the walk, read from the ``ast`` tree: the survey's syntax stage asks it of the tree it parsed
+# (a class that walks nothing finite is never asked about in the index), the lint pass of the
+# same tree parsed again, so the judgment lives once.
+
+_Function = ast.FunctionDef | ast.AsyncFunctionDef
+
+
+def _walked_sources(tree: ast.Module, source: str) -> dict[ast.ClassDef, ast.expr]:
+    """Each class of ``tree`` deriving (by name) from ``IterableDataset`` whose ``__iter__``, or a
+    method it calls, walks a finite source while it yields: the expression it walks. Classes
+    whose methods run an endless loop, and files that mention ``get_worker_info``, have none."""
+    if any(word in source for word in _FILE_WORDS):
+        return {}
+    names = _iterable_classes_in(tree)
+    found: dict[ast.ClassDef, ast.expr] = {}
+    for node in walk(tree):
+        if isinstance(node, ast.ClassDef) and node.name in names:
+            walked = _walked_by(node)
+            if walked is not None:
+                found[node] = walked
+    return found
+
+
+def _walked_by(klass: ast.ClassDef) -> ast.expr | None:
+    methods = {item.name: item for item in klass.body if isinstance(item, _Function)}
+    if "__iter__" not in methods:
+        return None
+    running = _called_methods(methods, _WORKER_METHODS)
+    if any(_infinite(methods[name]) for name in running):
+        return None
+    for name in running:
+        walked = _finite_walk(methods[name], methods)
+        if walked is not None:
+            return walked
+    return None
+
+
+def _descendants(nodes: list[ast.stmt] | ast.AST) -> Iterator[ast.AST]:
+    """The nodes (and everything below them), depth first in source order."""
+    stack: list[ast.AST] = list(reversed(nodes)) if isinstance(nodes, list) else [nodes]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(reversed(list(ast.iter_child_nodes(current))))
+
+
+def _dotted(node: ast.AST) -> str:
+    """``a.b.c`` for a chain of names and attributes, else ``""``."""
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return ""
+    parts.append(node.id)
+    return ".".join(reversed(parts))
+
+
+def _arguments(call: ast.Call, starred: bool = False) -> list[ast.expr]:
+    """A call's argument values in source order; ``*`` and ``**`` ones (their values) only
+    when ``starred``."""
+    given = [
+        arg.value if isinstance(arg, ast.Starred) else arg for arg in call.args
+        if starred or not isinstance(arg, ast.Starred)
+    ]
+    given += [keyword.value for keyword in call.keywords if starred or keyword.arg is not None]
+    return sorted(given, key=lambda value: (value.lineno, value.col_offset))
+
+
+def _names(node: ast.AST, name: str) -> bool:
+    return any(isinstance(child, ast.Name) and child.id == name for child in _descendants(node))
+
+
+def _called_methods(methods: dict[str, _Function], roots: tuple[str, ...]) -> list[str]:
     """``roots`` and the methods of the class they call (``self.m(...)``), transitively."""
     found = [name for name in roots if name in methods]
     for name in found:  # grows while it is walked
-        for child in descendants(methods[name].body):
-            if isinstance(child, cst.Call):
-                called = dotted_name(child.func) or ""
-                head, _, rest = called.partition(".")
+        for child in _descendants(methods[name].body):
+            if isinstance(child, ast.Call):
+                head, _, rest = _dotted(child.func).partition(".")
                 if head == "self" and rest in methods and rest not in found and rest != "__init__":
                     found.append(rest)
     return found
 
 
-def _infinite(method: cst.FunctionDef) -> bool:
+def _infinite(method: _Function) -> bool:
     """A ``while`` loop or an endless ``itertools`` iterator: a stream, not a walk."""
-    for child in descendants(method.body):
-        if isinstance(child, cst.While):
+    for child in _descendants(method.body):
+        if isinstance(child, ast.While):
             return True
-        if isinstance(child, cst.Call):
-            called = dotted_name(child.func) or ""
-            if called.rsplit(".", 1)[-1] in _INFINITE:
-                return True
+        if isinstance(child, ast.Call) and _dotted(child.func).rsplit(".", 1)[-1] in _INFINITE:
+            return True
     return False
 
 
-def _finite_walk(
-    method: cst.FunctionDef, klass: cst.ClassDef, methods: dict[str, cst.FunctionDef]
-) -> cst.BaseExpression | None:
+def _finite_walk(method: _Function, methods: dict[str, _Function]) -> ast.expr | None:
     """The finite source ``method`` walks while it yields, if any."""
-    walker = _Walk(method, klass, methods)
-    for child in descendants(method.body):
-        if isinstance(child, cst.For) and _yields(child.body):
+    walker = _Walk(method, methods)
+    for child in _descendants(method.body):
+        if isinstance(child, (ast.For, ast.AsyncFor)) and _yields(child.body):
             if walker.finite(child.iter, child):
                 return child.iter
-        elif isinstance(child, cst.Yield) and isinstance(child.value, cst.From):
-            if walker.finite(child.value.item, None):
-                return child.value.item
-        elif isinstance(child, cst.Return) and child.value is not None and method.name.value in (
-            _WORKER_METHODS
-        ):
+        elif isinstance(child, ast.YieldFrom):
+            if walker.finite(child.value, None):
+                return child.value
+        elif isinstance(child, ast.Return) and child.value is not None \
+                and method.name in _WORKER_METHODS:
             source = _returned_source(child.value)
             if source is not None and walker.finite(source, None):
                 return source
     return None
 
 
-def _yields(body: cst.CSTNode) -> bool:
-    return any(isinstance(child, cst.Yield) for child in descendants(body))
+def _yields(body: list[ast.stmt]) -> bool:
+    return any(isinstance(child, (ast.Yield, ast.YieldFrom)) for child in _descendants(body))
 
 
-def _returned_source(value: cst.BaseExpression) -> cst.BaseExpression | None:
+def _returned_source(value: ast.expr) -> ast.expr | None:
     """What ``return iter(X)`` / ``return map(f, X)`` / ``return (f(x) for x in X)`` walks."""
-    if isinstance(value, cst.GeneratorExp):
-        return value.for_in.iter
-    if isinstance(value, cst.Call):
-        name = (dotted_name(value.func) or "").rsplit(".", 1)[-1]
-        if name == "iter" and value.args:
-            return value.args[0].value
-        if name in _PASS_THROUGH_SECOND and len(value.args) > 1:
-            return value.args[1].value
+    if isinstance(value, ast.GeneratorExp):
+        return value.generators[0].iter
+    if isinstance(value, ast.Call):
+        name = _dotted(value.func).rsplit(".", 1)[-1]
+        given = _arguments(value, starred=True)
+        if name == "iter" and given:
+            return given[0]
+        if name in _PASS_THROUGH_SECOND and len(given) > 1:
+            return given[1]
     return None
 
 
@@ -389,20 +463,17 @@ class _Walk:
     """Whether an iterated expression is a finite collection of data the class holds or reads
     (never an inner dataset or stream it delegates to)."""
 
-    def __init__(
-        self, method: cst.FunctionDef, klass: cst.ClassDef, methods: dict[str, cst.FunctionDef]
-    ) -> None:
+    def __init__(self, method: _Function, methods: dict[str, _Function]) -> None:
         self.method = method
-        self.klass = klass
         self.methods = methods
         self._seen: set[str] = set()
 
-    def finite(self, node: cst.BaseExpression, loop: cst.For | None, depth: int = 0) -> bool:
+    def finite(self, node: ast.expr, loop: ast.For | ast.AsyncFor | None, depth: int = 0) -> bool:
         if depth > 6:
             return False
-        if isinstance(node, cst.Call):
-            name = (dotted_name(node.func) or "").rsplit(".", 1)[-1]
-            args = [arg.value for arg in node.args if not arg.star]
+        if isinstance(node, ast.Call):
+            name = _dotted(node.func).rsplit(".", 1)[-1]
+            args = _arguments(node)
             if name == "range":
                 # Returned or yielded whole, a range is the data (torch's own example); in a
                 # loop, the counter must pick or be the items (else: a random generator).
@@ -414,47 +485,42 @@ class _Walk:
             if name in _FINITE_CALLS:
                 return True
             func = node.func
-            if isinstance(func, cst.Attribute) and func.attr.value in _WALKING_METHODS:
+            if isinstance(func, ast.Attribute) and func.attr in _WALKING_METHODS:
                 return self.finite(func.value, None, depth + 1)
             return False
-        if isinstance(node, cst.Subscript):
+        if isinstance(node, ast.Subscript):
             return self.finite(node.value, None, depth + 1)
-        if isinstance(node, cst.Attribute):
-            if isinstance(node.value, cst.Name) and node.value.value == "self":
-                return self._data_attribute(node.attr.value)
+        if isinstance(node, ast.Attribute):
+            if isinstance(node.value, ast.Name) and node.value.id == "self":
+                return self._data_attribute(node.attr)
             return False
-        if isinstance(node, cst.Name):
-            return self._local(node.value, depth)
+        if isinstance(node, ast.Name):
+            return self._local(node.id, depth)
         return False
 
-    def _indexes_with(self, loop: cst.For, depth: int) -> bool:
+    def _indexes_with(self, loop: ast.For | ast.AsyncFor, depth: int) -> bool:
         """``for i in range(...)`` whose ``i`` picks items of data the class holds: an index of
         ``self.<attr>`` (only a map-style collection has one) or of a finite value, or an
         argument of a method of the class (``self.load(i)``); a counter alone, or an index into
         a random draw, is a generator."""
-        if not isinstance(loop.target, cst.Name):
+        if not isinstance(loop.target, ast.Name):
             return False
-        name = loop.target.value
-        for child in descendants(loop.body):
-            if isinstance(child, cst.Yield) and isinstance(child.value, cst.BaseExpression):
+        name = loop.target.id
+        for child in _descendants(loop.body):
+            if isinstance(child, ast.Yield) and child.value is not None:
                 value = child.value
-                items = value.elements if isinstance(value, cst.Tuple) else [value]
-                if any(isinstance(item, cst.BaseElement) and isinstance(item.value, cst.Name)
-                       and item.value.value == name for item in items) or (
-                    isinstance(value, cst.Name) and value.value == name
-                ):
+                items = value.elts if isinstance(value, ast.Tuple) else [value]
+                items = [item.value if isinstance(item, ast.Starred) else item for item in items]
+                if any(isinstance(item, ast.Name) and item.id == name for item in items):
                     return True  # the counter is the item
-            if isinstance(child, cst.Subscript) and any(
-                _binds_name(element, name) for element in child.slice
-            ):
+            if isinstance(child, ast.Subscript) and _names(child.slice, name):
                 value = child.value
                 if _is_self_attribute(value) or self.finite(value, None, depth + 1):
                     return True
-            elif isinstance(child, cst.Call):
-                called = dotted_name(child.func) or ""
-                head, _, method = called.partition(".")
+            elif isinstance(child, ast.Call):
+                head, _, method = _dotted(child.func).partition(".")
                 if head == "self" and method in self.methods and any(
-                    _binds_name(arg, name) for arg in child.args
+                    _names(arg, name) for arg in _arguments(child, starred=True)
                 ):
                     return True
         return False
@@ -465,19 +531,17 @@ class _Walk:
         if name in self._seen:
             return False
         self._seen.add(name)
-        values: list[cst.BaseExpression] = []
-        for child in descendants(self.method.body):
-            if isinstance(child, cst.WithItem) and child.asname is not None:
-                if dotted_name(child.asname.name) == name:
-                    values.append(child.item)
-            elif isinstance(child, cst.Assign):
-                for target in child.targets:
-                    if dotted_name(target.target) == name:
-                        values.append(child.value)
-            elif isinstance(child, (cst.AugAssign, cst.AnnAssign)):
-                if dotted_name(child.target) == name:
+        values: list[ast.expr] = []
+        for child in _descendants(self.method.body):
+            if isinstance(child, ast.withitem) and child.optional_vars is not None:
+                if _dotted(child.optional_vars) == name:
+                    values.append(child.context_expr)
+            elif isinstance(child, ast.Assign):
+                values += [child.value for target in child.targets if _dotted(target) == name]
+            elif isinstance(child, (ast.AugAssign, ast.AnnAssign)):
+                if _dotted(child.target) == name:
                     return False
-            elif isinstance(child, cst.For) and _binds(child.target, name):
+            elif isinstance(child, (ast.For, ast.AsyncFor)) and _names(child.target, name):
                 return False
         return len(values) == 1 and self.finite(values[0], None, depth + 1)
 
@@ -487,34 +551,34 @@ class _Walk:
         result of a function (not of a class: an object that may shard itself)."""
         if _delegate_like(attribute):
             return False
-        values = []
+        values: list[ast.expr] = []
         parameters: dict[str, str] = {}
+        target_name = f"self.{attribute}"
         for method in self.methods.values():
-            for param in method.params.params:
-                parameters[param.name.value] = method.name.value
-            for child in descendants(method.body):
-                if isinstance(child, cst.Assign):
-                    for target in child.targets:
-                        if dotted_name(target.target) == f"self.{attribute}":
-                            values.append(child.value)
-                elif isinstance(child, cst.AnnAssign) and child.value is not None:
-                    if dotted_name(child.target) == f"self.{attribute}":
+            for param in method.args.args:
+                parameters[param.arg] = method.name
+            for child in _descendants(method.body):
+                if isinstance(child, ast.Assign):
+                    values += [child.value for target in child.targets
+                               if _dotted(target) == target_name]
+                elif isinstance(child, ast.AnnAssign) and child.value is not None:
+                    if _dotted(child.target) == target_name:
                         values.append(child.value)
         if not values:
             return False  # set by a base or from outside: unknown
         return all(self._data_value(value, parameters) for value in values)
 
-    def _data_value(self, value: cst.BaseExpression, parameters: dict[str, str]) -> bool:
-        if isinstance(value, (cst.List, cst.Tuple, cst.Dict, cst.Set, cst.ListComp, cst.DictComp,
-                              cst.SetComp)):
+    def _data_value(self, value: ast.expr, parameters: dict[str, str]) -> bool:
+        if isinstance(value, (ast.List, ast.Tuple, ast.Dict, ast.Set, ast.ListComp, ast.DictComp,
+                              ast.SetComp)):
             return True
-        if isinstance(value, cst.Name):
-            return value.value in parameters and not _delegate_like(value.value)
-        if isinstance(value, cst.Call):
-            name = (dotted_name(value.func) or "").rsplit(".", 1)[-1]
+        if isinstance(value, ast.Name):
+            return value.id in parameters and not _delegate_like(value.id)
+        if isinstance(value, ast.Call):
+            name = _dotted(value.func).rsplit(".", 1)[-1]
             # A class builds an object that may split itself; a function returns data.
             return bool(name) and not name[0].isupper() and not _delegate_like(name)
-        if isinstance(value, cst.Subscript):
+        if isinstance(value, ast.Subscript):
             return self._data_value(value.value, parameters)
         return False
 
@@ -524,18 +588,8 @@ def _delegate_like(name: str) -> bool:
     return any(part in _DELEGATE_PARTS or part.startswith(_DELEGATE_PARTS[:8]) for part in parts)
 
 
-def _binds(target: cst.BaseExpression, name: str) -> bool:
-    return any(
-        isinstance(child, cst.Name) and child.value == name for child in descendants(target)
-    )
-
-
-def _is_self_attribute(node: cst.BaseExpression) -> bool:
+def _is_self_attribute(node: ast.expr) -> bool:
     return (
-        isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name)
-        and node.value.value == "self"
+        isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+        and node.value.id == "self"
     )
-
-
-def _binds_name(node: cst.CSTNode, name: str) -> bool:
-    return any(isinstance(child, cst.Name) and child.value == name for child in descendants(node))

@@ -689,8 +689,9 @@ class Mapped(Lines):
 def test_sl105_hints_name_the_classes_its_index_stage_parsed_the_file_for(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """The survey's parse names the IterableDataset classes, so the index stage, given them,
-    does not parse the file again, and asks about the same classes as when it did."""
+    """The survey's parse names the IterableDataset classes that walk a finite source, so the
+    index stage, given them, does not parse the file again, and asks about those alone (without
+    hints it asks about every class derived from IterableDataset)."""
     rule = registry.rules_by_code()["SL105"]
     hints = rule.syntax_hints(SyntaxSummary(ast.parse(ITERABLES)))
     asked: list[str] = []
@@ -701,11 +702,64 @@ def test_sl105_hints_name_the_classes_its_index_stage_parsed_the_file_for(
 
     monkeypatch.setattr(sl105, "loaders_of", loaders_of)
     assert not rule.may_match_index(ProjectIndex(), "/p/data.py", ITERABLES)
-    assert hints == frozenset(asked) == {"Lines", "Tokens"}
+    assert set(asked) == {"Lines", "Tokens"}
+    assert hints == {"Lines"}  # `Tokens` yields a constant: it walks nothing
     asked.clear()
     monkeypatch.setattr(sl105.ast, "parse", None)  # the hints spare the parse
     assert not rule.may_match_index(ProjectIndex(), "/p/data.py", ITERABLES, hints=hints)
     assert set(asked) == hints
+
+
+@pytest.mark.parametrize(("body", "walks"), [
+    ("        with open(self.path) as lines:\n            for line in lines:\n"
+     "                yield line\n", True),
+    ("        return iter(self.files)\n", True),
+    ("        for index in range(len(self.rows)):\n            yield self.rows[index]\n", True),
+    ("        for _ in range(8):\n            yield torch.randn(3)\n", False),  # a generator
+    ("        while True:\n            for name in self.files:\n                yield name\n",
+     False),  # a stream
+    ("        for item in self.stream:\n            yield item\n", False),  # a wrapper
+    ("        return iter(self.head)\n", True),  # a slice of a parameter
+    ("        for name in self.files:\n            self.seen = name\n        yield 0\n",
+     False),  # the loop yields nothing
+    ("        info = get_worker_info()\n        return iter(self.files)\n", False),
+])
+def test_sl105_syntax_stage_keeps_only_classes_that_walk_a_finite_source(
+    body: str, walks: bool
+) -> None:
+    """The survey's parse judges the walk as the lint pass does: a file whose classes only
+    generate, stream or delegate asks the index nothing and is not linted for SL105."""
+    text = (
+        "import torch\nfrom torch.utils.data import IterableDataset\n\n\n"
+        "class Stream(IterableDataset):\n    def __init__(self, path, files, rows):\n"
+        "        self.path = path\n        self.files = files\n        self.rows = rows\n"
+        "        self.stream = files\n        self.head = files[:4]\n\n"
+        "    def __iter__(self):\n" + body
+    )
+    rule = registry.rules_by_code()["SL105"]
+    summary = SyntaxSummary(ast.parse(text)).given(text, Vocabulary(), None)
+    assert rule.may_match(summary) is walks
+    assert rule.syntax_hints(summary) == ({"Stream"} if walks else set())
+
+
+def test_sl105_judges_each_class_of_a_name_on_its_own(tmp_path: Path) -> None:
+    """Two classes of one name (one per branch): the lint pass reads the walk of each from the
+    ``ast`` tree, the n-th class of the name there for the n-th libcst visits."""
+    (tmp_path / "data.py").write_text(
+        "import torch\nfrom torch.utils.data import DataLoader, IterableDataset\n\n"
+        "if torch.cuda.is_available():\n"
+        "    class Lines(IterableDataset):\n"
+        "        def __iter__(self):\n"
+        "            for _ in range(4):\n"
+        "                yield torch.randn(2)\n"
+        "else:\n"
+        "    class Lines(IterableDataset):\n"
+        "        def __iter__(self):\n"
+        "            with open('train.txt') as lines:\n"
+        "                yield from lines\n\n"
+        "loader = DataLoader(Lines(), num_workers=4)\n"
+    )
+    assert _findings(tmp_path) == [("data.py", "SL105", 11, 13)]
 
 
 # A factory of a project sampler that names no distributed sampler: only the index can tell
