@@ -120,7 +120,7 @@ def _encode(value: Any) -> Any:
         if kind is collections.defaultdict and value.default_factory is not list:
             raise Unencodable(kind)
         name = "dict" if kind is dict else "defaultdict"
-        # Keys and values side by side: a tuple per item would double what a first run holds.
+        # Keys and values side by side: no tuple per item waiting in memory until the save.
         return (_MARK, name, tuple(part for item in value.items() for part in map(_encode, item)))
     if dataclasses.is_dataclass(value) and kind.__module__.startswith(_ALLOWED_MODULES):
         tag, names = _tagged(kind)
