@@ -239,3 +239,23 @@ def test_a_one_file_run_scans_each_file_once_per_word(
     assert len({name for _, name in spelled}) >= 3, spelled  # several names were asked about
     assert max(spelled.values()) == 1, spelled
     assert max(passed.values()) == 1, passed
+
+
+def test_the_progress_line_says_reading_then_indexing_then_linting(tmp_path: Path) -> None:
+    """What a long run's bar says: every file read, then the files some rule wants judged by
+    the index stage (where a large project's questions are asked), then those kept, linted;
+    never going back."""
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "train.py").write_text(
+        "from torch.utils.data import DistributedSampler\n"
+        "sampler = DistributedSampler(data, seed=0)\n"
+    )
+    (tmp_path / "plain.py").write_text("x = 1\n")
+    calls: list[tuple[int, int, str]] = []
+    runner.run([tmp_path], ConfigResolver(RawSettings(), isolated=True),
+               runner.RunOptions(use_cache=False, jobs=1),
+               progress=lambda done, total, doing: calls.append((done, total, doing)))
+    stages = list(dict.fromkeys(doing for _, _, doing in calls))
+    assert stages == ["reading 2 files", "indexing 1 file", "linting 1"]
+    assert [done for done, _, _ in calls] == sorted(done for done, _, _ in calls)
+    assert calls[-1][0] == calls[-1][1]  # the last call ends the bar

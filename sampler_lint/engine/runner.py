@@ -980,7 +980,7 @@ def _run_project(
 
     def surveyed(done: int) -> None:
         if progress is not None:
-            progress(done, total, f"reading {linted} files")
+            progress(done, total, f"reading {_files(linted)}")
 
     surveys, contents, early = survey_files(
         jobs[:linted], lints, collectors, survey_cache, processes,
@@ -1018,8 +1018,14 @@ def _run_project(
     sizes: dict[int, int] = {}
     judging = _largest_wanted_first(jobs[:linted], surveys, lints, sizes)
     stream = _LintStream(jobs, surveys, lints, write, index, collectors, processes, sizes)
+    # The bar's second stage: the files some rule wants, judged one by one (the index stage,
+    # where a large project's questions are asked), then those kept, linted.
+    wanted = len(sizes)
+    indexing = f"indexing {_files(wanted)}"
     with stream:
-        for number in judging:
+        for judged, number in enumerate(judging):
+            if progress and judged < wanted:
+                progress(linted + judged, linted + 2 * wanted, indexing)
             job, survey = jobs[number], surveys[number]
             assert job.lint_id is not None
             lint = lints[job.lint_id]
@@ -1069,8 +1075,8 @@ def _run_project(
             pending.append(number)
             stream.add(number)
 
-        total = linted + len(pending)
-        done = linted
+        total = linted + wanted + len(pending)
+        done = linted + wanted
         linting = f"linting {len(pending)}"
         if progress:
             progress(done, total, linting)
@@ -1206,6 +1212,10 @@ def _add_project_files(
             jobs[found] = replace(jobs[found], fact_path=str(path))
             order.append(found)
     return order
+
+
+def _files(count: int) -> str:
+    return f"{count} file" if count == 1 else f"{count} files"
 
 
 def _is_names(value: object) -> bool:

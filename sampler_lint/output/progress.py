@@ -20,8 +20,9 @@ class TerminalProgress:
 
     def __call__(self, done: int, total: int, doing: str = "linting") -> None:
         """``doing`` says what the run is at: ``reading N files`` (each linted file once, for
-        the pre-filters), then ``linting M`` (the files some rule wants; the project index is
-        gathered meanwhile, as rules ask)."""
+        the pre-filters), ``indexing W files`` (the files some rule still wants, judged by
+        the index stage: a large project's questions are asked here), then ``linting M``
+        (those kept; the index is read further as rules ask)."""
         if self.progress is None:
             if time.monotonic() - self.started < SHOW_AFTER_SECONDS or done >= total:
                 return
@@ -33,7 +34,7 @@ class TerminalProgress:
             replay.spoil()  # a bar drawn over the output: such a run is not replayed
             self.task = self.progress.add_task(doing, total=total)  # type: ignore[assignment]
         assert self.task is not None
-        # The total grows once: the survey of every file, then the files some rule wants.
+        # The total changes per stage (reading, indexing, linting); ``done`` never goes back.
         self.progress.update(self.task, completed=done, total=total, description=doing)
         if done >= total:
             self.progress.stop()
