@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Iterator
 from pathlib import Path
 
 import sampler_lint.analysis.lazy_libcst as cst
@@ -24,7 +23,14 @@ from sampler_lint.analysis.iterable_datasets import (
     loaders_of,
 )
 from sampler_lint.analysis.sampler_family import TRANSPARENT_BASES
-from sampler_lint.analysis.syntax_summary import SyntaxSummary, per_tree, walk
+from sampler_lint.analysis.syntax_summary import (
+    SyntaxSummary,
+    dotted_chain,
+    per_tree,
+    summarize,
+    walk,
+    walk_in_order,
+)
 from sampler_lint.rule import Example, FileContext, Rule, Severity
 
 _TORCH_ITERABLE = frozenset({
@@ -108,9 +114,7 @@ class UnshardedIterableDataset(Rule):
     def syntax_hints(cls, summary: SyntaxSummary) -> frozenset[str]:
         # The survey's parse names the classes that walk a finite source: the index stage asks
         # about those alone, and need not parse the file again.
-        return per_tree(summary.tree, "sl105 walking classes", lambda: frozenset(
-            klass.name for klass in _walked_sources(summary.tree, summary.source)
-        ))
+        return frozenset(klass.name for klass in _walked_sources(summary.tree, summary.source))
 
     @classmethod
     def may_match_index(
@@ -152,14 +156,12 @@ class UnshardedIterableDataset(Rule):
         (:func:`_walked_sources`), from the file parsed once more with ``ast``."""
         if self._walked is None:
             self._walked = {}
-            try:
-                tree = ast.parse(self.context.source)
-            except (SyntaxError, ValueError):
+            summary = summarize(self.context.source)
+            if summary is None:
                 return self._walked  # libcst's grammar, not this Python's: nothing judged
-            found = _walked_sources(tree, self.context.source)
+            found = _walked_sources(summary.tree, self.context.source)
             classes = sorted(
-                (node for node in walk(tree) if isinstance(node, ast.ClassDef)),
-                key=lambda node: (node.lineno, node.col_offset),
+                summary.nodes(ast.ClassDef), key=lambda node: (node.lineno, node.col_offset)
             )
             for node in classes:
                 self._walked.setdefault(node.name, []).append(found.get(node))
@@ -338,7 +340,12 @@ _Function = ast.FunctionDef | ast.AsyncFunctionDef
 def _walked_sources(tree: ast.Module, source: str) -> dict[ast.ClassDef, ast.expr]:
     """Each class of ``tree`` deriving (by name) from ``IterableDataset`` whose ``__iter__``, or a
     method it calls, walks a finite source while it yields: the expression it walks. Classes
-    whose methods run an endless loop, and files that mention ``get_worker_info``, have none."""
+    whose methods run an endless loop, and files that mention ``get_worker_info``, have none.
+    Judged once per parse (the syntax stage asks twice: ``may_match``, ``syntax_hints``)."""
+    return per_tree(tree, "sl105 walks", lambda: _find_walks(tree, source))
+
+
+def _find_walks(tree: ast.Module, source: str) -> dict[ast.ClassDef, ast.expr]:
     if any(word in source for word in _FILE_WORDS):
         return {}
     names = _iterable_classes_in(tree)
@@ -365,25 +372,9 @@ def _walked_by(klass: ast.ClassDef) -> ast.expr | None:
     return None
 
 
-def _descendants(nodes: list[ast.stmt] | ast.AST) -> Iterator[ast.AST]:
-    """The nodes (and everything below them), depth first in source order."""
-    stack: list[ast.AST] = list(reversed(nodes)) if isinstance(nodes, list) else [nodes]
-    while stack:
-        current = stack.pop()
-        yield current
-        stack.extend(reversed(list(ast.iter_child_nodes(current))))
-
-
-def _dotted(node: ast.AST) -> str:
-    """``a.b.c`` for a chain of names and attributes, else ``""``."""
-    parts: list[str] = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if not isinstance(node, ast.Name):
-        return ""
-    parts.append(node.id)
-    return ".".join(reversed(parts))
+def _last_name(node: ast.expr) -> str:
+    """The last part of a plain chain of names (``np.random.default_rng`` -> ``default_rng``)."""
+    return (dotted_chain(node) or "").rsplit(".", 1)[-1]
 
 
 def _arguments(call: ast.Call, starred: bool = False) -> list[ast.expr]:
@@ -398,16 +389,16 @@ def _arguments(call: ast.Call, starred: bool = False) -> list[ast.expr]:
 
 
 def _names(node: ast.AST, name: str) -> bool:
-    return any(isinstance(child, ast.Name) and child.id == name for child in _descendants(node))
+    return any(isinstance(child, ast.Name) and child.id == name for child in walk_in_order(node))
 
 
 def _called_methods(methods: dict[str, _Function], roots: tuple[str, ...]) -> list[str]:
     """``roots`` and the methods of the class they call (``self.m(...)``), transitively."""
     found = [name for name in roots if name in methods]
     for name in found:  # grows while it is walked
-        for child in _descendants(methods[name].body):
+        for child in walk_in_order(methods[name].body):
             if isinstance(child, ast.Call):
-                head, _, rest = _dotted(child.func).partition(".")
+                head, _, rest = (dotted_chain(child.func) or "").partition(".")
                 if head == "self" and rest in methods and rest not in found and rest != "__init__":
                     found.append(rest)
     return found
@@ -415,10 +406,10 @@ def _called_methods(methods: dict[str, _Function], roots: tuple[str, ...]) -> li
 
 def _infinite(method: _Function) -> bool:
     """A ``while`` loop or an endless ``itertools`` iterator: a stream, not a walk."""
-    for child in _descendants(method.body):
+    for child in walk_in_order(method.body):
         if isinstance(child, ast.While):
             return True
-        if isinstance(child, ast.Call) and _dotted(child.func).rsplit(".", 1)[-1] in _INFINITE:
+        if isinstance(child, ast.Call) and _last_name(child.func) in _INFINITE:
             return True
     return False
 
@@ -426,7 +417,7 @@ def _infinite(method: _Function) -> bool:
 def _finite_walk(method: _Function, methods: dict[str, _Function]) -> ast.expr | None:
     """The finite source ``method`` walks while it yields, if any."""
     walker = _Walk(method, methods)
-    for child in _descendants(method.body):
+    for child in walk_in_order(method.body):
         if isinstance(child, (ast.For, ast.AsyncFor)) and _yields(child.body):
             if walker.finite(child.iter, child):
                 return child.iter
@@ -442,7 +433,7 @@ def _finite_walk(method: _Function, methods: dict[str, _Function]) -> ast.expr |
 
 
 def _yields(body: list[ast.stmt]) -> bool:
-    return any(isinstance(child, (ast.Yield, ast.YieldFrom)) for child in _descendants(body))
+    return any(isinstance(child, (ast.Yield, ast.YieldFrom)) for child in walk_in_order(body))
 
 
 def _returned_source(value: ast.expr) -> ast.expr | None:
@@ -450,7 +441,7 @@ def _returned_source(value: ast.expr) -> ast.expr | None:
     if isinstance(value, ast.GeneratorExp):
         return value.generators[0].iter
     if isinstance(value, ast.Call):
-        name = _dotted(value.func).rsplit(".", 1)[-1]
+        name = _last_name(value.func)
         given = _arguments(value, starred=True)
         if name == "iter" and given:
             return given[0]
@@ -472,7 +463,7 @@ class _Walk:
         if depth > 6:
             return False
         if isinstance(node, ast.Call):
-            name = _dotted(node.func).rsplit(".", 1)[-1]
+            name = _last_name(node.func)
             args = _arguments(node)
             if name == "range":
                 # Returned or yielded whole, a range is the data (torch's own example); in a
@@ -506,7 +497,7 @@ class _Walk:
         if not isinstance(loop.target, ast.Name):
             return False
         name = loop.target.id
-        for child in _descendants(loop.body):
+        for child in walk_in_order(loop.body):
             if isinstance(child, ast.Yield) and child.value is not None:
                 value = child.value
                 items = value.elts if isinstance(value, ast.Tuple) else [value]
@@ -518,7 +509,7 @@ class _Walk:
                 if _is_self_attribute(value) or self.finite(value, None, depth + 1):
                     return True
             elif isinstance(child, ast.Call):
-                head, _, method = _dotted(child.func).partition(".")
+                head, _, method = (dotted_chain(child.func) or "").partition(".")
                 if head == "self" and method in self.methods and any(
                     _names(arg, name) for arg in _arguments(child, starred=True)
                 ):
@@ -532,14 +523,14 @@ class _Walk:
             return False
         self._seen.add(name)
         values: list[ast.expr] = []
-        for child in _descendants(self.method.body):
+        for child in walk_in_order(self.method.body):
             if isinstance(child, ast.withitem) and child.optional_vars is not None:
-                if _dotted(child.optional_vars) == name:
+                if dotted_chain(child.optional_vars) == name:
                     values.append(child.context_expr)
             elif isinstance(child, ast.Assign):
-                values += [child.value for target in child.targets if _dotted(target) == name]
+                values += [child.value for target in child.targets if dotted_chain(target) == name]
             elif isinstance(child, (ast.AugAssign, ast.AnnAssign)):
-                if _dotted(child.target) == name:
+                if dotted_chain(child.target) == name:
                     return False
             elif isinstance(child, (ast.For, ast.AsyncFor)) and _names(child.target, name):
                 return False
@@ -557,12 +548,12 @@ class _Walk:
         for method in self.methods.values():
             for param in method.args.args:
                 parameters[param.arg] = method.name
-            for child in _descendants(method.body):
+            for child in walk_in_order(method.body):
                 if isinstance(child, ast.Assign):
                     values += [child.value for target in child.targets
-                               if _dotted(target) == target_name]
+                               if dotted_chain(target) == target_name]
                 elif isinstance(child, ast.AnnAssign) and child.value is not None:
-                    if _dotted(child.target) == target_name:
+                    if dotted_chain(child.target) == target_name:
                         values.append(child.value)
         if not values:
             return False  # set by a base or from outside: unknown
@@ -575,7 +566,7 @@ class _Walk:
         if isinstance(value, ast.Name):
             return value.id in parameters and not _delegate_like(value.id)
         if isinstance(value, ast.Call):
-            name = _dotted(value.func).rsplit(".", 1)[-1]
+            name = _last_name(value.func)
             # A class builds an object that may split itself; a function returns data.
             return bool(name) and not name[0].isupper() and not _delegate_like(name)
         if isinstance(value, ast.Subscript):

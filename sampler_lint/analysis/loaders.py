@@ -52,7 +52,7 @@ from sampler_lint.analysis.loader_facts import (
     parameter_position,
     passed_arguments,
 )
-from sampler_lint.analysis.syntax_summary import SyntaxSummary, per_tree
+from sampler_lint.analysis.syntax_summary import SyntaxSummary, dotted_chain, per_tree
 from sampler_lint.analysis.tree import scope_body_statements
 from sampler_lint.rule import FileContext
 
@@ -174,7 +174,7 @@ def _origins_ast(summary: SyntaxSummary, node: ast.expr, depth: int) -> list[Ori
             summary, node.orelse, depth
         )
     if isinstance(node, ast.Call):
-        name = _dotted(node.func)
+        name = dotted_chain(node.func)
         if is_loader_constructor(name) or _names_loader_class_ast(summary, node.func, function):
             keywords = [keyword.arg for keyword in node.keywords]
             positional = sum(1 for arg in node.args if not isinstance(arg, ast.Starred))
@@ -226,16 +226,6 @@ def _origins_ast(summary: SyntaxSummary, node: ast.expr, depth: int) -> list[Ori
     ):
         return [("self", THIS_FILE, klass.name, node.attr)]
     return [UNKNOWN]
-
-
-def _dotted(node: ast.expr) -> str | None:
-    """The twin of libcst's ``dotted_name``: a plain chain of names only."""
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        inner = _dotted(node.value)
-        return f"{inner}.{node.attr}" if inner is not None else None
-    return None
 
 
 def _scope_statements(summary: SyntaxSummary, function: ast.AST) -> list[ast.stmt]:
@@ -328,7 +318,7 @@ def _names_loader_class_ast(
     if not (isinstance(func, ast.Name) and function is not None):
         return False
     opened = opened_alternatives(_assigned_in(summary, function, func.id))
-    return bool(opened) and all(is_loader_constructor(_dotted(v)) for v in opened)
+    return bool(opened) and all(is_loader_constructor(dotted_chain(v)) for v in opened)
 
 
 def _unpacked(function: cst.FunctionDef, name: str) -> list[tuple[cst.BaseExpression, int]]:

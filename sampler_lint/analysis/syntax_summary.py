@@ -61,6 +61,24 @@ def walk(node: ast.AST) -> Iterator[ast.AST]:
                 append(value)
 
 
+def walk_in_order(nodes: ast.AST | list[ast.stmt]) -> Iterator[ast.AST]:
+    """``nodes`` and everything below them, depth first in source order (the ``ast`` twin of
+    :func:`sampler_lint.analysis.tree.descendants`), less the ``ctx`` markers: for a judgment
+    that takes the first match in the code's own order."""
+    stack: list[ast.AST] = list(reversed(nodes)) if isinstance(nodes, list) else [nodes]
+    while stack:
+        current = stack.pop()
+        yield current
+        below: list[ast.AST] = []
+        for name in _NODE_FIELDS[type(current)]:
+            value = getattr(current, name, None)
+            if type(value) is list:
+                below.extend(item for item in value if isinstance(item, ast.AST))
+            elif isinstance(value, ast.AST):
+                below.append(value)
+        stack.extend(reversed(below))
+
+
 class SyntaxSummary:
     """Node kinds, called and imported names, and the nodes of each kind, of one ``ast`` tree."""
 
@@ -310,6 +328,17 @@ def dotted_expression(node: ast.expr) -> str | None:
         return f"{inner}.{node.attr}" if inner else None
     if isinstance(node, ast.Subscript):  # Generic[T], Sampler[int]
         return dotted_expression(node.value)
+    return None
+
+
+def dotted_chain(node: ast.AST) -> str | None:
+    """``a.b.c`` for a plain chain of names and attributes, else ``None`` (the ``ast`` twin of
+    libcst's :func:`sampler_lint.analysis.imports.dotted_name`; no subscript looked through)."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        inner = dotted_chain(node.value)
+        return f"{inner}.{node.attr}" if inner is not None else None
     return None
 
 

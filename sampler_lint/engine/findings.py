@@ -7,6 +7,11 @@ from dataclasses import dataclass, field
 DOCS_URL = "https://github.com/sampler-lint/sampler-lint/blob/main/docs/rules.md#{code}"
 
 
+def plural(count: int, word: str) -> str:
+    """``1 error``, ``2 errors``: counts as the reports and the progress line say them."""
+    return f"{count} {word}{'' if count == 1 else 's'}"
+
+
 @dataclass(frozen=True)
 class Location:
     """1-based line and column."""

@@ -30,8 +30,9 @@ a few hundredths. Only what can be proven unchanged is replayed:
   the cache (:mod:`sampler_lint.engine.cache`): a file this user's sampler-lint did not write is
   ignored. They are ``marshal`` data of plain values, never code.
 
-This module imports nothing of the package: the console script (:mod:`sampler_lint.console`)
-asks it first.
+Deciding a replay imports nothing of the package: the console script
+(:mod:`sampler_lint.console`) asks this module first. Only a recording, made after a full run,
+borrows the index's ``RealPaths``.
 """
 
 from __future__ import annotations
@@ -405,11 +406,14 @@ class _Inputs:
         # package: there the presence of those names matters, not every change of the folder
         # (git's own files change the time of `.git` at each command; what the run read inside
         # is kept above).
+        # Imported here, after the run: deciding a replay imports nothing of the package.
+        from sampler_lint.analysis.index import RealPaths
+
         above: set[str] = set()
-        real: dict[str, str] = {}
+        reals = RealPaths()  # one lstat per folder, however many paths share it
         for path in seen | recording.listed:
             folder = os.path.dirname(path)
-            for parent in {folder, _real_folder(folder, real)}:
+            for parent in {folder, reals.of(folder)}:
                 while parent not in above:
                     above.add(parent)
                     parent, last = os.path.dirname(parent), parent
@@ -422,22 +426,6 @@ class _Inputs:
         self.stats = stats
         # The project: where it runs, what it was given and the folders it walked.
         self.project = recording.listed | {os.getcwd()} | set(recording.paths)
-
-
-def _real_folder(folder: str, known: dict[str, str]) -> str:
-    """``os.path.realpath(folder)`` with one ``lstat`` per folder, however many paths share it
-    (``known`` remembers the answers)."""
-    found = known.get(folder)
-    if found is None:
-        parent = os.path.dirname(folder)
-        if parent == folder:
-            found = folder
-        else:
-            found = os.path.join(_real_folder(parent, known), os.path.basename(folder))
-            if os.path.islink(found):
-                found = os.path.realpath(found)
-        known[folder] = found
-    return found
 
 
 def _skipped(path: str, recording: Recording) -> bool:

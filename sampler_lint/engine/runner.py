@@ -38,7 +38,7 @@ from sampler_lint.engine.discovery import (
     project_root,
     project_roots,
 )
-from sampler_lint.engine.findings import FileResult
+from sampler_lint.engine.findings import FileResult, plural
 from sampler_lint.engine.linter import PARSE_ERROR, UNUSED_NOQA, LintOptions, decode, lint_source
 from sampler_lint.engine.sources import in_overlay, read_source, source_size
 from sampler_lint.engine.survey import (
@@ -980,7 +980,7 @@ def _run_project(
 
     def surveyed(done: int) -> None:
         if progress is not None:
-            progress(done, total, f"reading {_files(linted)}")
+            progress(done, total, f"reading {plural(linted, 'file')}")
 
     surveys, contents, early = survey_files(
         jobs[:linted], lints, collectors, survey_cache, processes,
@@ -1021,7 +1021,7 @@ def _run_project(
     # The bar's second stage: the files some rule wants, judged one by one (the index stage,
     # where a large project's questions are asked), then those kept, linted.
     wanted = len(sizes)
-    indexing = f"indexing {_files(wanted)}"
+    indexing = f"indexing {plural(wanted, 'file')}"
     with stream:
         for judged, number in enumerate(judging):
             if progress and judged < wanted:
@@ -1212,10 +1212,6 @@ def _add_project_files(
             jobs[found] = replace(jobs[found], fact_path=str(path))
             order.append(found)
     return order
-
-
-def _files(count: int) -> str:
-    return f"{count} file" if count == 1 else f"{count} files"
 
 
 def _is_names(value: object) -> bool:

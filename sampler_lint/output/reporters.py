@@ -8,7 +8,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from sampler_lint.engine.findings import Finding, Location
+from sampler_lint.engine.findings import Finding, Location, plural
 from sampler_lint.output.frame import FrameLine, frame_lines
 
 
@@ -42,17 +42,13 @@ def _fix_marker(finding: Finding, context: ReportContext) -> str:
     return "[*] " if _applies(finding, context) else ""
 
 
-def _plural(count: int, word: str) -> str:
-    return f"{count} {word}{'' if count == 1 else 's'}"
-
-
 def count_phrase(errors: int, warnings: int) -> str:
     """``2 errors and 4 warnings``, ``1 error``, ``3 warnings``."""
     if errors and warnings:
-        return f"{_plural(errors, 'error')} and {_plural(warnings, 'warning')}"
+        return f"{plural(errors, 'error')} and {plural(warnings, 'warning')}"
     if warnings:
-        return _plural(warnings, "warning")
-    return _plural(errors, "error")
+        return plural(warnings, "warning")
+    return plural(errors, "error")
 
 
 def _severity_of(code: str) -> str:
@@ -135,7 +131,7 @@ def _show_fixes(findings: Sequence[Finding], context: ReportContext) -> list[str
         if not per_file:
             return []
         total = sum(sum(codes.values()) for codes in per_file.values())
-        lines = [f"Fixed {_plural(total, 'finding')}:"]
+        lines = [f"Fixed {plural(total, 'finding')}:"]
     else:
         per_file = {}
         for f in findings:
@@ -145,7 +141,7 @@ def _show_fixes(findings: Sequence[Finding], context: ReportContext) -> list[str
         if not per_file:
             return []
         total = sum(sum(codes.values()) for codes in per_file.values())
-        lines = [f"Would fix {_plural(total, 'finding')} with `--fix`:"]
+        lines = [f"Would fix {plural(total, 'finding')} with `--fix`:"]
     names = {f.code: f.name for f in findings}
     for filename, codes in per_file.items():
         lines.append(f"- {filename}:")
