@@ -190,9 +190,12 @@ def _running(pool: Any) -> Iterator[None]:
 
 
 def _chunksize(work: int, jobs: int) -> int:
-    # Small enough that a few large files do not leave one process working alone at the end;
-    # larger for tens of thousands of files, where the round trips themselves add up.
-    return max(1, min(48 if work < 10_000 else 256, work // (jobs * 8)))
+    # Small enough that a few large files do not leave one process working alone at the end
+    # (a chunk's cost varies tenfold: most files need only their text read, a few an ``ast``
+    # parse; Lightning's two workers, in chunks of 40 of its 646 files, finished 0.07-0.16 s
+    # apart, in chunks of 10 within 0.015 s); larger for tens of thousands of files, where the
+    # round trips themselves add up.
+    return max(1, min(48 if work < 10_000 else 256, work // (jobs * 32)))
 
 
 # ------------------------------------------------------------------------------------------------
