@@ -739,6 +739,12 @@ def test_questions_that_share_a_word_read_only_the_files_that_spell_it(
     ("class MyBase: pass\n", False),
     ("# class Base was moved\n", False),
     ("def f():\n    return Base\n", False),
+    # A line holding the keyword alone must not hide the statement below it.
+    ("class\nclass Base: pass\n", True),
+    ("class Other: pass\nclass Base: pass\n", True),
+    ("x = 1; class Base: pass\n", False),  # the keyword does not start its line
+    ("subclass Base\n", False),
+    ("class Based: pass\nclass_ Base\n", False),
 ])
 def test_a_question_about_a_class_reads_the_files_that_may_define_it(
     text: str, defined: bool
@@ -832,3 +838,43 @@ def test_statements_are_every_statement_each_block_in_source_order() -> None:
         if isinstance(node, ast.Import)
     ]
     assert sorted(imports) == ["a", "b", "c", "d", "e", "f", "h"]
+
+
+def test_each_file_is_searched_for_class_statements_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SL501 asks about each class of a file in turn, and each question looks for ``class
+    name`` in every file of its collector: what a file's class statements may define is listed
+    once per file, not searched for once per name."""
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'classes'\n")
+    (tmp_path / "samplers.py").write_text(
+        "import lightning as L\nfrom torch.utils.data import Sampler\n\n\n"
+        + "".join(
+            f"class Batches{n}(Sampler):\n    def __init__(self, data, size):\n"
+            f"        self.size = size\n\n    def __iter__(self):\n"
+            f"        yield [0] * self.size\n\n\n"
+            for n in range(4)
+        )
+    )
+    for n in range(3):
+        (tmp_path / f"train{n}.py").write_text(
+            "import lightning as L\nfrom torch.utils.data import DataLoader\n"
+            "from samplers import Batches0\n\n\n"
+            f"class Model{n}(L.LightningModule):\n"
+            "    def train_dataloader(self):\n"
+            "        return DataLoader(self.data, batch_sampler=Batches0(self.data, 4))\n"
+        )
+    scanned: list[bytes] = []
+    statements = demand._class_statements
+
+    def counting(data: bytes) -> frozenset[bytes]:
+        scanned.append(data)
+        return statements(data)
+
+    monkeypatch.setattr(demand, "_class_statements", counting)
+    monkeypatch.chdir(tmp_path)
+    resolver = ConfigResolver(RawSettings(select=("SL501",)), isolated=True)
+    result = run([Path(".")], resolver, RunOptions(jobs=1, use_cache=False))
+    assert sorted(f.code for r in result.results for f in r.findings) == ["SL501"]
+    assert len(scanned) >= 2, scanned  # several files were asked about
+    assert len(scanned) == len(set(scanned)), "a file was searched again"

@@ -32,6 +32,7 @@ from sampler_lint.analysis.index import (
     CLASS_KEYWORD,
     FactCollector,
     ProjectIndex,
+    RealPaths,
     starts_line,
 )
 from sampler_lint.engine.cache import Cache, Unencodable, decode, digest, encode
@@ -149,6 +150,8 @@ class DemandIndex(ProjectIndex):
         self._pending = dict(self._all)
         # Each file's facts per collector once read, for questions about several tokens.
         self._read: dict[tuple[str, str], Facts] = {}
+        # Per file: the names its class statements may define (_spells).
+        self._classes: dict[str, frozenset[bytes]] = {}
         # The files that hold a token, per (collector, token), when scanned for several tokens
         # at once (_scan_tokens).
         self._holders: dict[tuple[str, str], set[str]] = {}
@@ -253,13 +256,18 @@ class DemandIndex(ProjectIndex):
             for source in self._candidates(name):
                 by_path.setdefault(source.fact_path, []).append(source)
         found = by_path.get(path)
-        if found is None and os.path.exists(path):
+        if found is None:
+            # Imports are resolved by probing the files a module may be: thousands of paths,
+            # most of which do not exist. Once the real paths are known, a path not among them
+            # is no file of the collector, without a stat to learn that it does not exist.
             real = self._by_real.get(name)
-            if real is None:  # reached through a link: every file's real path, once
+            if real is None and os.path.exists(path):
+                # Reached through a link: every file's real path, once (their folders shared).
                 real = self._by_real[name] = {}
+                reals = RealPaths()
                 for source in self._candidates(name):
-                    real.setdefault(os.path.realpath(source.fact_path), []).append(source)
-            found = real.get(path)
+                    real.setdefault(reals.of(source.fact_path), []).append(source)
+            found = real.get(path) if real is not None else None
         return found or []
 
     def gather(self, name: str) -> str:
@@ -553,10 +561,22 @@ class DemandIndex(ProjectIndex):
             spelled = self._spelled.setdefault(word, {})
             found = spelled.get(source.fact_path)
             if found is None:
-                found = spelled[source.fact_path] = _spells_word(data, word)
+                found = spelled[source.fact_path] = self._spells(source, data, word)
             return found
 
         return all([spells_word(word) for word in token.split("+")])
+
+    def _spells(self, source: Source, data: bytes, word: str) -> bool:
+        """:func:`_spells_word`, with the names a file's class statements may define listed
+        once per file: a rule may ask about each class of a file in turn, and each question
+        looks at every file of its collector (Lightning: 82 questions, 47 files, a pattern
+        search of the whole text for each pair)."""
+        if not word.startswith(CLASS_DEFINED):
+            return _spells_word(data, word)
+        defined = self._classes.get(source.fact_path)
+        if defined is None:
+            defined = self._classes[source.fact_path] = _class_statements(data)
+        return _may_define_class(data, word[len(CLASS_DEFINED):], defined)
 
     def _answers(self, token: str) -> list[dict[str, bool]]:
         """Per word of ``token``, what :meth:`_file_spells` learnt of each file: a file known
@@ -751,24 +771,32 @@ def _spells_word(data: bytes, name: str) -> bool:
     return False
 
 
-def _may_define_class(data: bytes, name: str) -> bool:
-    """Whether a file's bytes may hold ``class name``: the keyword at the start of a line
-    (after indentation: a class statement is compound, so it never follows ``;`` or a colon on
-    its line; a line may end in ``\r`` alone), then spaces or a continued line, then the name as
-    a whole word. A name that is not ASCII: whether the text spells it at all."""
-    if not _spells_word(data, name):
-        return False
+def _may_define_class(
+    data: bytes, name: str, defined: frozenset[bytes] | None = None
+) -> bool:
+    """Whether a file's bytes may hold ``class name`` (``defined``: their
+    :func:`_class_statements`, when known). A name that is not ASCII: whether the text spells
+    it at all."""
     if not name.isascii():
-        return True
-    statement = _CLASS_STATEMENTS.get(name)
-    if statement is None:
-        statement = _CLASS_STATEMENTS[name] = re.compile(
-            CLASS_KEYWORD.encode() + re.escape(name.encode()) + rb"(?![\w\x80-\xff])"
-        )
-    return any(starts_line(data, match.start()) for match in statement.finditer(data))
+        return _holds(data, name)
+    return name.encode() in (_class_statements(data) if defined is None else defined)
 
 
-_CLASS_STATEMENTS: dict[str, re.Pattern[bytes]] = {}
+def _class_statements(data: bytes) -> frozenset[bytes]:
+    """The names that follow the ``class`` keyword where it starts a line (after indentation: a
+    class statement is compound, so it never follows ``;`` or a colon on its line; a line may
+    end in ``\r`` alone), after spaces or a continued line, each a whole word."""
+    return frozenset(
+        match[1] for match in _CLASS_STATEMENT.finditer(data) if starts_line(data, match.start())
+    )
+
+
+# The keyword, and the word after it (:data:`CLASS_KEYWORD`) in a look-ahead: each match
+# consumes only the keyword, so a line holding `class` alone cannot hide the statement on the
+# line below it (`class` then a newline is a keyword and its separator too).
+_CLASS_STATEMENT = re.compile(
+    rb"class(?=" + CLASS_KEYWORD.encode()[len(b"class"):] + rb"([\w\x80-\xff]+))"
+)
 
 
 _WORD_BYTES = frozenset(
