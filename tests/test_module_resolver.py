@@ -42,6 +42,10 @@ def test_candidates_resolve_as_realpath_does(
         tmp_path / "alias" / "pkg" / "deep" / "hop" / "deep" / "up" / "missing" / "x.py",
         tmp_path / "alias" / "pkg" / ".." / "pkg" / "mod.py",  # a part that goes up
         Path("alias") / "pkg" / "linked.py",  # relative: from the working folder
+        Path("alias") / "pkg" / "deep" / "up" / ".." / "linked.py",  # up after a link
+        Path("loop") / "x.py",
+        Path("..") / tmp_path.name / "alias" / "pkg" / "mod.py",
+        Path("."),
         tmp_path / "alias" / "pkg" / "deep" / "shared.py",
         tmp_path / "alias" / "pkg" / "deep" / "abs.py",
         tmp_path / "alias" / "pkg" / "deep" / "ping.py",

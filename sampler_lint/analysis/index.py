@@ -284,6 +284,10 @@ class RealPaths:
 
     def of(self, path: str) -> str:
         """``os.path.realpath(path)``."""
+        if not os.path.isabs(path):
+            # From the working folder, not normalised (a `..` after a link is the link's
+            # parent): realpath would resolve a relative path whole, every part again.
+            path = os.path.join(os.getcwd(), path)
         try:
             return self._of(path, ())
         except _LinkLoop:
