@@ -33,6 +33,12 @@ from sampler_lint.analysis.text_shapes import (
     names_a_word,
 )
 from sampler_lint.analysis.vocabulary import Vocabulary
+from sampler_lint.analysis.worker_epochs import (
+    FACT_LIGHTNING_1X,
+    LIGHTNING_1X,
+    LIGHTNING_1X_MARKERS,
+    collect_lightning_1x,
+)
 from sampler_lint.api import lint_code
 from sampler_lint.engine.linter import LintOptions, rules_to_run
 from sampler_lint.engine.registry import all_rules, rules_by_code
@@ -469,3 +475,38 @@ def test_a_token_inside_a_missing_one_is_not_searched_for() -> None:
     assert not search.holds("sampler") and not search.holds("batch_sampler")
     assert not search.any(["use_distributed_sampler", "sampler"])
     assert text.searched == ["sampler"]
+
+
+@st.composite
+def _lightning_1x_spellings(draw: st.DrawFn) -> str:
+    """A line that may hold a Lightning 1.x marker as the collector reads one (an attribute, a
+    keyword argument, a function's name, a whole string), or only inside a longer name."""
+    marker = draw(st.sampled_from(LIGHTNING_1X_MARKERS))
+    before = draw(st.sampled_from(["", "on_", "x"]))
+    after = draw(st.sampled_from(["", "_hook", "2"]))
+    name = before + marker + after
+    form = draw(st.integers(0, 5))
+    line = [
+        f"model.{name} = None",
+        f"Trainer({name}=False)",
+        f"def {name}(self, outputs):\n    pass",
+        f"hook = '{name}'",
+        f"hook = rf\"{name}\"",
+        f"hook = f'{{prefix}}{name}{{suffix}}'",
+    ][form]
+    return line + "\n"
+
+
+@settings(max_examples=300, deadline=None)
+@given(_lightning_1x_spellings())
+def test_lightning_1x_collector_admits_every_file_it_finds_a_marker_in(text: str) -> None:
+    """Its shape wants a marker as a whole word: never narrower than what it collects."""
+    facts = collect_lightning_1x(ast.parse(text), "/m.py")[FACT_LIGHTNING_1X]
+    if facts:
+        assert LIGHTNING_1X.admits(text), text
+
+
+def test_lightning_1x_collector_passes_over_the_2x_hooks() -> None:
+    # Lightning 2.x's hooks spell the 1.x ones inside theirs: no marker, and no parse to learn so.
+    assert not LIGHTNING_1X.admits("def on_validation_epoch_end(self):\n    pass\n")
+    assert LIGHTNING_1X.admits("def validation_epoch_end(self, outputs):\n    pass\n")

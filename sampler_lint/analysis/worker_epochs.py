@@ -29,6 +29,7 @@ from sampler_lint.analysis.index import (
 )
 from sampler_lint.analysis.loader_facts import file_key
 from sampler_lint.analysis.syntax_summary import SyntaxSummary, walk
+from sampler_lint.analysis.text_shapes import names_a_word
 
 FACT_CLASSES = "sl204_epoch_classes"
 FACT_BATCH_EPOCH_CALLERS = "sl204_batch_epoch_callers"
@@ -212,6 +213,10 @@ def collect_lightning_1x(tree: ast.Module, path: str) -> dict[str, list[Any]]:
 LIGHTNING_1X = FactCollector(
     "lightning 1.x markers", (LIGHTNING_1X_MARKERS,), collect_lightning_1x,
     settled=lambda index: bool(index.get(FACT_LIGHTNING_1X)), kinds=(FACT_LIGHTNING_1X,),
+    # A marker is a whole name, or a whole string: Lightning 2.x's own hooks spell them inside
+    # theirs (`on_validation_epoch_end`), and a project that holds no marker has each such
+    # file parsed to learn so (Lightning's own tree: 20).
+    shape=lambda text: names_a_word(text, LIGHTNING_1X_MARKERS),
 )
 
 
