@@ -835,3 +835,40 @@ def test_seed_rules_that_skip_a_parse_judge_the_text_in_their_index_stage() -> N
     for rule in registry.all_rules():
         if rule.parse_for:
             assert rule.has_syntax_filter and rule.has_index_stage(), rule.code
+
+
+def test_the_survey_reads_dataset_loaders_only_where_sl105_is_left(tmp_path: Path) -> None:
+    """The facts of which loaders a file builds on which datasets (SL105's collector) cost
+    about a third of a parse, and SL105 asks about few files (those spelling a class whose
+    `__iter__` walks a finite source): the survey reads them from its parse only where SL105 is
+    left for the file, which its own class then asks about first."""
+    rules = registry.rules_by_code()
+    lint = LintOptions(
+        rules=[rules["SL105"], rules["SL301"]], options={}, vocabulary=Vocabulary()
+    )
+    collectors = Collectors.for_rules(tuple(lint.rules))
+    builder = (
+        "from torch.utils.data import DataLoader, DistributedSampler\n"
+        "from lines import Lines\n\n"
+        "sampler = DistributedSampler(Lines('a.txt'), seed=3)\n"
+        "loader = DataLoader(Lines('a.txt'), sampler=sampler, num_workers=4)\n"
+    )
+    walking = (
+        "from torch.utils.data import IterableDataset\n\n\n"
+        "class Lines(IterableDataset):\n"
+        "    def __init__(self, files):\n        self.files = files\n\n"
+        "    def __iter__(self):\n        for name in self.files:\n            yield name\n"
+    )
+    read = {}
+    for name, text in (("train.py", builder), ("lines.py", walking)):
+        survey = survey_source(text.encode(), str(tmp_path / name), lint, collectors, gather=False)
+        assert survey.rules, name  # parsed by the syntax stage
+        read[name] = {collector for collector, _ in survey.read}
+    assert "dataset loaders" not in read["train.py"]
+    assert "dataset loaders" in read["lines.py"]
+    # The builder is read when SL105 asks about `Lines`: flagged as without the pre-filters.
+    (tmp_path / "train.py").write_text(builder)
+    (tmp_path / "lines.py").write_text(walking)
+    found = _findings(tmp_path, "--select", "SL105")
+    assert [code for _, code, *_ in found] == ["SL105"]
+    assert found == _findings(tmp_path, "--select", "SL105", "--no-prefilter")
