@@ -28,7 +28,6 @@ from sampler_lint.analysis.syntax_summary import (
     dotted_chain,
     per_tree,
     summarize,
-    walk,
     walk_in_order,
 )
 from sampler_lint.rule import Example, FileContext, Rule, Severity
@@ -80,15 +79,20 @@ def _iterable_classes(text: str) -> set[str]:
 def _iterable_classes_in(tree: ast.Module) -> set[str]:
     aliases = import_aliases(tree)
     found = set()
-    for node in walk(tree):
-        if isinstance(node, ast.ClassDef):
-            for base in node.bases:
-                if isinstance(base, ast.Subscript):
-                    base = base.value
-                dotted = dotted_expression(base) or ""
-                if qualify(aliases, dotted).rsplit(".", 1)[-1] == "IterableDataset":
-                    found.add(node.name)
+    for node in _classes(tree):
+        for base in node.bases:
+            if isinstance(base, ast.Subscript):
+                base = base.value
+            dotted = dotted_expression(base) or ""
+            if qualify(aliases, dotted).rsplit(".", 1)[-1] == "IterableDataset":
+                found.add(node.name)
     return found
+
+
+def _classes(tree: ast.Module) -> list[ast.ClassDef]:
+    """The classes of ``tree`` in :func:`walk`'s order, from its summary (the syntax stage has
+    made it already) rather than a walk of the whole tree for each question."""
+    return SyntaxSummary.of(tree).nodes(ast.ClassDef)
 
 
 class UnshardedIterableDataset(Rule):
@@ -350,8 +354,8 @@ def _find_walks(tree: ast.Module, source: str) -> dict[ast.ClassDef, ast.expr]:
         return {}
     names = _iterable_classes_in(tree)
     found: dict[ast.ClassDef, ast.expr] = {}
-    for node in walk(tree):
-        if isinstance(node, ast.ClassDef) and node.name in names:
+    for node in _classes(tree):
+        if node.name in names:
             walked = _walked_by(node)
             if walked is not None:
                 found[node] = walked
