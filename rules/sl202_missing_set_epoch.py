@@ -830,11 +830,8 @@ def _reaches(summary: SyntaxSummary) -> tuple[Reach, ...]:
     and any assignment of a name in the file). Shapes no sampler may reach are left out."""
     def make() -> tuple[Reach, ...]:
         values = summary.values_by_target()
-        shapes: list[tuple[list[ast.expr], tuple[str, ...] | None]] = []
+        reaches: set[Reach] = set()
         for loader in _loaders_assigned(summary):
-            callees = _epoch_callees(summary, loader)
-            if callees == ():
-                continue  # never iterated once per epoch
             sampler = loader_sampler_expression(loader)
             calls: list[ast.expr] = []
             for option in opened_alternatives([sampler] if sampler is not None else []):
@@ -842,13 +839,17 @@ def _reaches(summary: SyntaxSummary) -> tuple[Reach, ...]:
                     calls += opened_alternatives(values.get(option.id, []))
                 else:
                     calls.append(option)
-            shapes.append((calls, callees))
-        shapes += [([call], None) for call in _kept_on_self(summary)]
-        reaches: set[Reach] = set()
-        for calls, callees in shapes:
             definite, names = _samplers_among(calls, values)
-            if definite or names:
+            if not (definite or names):
+                continue  # no sampler may reach it: how it is iterated does not matter
+            # Asked only now: most loaders take no sampler, and this looks at their whole scope.
+            callees = _epoch_callees(summary, loader)
+            if callees != ():  # () : never iterated once per epoch
                 reaches.add((definite, names, callees))
+        for call in _kept_on_self(summary):
+            definite, names = _samplers_among([call], values)
+            if definite or names:
+                reaches.add((definite, names, None))
         return tuple(sorted(reaches, key=repr))
 
     return per_tree(summary.tree, "SL202 reaches", make)
