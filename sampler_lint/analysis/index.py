@@ -339,6 +339,9 @@ class _LinkLoop(Exception):
     """A chain of links that loops, or is longer than :data:`_LINK_HOPS`."""
 
 
+_NONE_KNOWN: tuple[str, ...] = ()  # shared by the many folders where a module is not
+
+
 class ModuleResolver:
     """Which project files an import names, by module path, never by file name alone.
 
@@ -356,6 +359,7 @@ class ModuleResolver:
     def __init__(self, known: Iterable[str]) -> None:
         self.known = frozenset(known)
         self._memo: dict[tuple[str, str], tuple[str, ...]] = {}
+        self._at: dict[tuple[str, str], tuple[str, ...]] = {}
         self._reals = RealPaths()
 
     def is_known(self, path: str) -> bool:
@@ -386,8 +390,10 @@ class ModuleResolver:
     def resolve(self, importer: str, module: str) -> tuple[str, ...]:
         """The files of ``known`` the module ``module`` (leading dots for a relative import) may
         be when imported from the file ``importer``: a module file or a package's
-        ``__init__.py``."""
-        key = (importer, module)
+        ``__init__.py``. Remembered per folder: where an import may lead depends on the
+        importer's folder alone (icefall's recipes hold a dozen files each, importing the same
+        modules, each import a probe of some thirty paths)."""
+        key = (os.path.dirname(importer), module)
         found = self._memo.get(key)
         if found is None:
             found = self._memo[key] = tuple(self._resolve(importer, module))
@@ -409,13 +415,36 @@ class ModuleResolver:
 
     def _resolve(self, importer: str, module: str) -> Iterator[str]:
         starts, parts = self.starts(importer, module)
+        dotted = ".".join(parts)
         seen: set[str] = set()
         for start in starts:
+            for candidate in self._known_at(start, dotted, parts):
+                if candidate not in seen:
+                    seen.add(candidate)
+                    yield candidate
+
+    def _known_at(self, start: str, dotted: str, parts: list[str]) -> tuple[str, ...]:
+        """The known files the module ``dotted`` (``parts``) is when looked for in the folder
+        ``start``: its module file, then its package's ``__init__.py``. Remembered per folder:
+        the folders above one file are those above its neighbours (icefall: 183,000 probes of
+        49,000 paths)."""
+        key = (start, dotted)
+        found = self._at.get(key)
+        if found is None:
             folder = os.path.join(start, *parts)
             candidates = [os.path.join(folder, "__init__.py")]
             if parts:
                 candidates.insert(0, folder + ".py")
-            for candidate in map(self._real, candidates):
-                if candidate not in seen and self.is_known(candidate):
-                    seen.add(candidate)
-                    yield candidate
+            # A path that is not there is no file of the project, whatever its links: most
+            # are not (a module is looked for in every folder above the importer), and a stat
+            # is cheaper than resolving its parts and asking the index about it.
+            found = self._at[key] = tuple(
+                candidate for candidate in map(self._real, filter(self._may_be, candidates))
+                if self.is_known(candidate)
+            ) or _NONE_KNOWN
+        return found
+
+    def _may_be(self, path: str) -> bool:
+        """Whether ``path`` may be a known file: one of ``known`` as spelled, or a path that
+        exists (``known`` may name files that are not on disk)."""
+        return path in self.known or os.path.exists(path)
