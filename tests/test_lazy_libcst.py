@@ -25,7 +25,7 @@ from libcst.metadata import PositionProvider
 import sampler_lint
 from sampler_lint.analysis.index import EMPTY_INDEX
 from sampler_lint.analysis.vocabulary import Vocabulary
-from sampler_lint.engine import registry
+from sampler_lint.engine import registry, runner
 from sampler_lint.engine.linter import LintOptions, lint_source, run_rules
 from sampler_lint.rule import Rule, Severity
 
@@ -240,25 +240,36 @@ SEEDED = (
 )
 
 
-def _findings(cwd: Path, jobs: int) -> tuple[bool, list[tuple[str, str, int]]]:
+def _findings(
+    cwd: Path, jobs: int, *paths: str
+) -> tuple[bool, list[tuple[str, str, int]]]:
     imported, output = _run(
         cwd, "check", "--no-cache", "--isolated", "--select", "ALL", "--output-format", "json",
-        "--exit-zero", "--jobs", str(jobs), ".",
+        "--exit-zero", "--jobs", str(jobs), *(paths or (".",)),
     )
     found = json.loads(output[: output.rindex("LIBCST-")])
     return imported, [(f["filename"], f["code"], f["location"]["row"]) for f in found]
 
 
+def _many_files(root: Path) -> None:
+    """Enough files for a run over them to fork its lint workers early."""
+    for n in range(runner.PARALLEL_THRESHOLD):
+        (root / f"util_{n:02}.py").write_text(UNRELATED)
+
+
 def test_the_lint_workers_import_libcst_while_the_index_stage_runs(tmp_path: Path) -> None:
-    """With workers, the file the index stage keeps is linted by a worker forked before that
-    stage, which imports libcst on the core the stage leaves idle: this process never imports
-    it (the survey used to, taking a third of the CPU from its workers), and the findings are
-    those of one process."""
+    """With workers, over many files, the file the index stage keeps is linted by a worker
+    forked before that stage, which imports libcst on the core the stage leaves idle: this
+    process never imports it (the survey used to, taking a third of the CPU from its
+    workers), and the findings are those of one process."""
     (tmp_path / "train.py").write_text(FLAGGED)
-    (tmp_path / "util.py").write_text(UNRELATED)
+    _many_files(tmp_path)
     imported, parallel = _findings(tmp_path, 2)
     assert imported is False
     assert parallel == _findings(tmp_path, 1)[1] and [code for _, code, _ in parallel] == ["SL202"]
+    # One file named (pre-commit): this process lints what it judged, with what it asked.
+    imported, alone = _findings(tmp_path, 2, "train.py")
+    assert imported is True and alone == parallel
 
 
 def test_a_run_whose_index_stage_keeps_nothing_stops_its_lint_workers(tmp_path: Path) -> None:
@@ -269,6 +280,7 @@ def test_a_run_whose_index_stage_keeps_nothing_stops_its_lint_workers(tmp_path: 
         "def make_sampler(dataset, seed):\n    return Shuffled(dataset)\n"
     )
     (tmp_path / "samplers.py").write_text("class Shuffled:\n    pass\n")
+    _many_files(tmp_path)
     imported, parallel = _findings(tmp_path, 2)
     assert imported is False and parallel == [] == _findings(tmp_path, 1)[1]
 
@@ -281,6 +293,7 @@ def test_many_files_kept_are_linted_here_too_once_the_index_stage_is_over(
     padding = "# " + "x" * 70 + "\n"
     for n in range(40):
         (tmp_path / f"seeded_{n:02}.py").write_text(SEEDED.format(n=n) + padding * 40)
-    imported, parallel = _findings(tmp_path, 2)
+    _many_files(tmp_path)
+    parallel = _findings(tmp_path, 2)[1]
     single = _findings(tmp_path, 1)[1]
     assert parallel == single and len(single) == 40

@@ -327,7 +327,7 @@ def _workers_have_libcst() -> bool:
 def survey_files(
     jobs: list[_Job], lints: list[LintOptions], collectors: Collectors, cache: Cache | None,
     processes: int, progress: Callable[[int], None] | None = None, write: bool | None = None,
-    gather: bool = True, stats: Cache | None = None,
+    gather: bool = True, stats: Cache | None = None, early_lint: bool = False,
 ) -> tuple[list[Survey], list[str | None], dict[int, FileResult]]:
     """The survey of every job (from the cache where the file is unchanged), each file's
     content key (``None`` when unread: no cache, or unreadable) and, unless ``write`` is
@@ -335,7 +335,8 @@ def survey_files(
     lint results of the files that did not need the index (:func:`_survey_and_lint`).
     ``gather``: with each file's index facts (``False``: only which collectors want it, for
     :class:`DemandIndex`). ``stats``: file status recorded by earlier runs
-    (:func:`content_key`)."""
+    (:func:`content_key`). ``early_lint``: the lint workers will be forked before the index
+    stage (:meth:`_LintStream.start_early`), and import libcst themselves."""
     early: dict[int, FileResult] = {}
     surveys: list[Survey | None] = [None] * len(jobs)
     contents: list[str | None] = [None] * len(jobs)
@@ -386,13 +387,13 @@ def survey_files(
             for number, surveyed in zip(missing, computed, strict=True):
                 record(number, surveyed)
                 if write is not None and surveyed is not None and surveyed[0].rules \
-                        and surveyed[1] is None and not _can_fork():
+                        and surveyed[1] is None and not early_lint:
                     # A file is left for the lint pass, which parses it with libcst: import
                     # libcst now, while the workers survey the rest, rather than after them
-                    # while they wait. Where workers are forked, the lint pass starts one
-                    # before the index stage that imports it on the core that stage leaves
-                    # idle (_LintStream.start_early): here it took a third of the CPU from
-                    # the survey (Lightning: the survey 0.16 s longer).
+                    # while they wait. In a run over many files, the lint workers are forked
+                    # before the index stage and import it on the core that stage leaves idle
+                    # (early_lint): here it took a third of the CPU from the survey
+                    # (Lightning: the survey 0.16 s longer).
                     importlib.import_module("libcst")
     else:
         for number in missing:
@@ -1064,9 +1065,15 @@ def _run_project(
         if progress is not None:
             progress(done, total, f"reading {plural(linted, 'file')}")
 
+    # Over many files, the lint workers import libcst while the index stage runs (start_early).
+    # Over a few (pre-commit, an editor), the stage is too short to hide the import, and the
+    # workers would ask the index again what it has just asked (fairseq, torchtune: one file
+    # alone 0.1 s slower): this process lints them, as it judged them.
+    early_lint = processes > 1 and linted >= PARALLEL_THRESHOLD and _can_fork()
     surveys, contents, early = survey_files(
         jobs[:linted], lints, collectors, survey_cache, processes,
         surveyed if progress else None, write, gather=False, stats=stats_cache,
+        early_lint=early_lint,
     )
     # The index gathers a collector's facts when a rule first asks for them; a lint result is
     # cached with the collectors gathered when it was made (``reads``) and their digests.
@@ -1108,7 +1115,8 @@ def _run_project(
     wanted = len(sizes)
     indexing = f"indexing {plural(wanted, 'file')}"
     with stream:
-        stream.start_early(wanted)
+        if early_lint:
+            stream.start_early(wanted)
         for judged, number in enumerate(judging):
             if progress and judged < wanted:
                 progress(linted + judged, linted + 2 * wanted, indexing)
