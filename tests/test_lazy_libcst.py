@@ -25,7 +25,7 @@ from libcst.metadata import PositionProvider
 import sampler_lint
 from sampler_lint.analysis.index import EMPTY_INDEX
 from sampler_lint.analysis.vocabulary import Vocabulary
-from sampler_lint.engine import registry, runner
+from sampler_lint.engine import registry
 from sampler_lint.engine.linter import LintOptions, lint_source, run_rules
 from sampler_lint.rule import Rule, Severity
 
@@ -124,7 +124,7 @@ def test_a_warm_run_does_not_import_libcst_and_reports_what_the_cold_one_did(
     (tmp_path / "train.py").write_text(FLAGGED)
     (tmp_path / "util.py").write_text(UNRELATED)
     args = ("check", "--select", "ALL", "--output-format", "json", "--exit-zero", ".")
-    imported, cold = _run(tmp_path, *args, "--jobs", "1")
+    imported, cold = _run(tmp_path, *args)
     assert imported is True  # the cold run parsed train.py with libcst: the probe can tell
     imported_warm, warm = _run(tmp_path, *args)
     assert imported_warm is False
@@ -232,68 +232,3 @@ def test_get_visitors_answers_as_libcsts_batchable_visitor_does() -> None:
     probe = Probe(None)  # type: ignore[arg-type]
     assert sorted(probe.get_visitors()) == ["leave_Name_value", "visit_Call"]
     assert sorted(probe.get_visitors()) == sorted(Theirs().get_visitors())
-
-
-SEEDED = (
-    "from torch.utils.data import DistributedSampler\n\n\n"
-    "def make_{n}(dataset, seed):\n    return DistributedSampler(dataset, seed=3)\n"
-)
-
-
-def _findings(
-    cwd: Path, jobs: int, *paths: str
-) -> tuple[bool, list[tuple[str, str, int]]]:
-    imported, output = _run(
-        cwd, "check", "--no-cache", "--isolated", "--select", "ALL", "--output-format", "json",
-        "--exit-zero", "--jobs", str(jobs), *(paths or (".",)),
-    )
-    found = json.loads(output[: output.rindex("LIBCST-")])
-    return imported, [(f["filename"], f["code"], f["location"]["row"]) for f in found]
-
-
-def _many_files(root: Path) -> None:
-    """Enough files for a run over them to fork its lint workers early."""
-    for n in range(runner.PARALLEL_THRESHOLD):
-        (root / f"util_{n:02}.py").write_text(UNRELATED)
-
-
-def test_the_lint_workers_import_libcst_while_the_index_stage_runs(tmp_path: Path) -> None:
-    """With workers, over many files, the file the index stage keeps is linted by a worker
-    forked before that stage, which imports libcst on the core the stage leaves idle: this
-    process never imports it (the survey used to, taking a third of the CPU from its
-    workers), and the findings are those of one process."""
-    (tmp_path / "train.py").write_text(FLAGGED)
-    _many_files(tmp_path)
-    imported, parallel = _findings(tmp_path, 2)
-    assert imported is False
-    assert parallel == _findings(tmp_path, 1)[1] and [code for _, code, _ in parallel] == ["SL202"]
-    # One file named (pre-commit): this process lints what it judged, with what it asked.
-    imported, alone = _findings(tmp_path, 2, "train.py")
-    assert imported is True and alone == parallel
-
-
-def test_a_run_whose_index_stage_keeps_nothing_stops_its_lint_workers(tmp_path: Path) -> None:
-    """A sampler factory the index stage drops (the project's `Shuffled` is no distributed
-    sampler): the early worker has nothing to lint, and the run ends without waiting for it."""
-    (tmp_path / "factory.py").write_text(
-        "from samplers import Shuffled\n\n\n"
-        "def make_sampler(dataset, seed):\n    return Shuffled(dataset)\n"
-    )
-    (tmp_path / "samplers.py").write_text("class Shuffled:\n    pass\n")
-    _many_files(tmp_path)
-    imported, parallel = _findings(tmp_path, 2)
-    assert imported is False and parallel == [] == _findings(tmp_path, 1)[1]
-
-
-def test_many_files_kept_are_linted_here_too_once_the_index_stage_is_over(
-    tmp_path: Path,
-) -> None:
-    """More code kept than one worker lints soon: once the index stage is over this process
-    takes back the files no worker has started, and the findings are those of one process."""
-    padding = "# " + "x" * 70 + "\n"
-    for n in range(40):
-        (tmp_path / f"seeded_{n:02}.py").write_text(SEEDED.format(n=n) + padding * 40)
-    _many_files(tmp_path)
-    parallel = _findings(tmp_path, 2)[1]
-    single = _findings(tmp_path, 1)[1]
-    assert parallel == single and len(single) == 40

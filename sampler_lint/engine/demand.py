@@ -22,7 +22,6 @@ import contextlib
 import marshal
 import os
 import re
-import stat
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -86,42 +85,12 @@ class Shared:
     """What worker processes read for each collector, shared among them: one lock per collector
     (the first worker to ask reads the files; the others wait for it, then reuse what it read)
     and a folder of this run's own, where each reading is kept as ``marshal`` of plain values,
-    as the cache keeps them. The folder is made by the first worker that shares a reading (a
-    run whose workers share nothing changes no folder), in the run's cache folder when it has
-    one: a run that saw a folder above the project change is not replayed, and the temporary
-    folder may be above it (a cache's own changes are not the project's)."""
+    as the cache keeps them."""
 
     def __init__(self, context: Any, names: Sequence[str], folder: Path) -> None:
         self._locks = {name: context.Lock() for name in names}
         self._folder = folder
         self._stored: dict[str, int] = {}  # per collector: readings stored by this process
-        self._usable: bool | None = None  # whether the folder is ours, once this process asks
-
-    @staticmethod
-    def new_folder(within: Path | None) -> Path:
-        """A folder name of this run's own in the folder ``within`` (``None``: the temporary
-        folder), not made yet."""
-        import secrets
-        import tempfile
-
-        name = f"sampler-lint-shared-{secrets.token_hex(8)}"
-        return (within or Path(tempfile.gettempdir())) / name
-
-    def remove(self) -> None:
-        """Remove the folder, if a worker made it (and it is this user's own)."""
-        if _own_folder(self._folder):
-            import shutil
-
-            shutil.rmtree(self._folder, ignore_errors=True)
-
-    def _ready(self) -> bool:
-        if self._usable is None:
-            with contextlib.suppress(OSError):
-                self._folder.mkdir(mode=0o700, exist_ok=True)
-            # Made by this run, or by another user who guessed its random name: used only if
-            # it is this user's own folder, closed to others, and no link.
-            self._usable = _own_folder(self._folder)
-        return self._usable
 
     def turn(self, name: str) -> Any:
         return self._locks[name]
@@ -137,24 +106,12 @@ class Shared:
         return loaded
 
     def store(self, name: str, made: list[tuple[tuple[str, str], Facts]]) -> None:
-        if not self._ready():
-            return  # the others read the files for themselves
         number = self._stored[name] = self._stored.get(name, 0) + 1
         path = self._folder / f"{_slug(name)}.{os.getpid()}-{number}.marshal"
         with contextlib.suppress(OSError, Unencodable, ValueError):
             partial = path.with_suffix(".partial")
             partial.write_bytes(marshal.dumps(encode(made), 4))
             partial.replace(path)  # whole or absent for a reader
-
-
-def _own_folder(folder: Path) -> bool:
-    """Whether ``folder`` is a folder (not a link) of this user's, closed to others."""
-    try:
-        found = folder.lstat()
-    except OSError:
-        return False
-    owner = os.getuid() if hasattr(os, "getuid") else found.st_uid
-    return stat.S_ISDIR(found.st_mode) and found.st_uid == owner and not found.st_mode & 0o077
 
 
 def _slug(name: str) -> str:

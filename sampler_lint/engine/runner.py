@@ -143,16 +143,12 @@ def _pool(
         return None
     if in_overlay() and not _can_fork():
         return None  # contents held in memory reach only forked workers
-    return _executor(min(jobs, work), initializer, initargs)
-
-
-def _executor(workers: int, initializer: Callable[..., None], initargs: tuple[Any, ...]) -> Any:
     from concurrent.futures import ProcessPoolExecutor
 
     global _STOP
     _STOP = _context().Value("b", 0)
     return ProcessPoolExecutor(
-        max_workers=workers, mp_context=_context(), initializer=_init_worker,
+        max_workers=min(jobs, work), mp_context=_context(), initializer=_init_worker,
         initargs=(initializer, initargs, writer.shared_counter(), _STOP),
     )
 
@@ -327,7 +323,7 @@ def _workers_have_libcst() -> bool:
 def survey_files(
     jobs: list[_Job], lints: list[LintOptions], collectors: Collectors, cache: Cache | None,
     processes: int, progress: Callable[[int], None] | None = None, write: bool | None = None,
-    gather: bool = True, stats: Cache | None = None, early_lint: bool = False,
+    gather: bool = True, stats: Cache | None = None,
 ) -> tuple[list[Survey], list[str | None], dict[int, FileResult]]:
     """The survey of every job (from the cache where the file is unchanged), each file's
     content key (``None`` when unread: no cache, or unreadable) and, unless ``write`` is
@@ -335,8 +331,7 @@ def survey_files(
     lint results of the files that did not need the index (:func:`_survey_and_lint`).
     ``gather``: with each file's index facts (``False``: only which collectors want it, for
     :class:`DemandIndex`). ``stats``: file status recorded by earlier runs
-    (:func:`content_key`). ``early_lint``: the lint workers will be forked before the index
-    stage (:meth:`_LintStream.start_early`), and import libcst themselves."""
+    (:func:`content_key`)."""
     early: dict[int, FileResult] = {}
     surveys: list[Survey | None] = [None] * len(jobs)
     contents: list[str | None] = [None] * len(jobs)
@@ -387,13 +382,10 @@ def survey_files(
             for number, surveyed in zip(missing, computed, strict=True):
                 record(number, surveyed)
                 if write is not None and surveyed is not None and surveyed[0].rules \
-                        and surveyed[1] is None and not early_lint:
+                        and surveyed[1] is None:
                     # A file is left for the lint pass, which parses it with libcst: import
                     # libcst now, while the workers survey the rest, rather than after them
-                    # while they wait. In a run over many files, the lint workers are forked
-                    # before the index stage and import it on the core that stage leaves idle
-                    # (early_lint): here it took a third of the CPU from the survey
-                    # (Lightning: the survey 0.16 s longer).
+                    # while they wait (the lint workers are forked from this process).
                     importlib.import_module("libcst")
     else:
         for number in missing:
@@ -496,13 +488,6 @@ def _init_lint_worker(index: ProjectIndex, lints: list[LintOptions]) -> None:
     _WORKER_INDEX, _WORKER_LINTS = index, lints
 
 
-def _init_early_lint_worker(index: ProjectIndex, lints: list[LintOptions]) -> None:
-    """A lint worker forked before the index stage, from a process without libcst: it imports
-    libcst while that process asks the index, on the core the stage leaves idle."""
-    _init_lint_worker(index, lints)
-    importlib.import_module("libcst")
-
-
 def check_file(
     path: Path, lint: LintOptions, write: bool, index: ProjectIndex | None = None,
     only: tuple[str, ...] | None = None,
@@ -603,18 +588,16 @@ class _LintStream:
     def __init__(
         self, jobs: list[_Job], surveys: list[Survey], lints: list[LintOptions],
         write: bool, index: DemandIndex, collectors: Collectors, processes: int,
-        sizes: dict[int, int], cache_dir: Path | None = None,
+        sizes: dict[int, int],
     ) -> None:
         self._jobs, self._surveys, self._lints = jobs, surveys, lints
         self._sizes = sizes  # measured by _largest_wanted_first
         self._write, self._index, self._collectors = write, index, collectors
         self._processes = processes
-        self._cache_dir = cache_dir  # where the workers share what they read, when it exists
         self._waiting: list[int] = []
         self._bytes = 0
         self._pool: Any = None
         self._forked_lints = 0
-        self._early = False  # forked before the index stage (start_early)
         self._submitted: list[tuple[list[int], Any]] = []
         self._here: list[int] = []  # linted in this process (options made after the fork)
         self._stack = contextlib.ExitStack()
@@ -642,39 +625,12 @@ class _LintStream:
         if self._pool is not None:
             self._hand_over(final=False)
 
-    def start_early(self, wanted: int) -> None:
-        """Before the index stage judges ``wanted`` files: in a run that has not imported
-        libcst yet, where processes are forked, fork the lint workers now, one fewer than the
-        processes (this one asks the index meanwhile), each importing libcst as it starts,
-        on the core the index stage leaves idle. The survey used to import it here, taking a
-        third of the CPU from its workers (Lightning: the survey 0.16 s longer); imported after
-        the index stage, it would delay the lint pass as long. What the stage keeps goes to
-        them at once; once it is over, this process lints the files they have not started
-        when there are enough of them to pay for importing libcst here too."""
-        if self._processes < 2 or wanted < 1 or "libcst" in sys.modules or not _can_fork():
-            return
-        workers = self._processes - 1
-        pool = self._fork(
-            lambda: _executor(workers, _init_early_lint_worker, (self._index, self._lints)),
-            share=workers > 1,
-        )
-        if pool is not None:
-            pool.submit(int)  # forks the workers at once, not waiting for their import
-            self._index.shared = None  # this process asks the index alone from here on
-            self._early = True
-
     def finish(self, linted: Callable[[int, FileResult, tuple[str, ...]], None]) -> None:
         """Lint what is left and hand each result to ``linted`` (number, result, the ``name,
         digest`` pairs it was made with)."""
         if self._pool is not None:
             self._hand_over(final=True)
-            if self._early and not self._submitted:
-                self._stop_workers()
-            elif self._early:
-                self._help(linted)
             for numbers, future in self._submitted:
-                if future.cancelled():
-                    continue  # linted here (_help)
                 for number, (result, pairs, fresh) in zip(numbers, future.result(), strict=True):
                     self._index.keep(fresh)
                     linted(number, result, pairs)
@@ -682,78 +638,42 @@ class _LintStream:
         else:
             self._here = self._waiting + self._here
         for number in self._here:
-            self._lint_here(number, linted)
-
-    def _lint_here(
-        self, number: int, linted: Callable[[int, FileResult, tuple[str, ...]], None]
-    ) -> None:
-        path, lint_id = self._jobs[number].path, self._jobs[number].lint_id
-        assert lint_id is not None
-        result = check_file(
-            path, self._lints[lint_id], self._write, self._index, self._surveys[number].rules
-        )
-        pairs, _ = _index_reads(self._index)  # facts gathered here are cached already
-        linted(number, result, pairs)
-
-    def _help(self, linted: Callable[[int, FileResult, tuple[str, ...]], None]) -> None:
-        """The index stage is over and this process is free: when the files no worker has
-        started hold enough code to pay for importing libcst here, it takes them back one by
-        one from the last, and lints them, while the workers go on from the first."""
-        pending = [
-            number for numbers, future in self._submitted
-            if not future.running() and not future.done() for number in numbers
-        ]
-        if sum(map(self._size, pending)) < PARALLEL_LINT_BYTES:
-            return  # the workers finish sooner than the import here would
-        for numbers, future in reversed(self._submitted):
-            if not future.cancel():
-                break  # the workers have reached it, and every file before it
-            for number in numbers:
-                self._lint_here(number, linted)
-
-    def _stop_workers(self) -> None:
-        """Nothing was kept for the early workers: stop them, rather than wait at shutdown for
-        an import of libcst no file needs (a pre-commit run whose file the index stage drops)."""
-        processes = getattr(self._pool, "_processes", None) or {}
-        for process in list(processes.values()):
-            process.terminate()
+            path, lint_id = self._jobs[number].path, self._jobs[number].lint_id
+            assert lint_id is not None
+            result = check_file(
+                path, self._lints[lint_id], self._write, self._index, self._surveys[number].rules
+            )
+            pairs, _ = _index_reads(self._index)  # facts gathered here are cached already
+            linted(number, result, pairs)
 
     def _start(self) -> None:
         # Every file to lint is parsed with libcst: import it here, once, so that the forked
         # workers start with it (sampler_lint.analysis.lazy_libcst).
         importlib.import_module("libcst")
-        pool = self._fork(lambda: _pool(
-            self._processes, max(self._processes, 2), _init_lint_worker, self._index,
-            self._lints, heavy=True,
-        ), share=True)
-        if pool is None:
-            self._processes = 1  # not again: the rest are linted here
-            return
-        pool.submit(int).result()  # the workers are forked now, with the index as it is
-        # This process goes on with the index stage alone: what it reads stays here.
-        self._index.shared = None
-
-    def _fork(self, make: Callable[[], Any], share: bool) -> Any:
-        """The pool ``make`` returns (``None``: none), shut down with the stream; ``share``:
-        its workers share what they read for the index (:class:`Shared`; a lone worker has no
-        one to share with)."""
         index = self._index
         index.fresh = []  # cached already: the workers hand back only what they gather
-        if share:
-            # Set before the workers start: what one reads for the index, the others reuse.
-            index.shared = Shared(
-                _context(), [c.name for c in self._collectors.collectors],
-                Shared.new_folder(self._cache_dir),
-            )
-        pool = make()
+        import tempfile
+
+        sharing = tempfile.TemporaryDirectory(prefix="sampler-lint-")
+        # Set before the workers start: what one reads for the index, the others reuse.
+        index.shared = Shared(
+            _context(), [c.name for c in self._collectors.collectors], Path(sharing.name)
+        )
+        pool = _pool(
+            self._processes, max(self._processes, 2), _init_lint_worker, index, self._lints,
+            heavy=True,
+        )
         if pool is None:
             index.shared = None
-            return None
-        if index.shared is not None:
-            self._stack.callback(index.shared.remove)  # after the workers are gone
+            sharing.cleanup()
+            self._processes = 1  # not again: the rest are linted here
+            return
+        self._stack.enter_context(sharing)
         self._stack.enter_context(_running(pool))
         self._pool, self._forked_lints = pool, len(self._lints)
-        return pool
+        pool.submit(int).result()  # the workers are forked now, with the index as it is
+        # This process goes on with the index stage alone: what it reads stays here.
+        index.shared = None
 
     def _size(self, number: int) -> int:
         size = self._sizes.get(number)
@@ -1065,15 +985,9 @@ def _run_project(
         if progress is not None:
             progress(done, total, f"reading {plural(linted, 'file')}")
 
-    # Over many files, the lint workers import libcst while the index stage runs (start_early).
-    # Over a few (pre-commit, an editor), the stage is too short to hide the import, and the
-    # workers would ask the index again what it has just asked (fairseq, torchtune: one file
-    # alone 0.1 s slower): this process lints them, as it judged them.
-    early_lint = processes > 1 and linted >= PARALLEL_THRESHOLD and _can_fork()
     surveys, contents, early = survey_files(
         jobs[:linted], lints, collectors, survey_cache, processes,
         surveyed if progress else None, write, gather=False, stats=stats_cache,
-        early_lint=early_lint,
     )
     # The index gathers a collector's facts when a rule first asks for them; a lint result is
     # cached with the collectors gathered when it was made (``reads``) and their digests.
@@ -1106,17 +1020,12 @@ def _run_project(
     # Files the index stage keeps go to the lint workers as it keeps them (_LintStream).
     sizes: dict[int, int] = {}
     judging = _largest_wanted_first(jobs[:linted], surveys, lints, sizes)
-    stream = _LintStream(
-        jobs, surveys, lints, write, index, collectors, processes, sizes,
-        cache_dir if caching and os.path.isdir(cache_dir) else None,
-    )
+    stream = _LintStream(jobs, surveys, lints, write, index, collectors, processes, sizes)
     # The bar's second stage: the files some rule wants, judged one by one (the index stage,
     # where a large project's questions are asked), then those kept, linted.
     wanted = len(sizes)
     indexing = f"indexing {plural(wanted, 'file')}"
     with stream:
-        if early_lint:
-            stream.start_early(wanted)
         for judged, number in enumerate(judging):
             if progress and judged < wanted:
                 progress(linted + judged, linted + 2 * wanted, indexing)
