@@ -143,3 +143,17 @@ def test_imports_of_neighbouring_files_share_their_probes(tmp_path: Path) -> Non
     assert resolver.resolve(str(root / "recipes" / "a" / "train.py"), ".shared") == data
     # Each path once: the two files of the package, then the link that leads to one of them.
     assert sorted(resolver.asked) == sorted([*files, str(root / "pkg" / "data.py")])
+
+
+def test_a_missing_path_is_asked_about_where_files_need_not_be_on_disk() -> None:
+    """The resolver skips a path that is not there only for an index whose every fact comes
+    from a file on disk: standard input's buffer and ``--since``'s revision stand in for files
+    that may not be (a plain index, or a demand-built one under an overlay)."""
+    from sampler_lint.analysis.index import ProjectIndex
+    from sampler_lint.engine.demand import DemandIndex
+    from sampler_lint.engine.sources import overlay
+
+    assert DemandIndex([], []).files_on_disk() is True
+    with overlay({}):
+        assert DemandIndex([], []).files_on_disk() is False
+    assert ProjectIndex().files_on_disk() is False

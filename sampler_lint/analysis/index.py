@@ -91,6 +91,12 @@ class ProjectIndex:
     def get(self, kind: str) -> list[Any]:
         return self.facts.get(kind, [])
 
+    def files_on_disk(self) -> bool:
+        """Whether every fact comes from a file on disk, at the path the fact names: then a path
+        that is not there names no file with facts. Not so for an index that stands an editor's
+        buffer (standard input) or a git revision's contents (``--since``) in for files."""
+        return False
+
     def get_for(self, kind: str, token: str) -> list[Any]:
         """Facts of ``kind`` enough to answer a question about ``token`` (an identifier): every
         fact of that kind, or, in an index built on demand, the facts of the files whose text
@@ -446,5 +452,6 @@ class ModuleResolver:
 
     def _may_be(self, path: str) -> bool:
         """Whether ``path`` may be a known file: one of ``known`` as spelled, or a path that
-        exists (``known`` may name files that are not on disk)."""
+        exists (``known`` may name files that are not on disk; a subclass that asks an index
+        about each file says when a missing path may still be one)."""
         return path in self.known or os.path.exists(path)

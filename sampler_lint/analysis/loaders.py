@@ -16,6 +16,7 @@ sampler.
 from __future__ import annotations
 
 import ast
+import os
 from collections.abc import Iterable
 from typing import Any
 
@@ -680,6 +681,10 @@ class _Modules(ModuleResolver):
     def is_known(self, path: str) -> bool:
         return self._names.has(path)
 
+    def _may_be(self, path: str) -> bool:
+        # Standard input's buffer and `--since`'s revision hold files that are not on disk.
+        return not self._names.on_disk or os.path.exists(path)
+
 
 class _Names:
     """Per-file name facts (defined names, imports), read file by file as questions meet them,
@@ -688,6 +693,7 @@ class _Names:
 
     def __init__(self, index: ProjectIndex) -> None:
         self._index = index
+        self.on_disk = index.files_on_disk()  # a path that is not there holds no names
         self._by_file: dict[str, tuple[frozenset[str], frozenset[tuple[str, str]]] | None] = {}
         self.modules = _Modules(self)
         self.reach_memo: dict[tuple[str, str], tuple[str, ...]] = {}

@@ -36,7 +36,7 @@ from sampler_lint.analysis.index import (
     starts_line,
 )
 from sampler_lint.engine.cache import Cache, Unencodable, decode, digest, encode
-from sampler_lint.engine.sources import read_source
+from sampler_lint.engine.sources import in_overlay, read_source
 
 _PARSE_FAILURES = (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError)
 
@@ -140,6 +140,7 @@ class DemandIndex(ProjectIndex):
         digests: Cache | None = None,
     ) -> None:
         super().__init__()
+        self._on_disk = not in_overlay()
         self._sources = sources
         self._cache = cache
         # Where collectors' digests are remembered: a cache of its own, so that a warm run,
@@ -201,6 +202,11 @@ class DemandIndex(ProjectIndex):
         self._text_room = TEXTS_KEPT
 
     # -- asking ------------------------------------------------------------------------------
+
+    def files_on_disk(self) -> bool:
+        # Its sources are the files the walk found, read from disk, unless a revision's
+        # contents stand in for them (--since).
+        return self._on_disk
 
     def get(self, kind: str) -> list[Any]:
         if self._pending:
