@@ -803,6 +803,11 @@ def test_the_classes_of_a_file_are_listed_whatever_its_line_ends() -> None:
     for end in ("\n", "\r\n", "\r"):
         text = end.join(["import x", "class A(x.B): pass", "    class  C: pass", ""])
         assert class_names_in(text) == {"A", "C"}, repr(end)
+    # A docstring line holding the word alone does not hide the statement below it.
+    assert class_names_in('"""Or a\nclass\n"""\nclass D: pass\n') == {"D"}
+    # Nor does a decorator whose name ends in the word (a consuming pattern took `dataclass`,
+    # a newline and `class` for one statement, and lost every dataclass of the file).
+    assert class_names_in("@dataclass\nclass E:\n    x: int\n") == {"E"}
 
 
 def test_statements_are_every_statement_each_block_in_source_order() -> None:
@@ -865,13 +870,13 @@ def test_each_file_is_searched_for_class_statements_once(
             "        return DataLoader(self.data, batch_sampler=Batches0(self.data, 4))\n"
         )
     scanned: list[bytes] = []
-    statements = demand._class_statements
+    statements = demand.class_statements_in
 
     def counting(data: bytes) -> frozenset[bytes]:
         scanned.append(data)
         return statements(data)
 
-    monkeypatch.setattr(demand, "_class_statements", counting)
+    monkeypatch.setattr(demand, "class_statements_in", counting)
     monkeypatch.chdir(tmp_path)
     resolver = ConfigResolver(RawSettings(select=("SL501",)), isolated=True)
     result = run([Path(".")], resolver, RunOptions(jobs=1, use_cache=False))

@@ -182,7 +182,12 @@ def _asked(
 # Checked after the match, not in the pattern: a pattern that begins with a line start has no
 # literal to look for, and scanned Lightning's files seven times more slowly.
 CLASS_KEYWORD = r"class[\s\\]+"
-_CLASS_NAMES = re.compile(CLASS_KEYWORD + r"(\w+)")
+# Each keyword and the word after it, that word in a look-ahead: a match consumes only the
+# keyword, so a line holding `class` alone (the separator may be a newline) cannot hide the
+# class statement on the line below it.
+_FOLLOWED = "class(?=" + CLASS_KEYWORD[len("class"):] + "({word}+))"
+_CLASS_NAMES = re.compile(_FOLLOWED.format(word=r"\w"))
+_CLASS_NAMES_IN_BYTES = re.compile(_FOLLOWED.format(word=r"[\w\x80-\xff]").encode())
 
 
 def starts_line(text: str | bytes, start: int) -> bool:
@@ -204,6 +209,16 @@ def class_names_in(text: str) -> set[str]:
         match[1] for match in _CLASS_NAMES.finditer(text)
         if starts_line(text, match.start()) and not keyword.iskeyword(match[1])
     }
+
+
+def class_statements_in(data: bytes) -> frozenset[bytes]:
+    """:func:`class_names_in` of a file's bytes (keywords left in: no question asks about one),
+    each name as a whole word, bytes of 128 and up counting as letters: listed once per file,
+    each question about ``class NAME`` is then a lookup (:mod:`sampler_lint.engine.demand`)."""
+    return frozenset(
+        match[1] for match in _CLASS_NAMES_IN_BYTES.finditer(data)
+        if starts_line(data, match.start())
+    )
 
 
 # ------------------------------------------------------------------------------------------------
@@ -345,9 +360,6 @@ class _LinkLoop(Exception):
     """A chain of links that loops, or is longer than :data:`_LINK_HOPS`."""
 
 
-_NONE_KNOWN: tuple[str, ...] = ()  # shared by the many folders where a module is not
-
-
 class ModuleResolver:
     """Which project files an import names, by module path, never by file name alone.
 
@@ -447,7 +459,7 @@ class ModuleResolver:
             found = self._at[key] = tuple(
                 candidate for candidate in map(self._real, filter(self._may_be, candidates))
                 if self.is_known(candidate)
-            ) or _NONE_KNOWN
+            )
         return found
 
     def _may_be(self, path: str) -> bool:

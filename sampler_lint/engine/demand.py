@@ -21,7 +21,6 @@ import ast
 import contextlib
 import marshal
 import os
-import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,11 +28,10 @@ from typing import Any
 
 from sampler_lint.analysis.index import (
     CLASS_DEFINED,
-    CLASS_KEYWORD,
     FactCollector,
     ProjectIndex,
     RealPaths,
-    starts_line,
+    class_statements_in,
 )
 from sampler_lint.engine.cache import Cache, Unencodable, decode, digest, encode
 from sampler_lint.engine.sources import in_overlay, read_source
@@ -581,7 +579,7 @@ class DemandIndex(ProjectIndex):
             return _spells_word(data, word)
         defined = self._classes.get(source.fact_path)
         if defined is None:
-            defined = self._classes[source.fact_path] = _class_statements(data)
+            defined = self._classes[source.fact_path] = class_statements_in(data)
         return _may_define_class(data, word[len(CLASS_DEFINED):], defined)
 
     def _answers(self, token: str) -> list[dict[str, bool]]:
@@ -781,28 +779,11 @@ def _may_define_class(
     data: bytes, name: str, defined: frozenset[bytes] | None = None
 ) -> bool:
     """Whether a file's bytes may hold ``class name`` (``defined``: their
-    :func:`_class_statements`, when known). A name that is not ASCII: whether the text spells
+    :func:`class_statements_in`, when known). A name that is not ASCII: whether the text spells
     it at all."""
     if not name.isascii():
         return _holds(data, name)
-    return name.encode() in (_class_statements(data) if defined is None else defined)
-
-
-def _class_statements(data: bytes) -> frozenset[bytes]:
-    """The names that follow the ``class`` keyword where it starts a line (after indentation: a
-    class statement is compound, so it never follows ``;`` or a colon on its line; a line may
-    end in ``\r`` alone), after spaces or a continued line, each a whole word."""
-    return frozenset(
-        match[1] for match in _CLASS_STATEMENT.finditer(data) if starts_line(data, match.start())
-    )
-
-
-# The keyword, and the word after it (:data:`CLASS_KEYWORD`) in a look-ahead: each match
-# consumes only the keyword, so a line holding `class` alone cannot hide the statement on the
-# line below it (`class` then a newline is a keyword and its separator too).
-_CLASS_STATEMENT = re.compile(
-    rb"class(?=" + CLASS_KEYWORD.encode()[len(b"class"):] + rb"([\w\x80-\xff]+))"
-)
+    return name.encode() in (class_statements_in(data) if defined is None else defined)
 
 
 _WORD_BYTES = frozenset(
