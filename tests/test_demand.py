@@ -883,3 +883,17 @@ def test_each_file_is_searched_for_class_statements_once(
     assert sorted(f.code for r in result.results for f in r.findings) == ["SL501"]
     assert len(scanned) >= 2, scanned  # several files were asked about
     assert len(scanned) == len(set(scanned)), "a file was searched again"
+
+
+def test_a_batch_sampler_declared_as_a_dataclass_is_judged_by_the_index_stage(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SL501's index stage asks about each class statement of the file: the class right under
+    `@dataclass` is one (the keyword was once read with `dataclass`'s last letters)."""
+    source = FIXTURES / "SL501" / "dataclass_batch_sampler.py"
+    (tmp_path / "samplers.py").write_text(source.read_text())
+    monkeypatch.chdir(tmp_path)
+    resolver = ConfigResolver(RawSettings(select=("SL501",)), isolated=True)
+    result = run([Path(".")], resolver, RunOptions(jobs=1, use_cache=False))
+    found = [(f.code, f.location.line) for r in result.results for f in r.findings]
+    assert found == [("SL501", 10)]
