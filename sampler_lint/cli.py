@@ -19,7 +19,7 @@ import click
 from sampler_lint import __version__
 from sampler_lint.engine import registry, replay
 from sampler_lint.engine.config import ConfigError, ConfigResolver, RawSettings, Settings, resolve
-from sampler_lint.engine.findings import Finding
+from sampler_lint.engine.findings import Finding, plural
 from sampler_lint.engine.runner import (
     Given,
     RunOptions,
@@ -540,12 +540,19 @@ def _verbose_report(resolver: ConfigResolver, result: RunResult, setup: float,
     for source, where in sorted(folders.items()):
         shown = ", ".join(sorted(where)[:5]) + (" ..." if len(where) > 5 else "")
         click.echo(f"sampler-lint: config {source}: {len(where)} folder(s): {shown}", err=True)
+    stages = result.stages
     click.echo(
-        f"sampler-lint: timing: settings {setup * 1000:.0f} ms, survey + lint "
-        f"{run_time * 1000:.0f} ms for {result.files_checked} file(s) "
-        f"({len(result.linted)} linted after the pre-filters)",
+        f"sampler-lint: timing: settings and rules {_ms(setup)}, walk {_ms(stages.walk)}, "
+        f"survey {_ms(stages.survey)} ({plural(stages.surveyed, 'file')}), "
+        f"index stage {_ms(stages.index)} ({plural(stages.asked, 'file')} asked about), "
+        f"lint {_ms(stages.lint)} ({plural(stages.linted, 'file')} left by the pre-filters), "
+        f"caches {_ms(stages.caches)}; {_ms(run_time)} for {result.files_checked} file(s) in all",
         err=True,
     )
+
+
+def _ms(seconds: float) -> str:
+    return f"{seconds * 1000:.0f} ms"
 
 
 def _fails(findings: Sequence[Finding], params: dict[str, Any]) -> bool:

@@ -284,7 +284,36 @@ def test_verbose_says_config_and_timing(repo: Path) -> None:
     (repo / "sampler-lint.toml").write_text('select = ["SL1"]\n')
     _, _, err = run("-v", ".")
     assert f"config {(repo / 'sampler-lint.toml').resolve()}" in err or "config sampler" in err
-    assert "timing: settings" in err
+    assert "timing: settings and rules" in err
+
+
+def test_verbose_times_each_stage_and_counts_what_the_pre_filters_left(repo: Path) -> None:
+    # Three files: one with findings, one no rule wants, one only a rule's index stage drops
+    # (a DistributedSampler subclass nobody builds). The survey reads all three; the lint pass
+    # gets what the pre-filters left, not every file walked.
+    (repo / "readme_helpers.py").write_text("def greet(name):\n    return 'hi ' + name\n")
+    (repo / "samplers.py").write_text(
+        "from torch.utils.data import DistributedSampler\n\n\n"
+        "class Mine(DistributedSampler):\n    pass\n"
+    )
+    _, _, err = run("-v", "--isolated", ".")
+    timing = next(line for line in err.splitlines() if "timing:" in line)
+    for stage in ("walk", "survey", "index stage", "lint", "caches"):
+        assert f"{stage} " in timing
+    assert "survey" in timing and "(3 files)" in timing
+    assert "(2 files asked about)" in timing  # train.py and samplers.py: rules left for both
+    assert "(1 file left by the pre-filters)" in timing
+    assert "for 3 file(s) in all" in timing
+
+
+def test_stages_of_several_projects_add_up() -> None:
+    from sampler_lint.engine.runner import Stages
+
+    total = Stages(walk=0.5, surveyed=2, linted=1)
+    total.add(Stages(walk=0.25, survey=1.0, surveyed=3, asked=2, linted=1))
+    assert (total.walk, total.survey, total.surveyed, total.asked, total.linted) == (
+        0.75, 1.0, 5, 2, 2
+    )
 
 
 # -- clean, cache and jobs ----------------------------------------------------------------------

@@ -85,6 +85,29 @@ class RunResult:
     #: index), as this run spelled them: ``--since`` lints the same files at a revision.
     linted: list[Path] = field(default_factory=list)
     project: Sequence[Path] = field(default_factory=list)
+    #: Wall time of each stage (``-v``), in run order, and the files each stage took.
+    stages: Stages = field(default_factory=lambda: Stages())
+
+
+@dataclass
+class Stages:
+    """Where a run's time went, for ``-v``: the walk, the survey of every file (text pre-filters
+    and, where a rule wants one, an ``ast`` parse), the index stage over the files some rule
+    still wants (its questions; the lint workers start meanwhile), the lint pass that is left,
+    and the caches' saving."""
+
+    walk: float = 0.0
+    survey: float = 0.0
+    index: float = 0.0
+    lint: float = 0.0
+    caches: float = 0.0
+    surveyed: int = 0
+    asked: int = 0  # files the index stage asked about
+    linted: int = 0  # files linted after every pre-filter (by the survey or the lint pass)
+
+    def add(self, other: Stages) -> None:
+        for name, value in vars(other).items():
+            setattr(self, name, getattr(self, name) + value)
 
 
 @dataclass(frozen=True)
@@ -772,11 +795,9 @@ def _index_stage(survey: Survey, job: _Job, lint: LintOptions, index: ProjectInd
     cannot flag (``Rule.may_match_index``, given the file's code). Only for files of the project
     index: a file outside it (named on the command line though excluded) has its own facts
     nowhere."""
-    if not survey.rules or job.fact_path is None or not lint.use_prefilter:
-        return survey
-    by_code = {rule.code: rule for rule in lint.rules}
-    if not any(code in by_code and by_code[code].has_index_stage() for code in survey.rules):
+    if not survey.rules or not _asks_index(survey, job, lint):
         return survey  # no rule left asks: the file is not read again
+    by_code = {rule.code: rule for rule in lint.rules}
     try:
         text = decode(read_source(job.path))
     except (OSError, SyntaxError, UnicodeDecodeError, LookupError):
@@ -793,6 +814,15 @@ def _index_stage(survey: Survey, job: _Job, lint: LintOptions, index: ProjectInd
 
     kept = tuple(code for code in survey.rules if code not in by_code or may_match(by_code[code]))
     return survey if kept == survey.rules else replace(survey, rules=kept)
+
+
+def _asks_index(survey: Survey, job: _Job, lint: LintOptions) -> bool:
+    """Whether :func:`_index_stage` asks the index about this file: a rule left for it has an
+    index stage, and the file is part of the project index."""
+    if not survey.rules or job.fact_path is None or not lint.use_prefilter:
+        return False
+    by_code = {rule.code: rule for rule in lint.rules}
+    return any(code in by_code and by_code[code].has_index_stage() for code in survey.rules)
 
 
 def _cannot_parse(
@@ -895,6 +925,7 @@ def _merged(parts: list[RunResult]) -> RunResult:
     """One result for the projects of a run, as one run over them all would report it."""
     merged = RunResult()
     for part in parts:
+        merged.stages.add(part.stages)
         merged.results += part.results
         merged.files_checked += part.files_checked
         merged.linted += part.linted
@@ -918,6 +949,8 @@ def _run_project(
 ) -> RunResult:
     """:func:`run` over paths of one project."""
     forget_file_keys()
+    stages = Stages()
+    began = time.perf_counter()
     walked: Walked = {}
     problems = Problems()
     if given is None:
@@ -927,6 +960,7 @@ def _run_project(
         ))
     else:
         files = given.files
+    stages.walk = time.perf_counter() - began
     paths = [path for path in paths if path not in problems.missing] or [Path(".")]
     write = options.fix and not options.diff
     # One LintOptions per distinct (settings, enabled rules): most runs have a single one.
@@ -985,10 +1019,13 @@ def _run_project(
         if progress is not None:
             progress(done, total, f"reading {plural(linted, 'file')}")
 
+    began = time.perf_counter()
     surveys, contents, early = survey_files(
         jobs[:linted], lints, collectors, survey_cache, processes,
         surveyed if progress else None, write, gather=False, stats=stats_cache,
     )
+    stages.survey, stages.surveyed = time.perf_counter() - began, linted
+    began = time.perf_counter()  # the index stage: the index made, the files judged
     # The index gathers a collector's facts when a rule first asks for them; a lint result is
     # cached with the collectors gathered when it was made (``reads``) and their digests.
     facts_cache = Cache(cache_dir, "facts", is_facts) if caching else None
@@ -1049,7 +1086,9 @@ def _run_project(
                     ):
                         results[number] = hit
                         continue
-            survey = surveys[number] = _index_stage(survey, job, lint, index)
+            if _asks_index(survey, job, lint):
+                stages.asked += 1
+                survey = surveys[number] = _index_stage(survey, job, lint, index)
             if not _wants_lint(survey, lint):
                 if os.path.abspath(job.path) in named and _cannot_parse(
                     job.path, lint, result_cache, contents[number]
@@ -1080,6 +1119,8 @@ def _run_project(
 
         total = linted + wanted + len(pending)
         done = linted + wanted
+        stages.index = time.perf_counter() - began
+        began = time.perf_counter()
         linting = f"linting {len(pending)}"
         if progress:
             progress(done, total, linting)
@@ -1095,7 +1136,9 @@ def _run_project(
                 progress(done, total, linting)
 
         stream.finish(linted_one)
+    stages.lint, stages.linted = time.perf_counter() - began, len(pending) + len(linted_early)
 
+    began = time.perf_counter()
     if result_cache is not None and survey_cache is not None and reads_cache is not None:
         for number in pending + linted_early + dropped:
             done_key, done_result = result_keys[number], results[number]
@@ -1116,9 +1159,10 @@ def _run_project(
     final = [result for result in results if result is not None]
     if project_files is None:
         project_files = [jobs[number].path for number in order]
+    stages.caches = time.perf_counter() - began
     return RunResult(
         results=final, files_checked=len(files), problems=problems, linted=files,
-        project=project_files,
+        project=project_files, stages=stages,
     )
 
 
