@@ -1086,9 +1086,8 @@ def _run_project(
                     ):
                         results[number] = hit
                         continue
-            if _asks_index(survey, job, lint):
-                stages.asked += 1
-                survey = surveys[number] = _index_stage(survey, job, lint, index)
+            stages.asked += _asks_index(survey, job, lint)
+            survey = surveys[number] = _index_stage(survey, job, lint, index)
             if not _wants_lint(survey, lint):
                 if os.path.abspath(job.path) in named and _cannot_parse(
                     job.path, lint, result_cache, contents[number]
