@@ -288,9 +288,13 @@ def test_verbose_says_config_and_timing(repo: Path) -> None:
 
 
 def test_verbose_times_each_stage_and_counts_what_the_pre_filters_left(repo: Path) -> None:
-    # Three files: one with findings, one no rule wants, one only a rule's index stage drops
-    # (a DistributedSampler subclass nobody builds). The survey reads all three; the lint pass
-    # gets what the pre-filters left, not every file walked.
+    # Four files: one with findings of rules that ask the index, one with a finding of a rule
+    # that does not (SL101: not asked about, linted all the same), one no rule wants, one only
+    # a rule's index stage drops (a DistributedSampler subclass nobody builds). The survey
+    # reads all four; the lint pass gets what the pre-filters left, not every file walked.
+    (repo / "shard.py").write_text(
+        "def shard(x, world_size, rank):\n    return x.split(x.size(0) // world_size)[rank]\n"
+    )
     (repo / "readme_helpers.py").write_text("def greet(name):\n    return 'hi ' + name\n")
     (repo / "samplers.py").write_text(
         "from torch.utils.data import DistributedSampler\n\n\n"
@@ -300,10 +304,10 @@ def test_verbose_times_each_stage_and_counts_what_the_pre_filters_left(repo: Pat
     timing = next(line for line in err.splitlines() if "timing:" in line)
     for stage in ("walk", "survey", "index stage", "lint", "caches"):
         assert f"{stage} " in timing
-    assert "survey" in timing and "(3 files)" in timing
-    assert "(2 files asked about)" in timing  # train.py and samplers.py: rules left for both
-    assert "(1 file left by the pre-filters)" in timing
-    assert "for 3 file(s) in all" in timing
+    assert "(4 files), index stage" in timing  # the survey read every file walked
+    assert "(2 files asked about)" in timing  # train.py and samplers.py, not shard.py
+    assert "(2 files left by the pre-filters)" in timing  # train.py and shard.py
+    assert "for 4 file(s) in all" in timing
 
 
 def test_stages_of_several_projects_add_up() -> None:

@@ -76,20 +76,6 @@ class RunOptions:
 
 
 @dataclass
-class RunResult:
-    results: list[FileResult] = field(default_factory=list)
-    files_checked: int = 0
-    #: What the walk could not read (warnings) and the named paths that do not exist (errors).
-    problems: Problems = field(default_factory=Problems)
-    #: The files linted, and the project's files in its order (empty when no rule reads the
-    #: index), as this run spelled them: ``--since`` lints the same files at a revision.
-    linted: list[Path] = field(default_factory=list)
-    project: Sequence[Path] = field(default_factory=list)
-    #: Wall time of each stage (``-v``), in run order, and the files each stage took.
-    stages: Stages = field(default_factory=lambda: Stages())
-
-
-@dataclass
 class Stages:
     """Where a run's time went, for ``-v``: the walk, the survey of every file (text pre-filters
     and, where a rule wants one, an ``ast`` parse), the index stage over the files some rule
@@ -108,6 +94,20 @@ class Stages:
     def add(self, other: Stages) -> None:
         for name, value in vars(other).items():
             setattr(self, name, getattr(self, name) + value)
+
+
+@dataclass
+class RunResult:
+    results: list[FileResult] = field(default_factory=list)
+    files_checked: int = 0
+    #: What the walk could not read (warnings) and the named paths that do not exist (errors).
+    problems: Problems = field(default_factory=Problems)
+    #: The files linted, and the project's files in its order (empty when no rule reads the
+    #: index), as this run spelled them: ``--since`` lints the same files at a revision.
+    linted: list[Path] = field(default_factory=list)
+    project: Sequence[Path] = field(default_factory=list)
+    #: Wall time of each stage (``-v``), in run order, and the files each stage took.
+    stages: Stages = field(default_factory=Stages)
 
 
 @dataclass(frozen=True)
@@ -819,10 +819,10 @@ def _index_stage(survey: Survey, job: _Job, lint: LintOptions, index: ProjectInd
 def _asks_index(survey: Survey, job: _Job, lint: LintOptions) -> bool:
     """Whether :func:`_index_stage` asks the index about this file: a rule left for it has an
     index stage, and the file is part of the project index."""
-    if not survey.rules or job.fact_path is None or not lint.use_prefilter:
+    codes = survey.rules
+    if not codes or job.fact_path is None or not lint.use_prefilter:
         return False
-    by_code = {rule.code: rule for rule in lint.rules}
-    return any(code in by_code and by_code[code].has_index_stage() for code in survey.rules)
+    return any(rule.code in codes and rule.has_index_stage() for rule in lint.rules)
 
 
 def _cannot_parse(
