@@ -25,7 +25,7 @@ from sampler_lint.analysis.sampler_family import (
 from sampler_lint.analysis.seed_facts import (
     NAMED_SAMPLER_FACTS,
     NAMED_SAMPLER_WORDS,
-    SEED_FACTS,
+    SEED_KEY_COLLECTORS,
     builds_named_sampler,
     import_stems,
     imported_modules,
@@ -148,7 +148,7 @@ class HardcodedSamplerSeed(Rule):
     requires = (("Sampler", "sampler"),)
     # Project subclasses of DistributedSampler (sampler_family), the project's seed keys and the
     # seeds that reach a sampler through set_epoch (seed_facts).
-    collectors = (CLASS_FACTS, SEED_FACTS, NAMED_SAMPLER_FACTS)
+    collectors = (CLASS_FACTS, *SEED_KEY_COLLECTORS, NAMED_SAMPLER_FACTS)
     uses_index = True
     has_syntax_filter = True
     # A file that names no distributed sampler can only build a project subclass: the index

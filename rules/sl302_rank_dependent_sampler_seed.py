@@ -16,7 +16,7 @@ from sampler_lint.analysis.sampler_family import (
 from sampler_lint.analysis.seed_facts import (
     NAMED_SAMPLER_FACTS,
     NAMED_SAMPLER_WORDS,
-    SEED_FACTS,
+    SEED_KEY_COLLECTORS,
     SEED_POSITION,
     builds_named_sampler,
 )
@@ -47,7 +47,7 @@ class RankDependentSamplerSeed(Rule):
     # handed to a loader as `sampler=`.
     requires = (("Sampler", "sampler"),)
     # Project subclasses of DistributedSampler (sampler_family) and the project's seed keys.
-    collectors = (CLASS_FACTS, SEED_FACTS, NAMED_SAMPLER_FACTS)
+    collectors = (CLASS_FACTS, *SEED_KEY_COLLECTORS, NAMED_SAMPLER_FACTS)
     uses_index = True
     has_syntax_filter = True
     # A file that names no distributed sampler can only build a project subclass: the index

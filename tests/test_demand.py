@@ -563,6 +563,44 @@ def test_seed_keys_are_read_from_the_files_around_the_one_asking(
     assert "seeds" not in lazy.gathered
 
 
+def test_seed_keys_reach_a_module_through_the_packages_that_re_export_it(
+    tmp_path: Path, any_number_of_names: None
+) -> None:
+    # `from feeds import make` reaches feeds/build.py through feeds/__init__.py's re-export
+    # without spelling `build`: the seed keys of the script that imports the package are the
+    # builder's, two packages up too, and only through packages that do import the module.
+    from sampler_lint.analysis import seed_facts
+
+    files = {
+        "run.py": "from feeds import make\ndef main(conf):\n    print(conf.data_seed)\n",
+        "feeds/__init__.py": "from .build import make\n",
+        "feeds/build.py": "def make(conf):\n    return DistributedSampler(d)\n",
+        "feeds/other.py": "def other(conf):\n    return DistributedSampler(d)\n",
+        "top.py": "from src import deep\ndef main(opts):\n    print(opts.run_seed)\n",
+        "src/__init__.py": "from .inner import deep\n",
+        "src/inner/__init__.py": "from src.inner.loader import deep\n",
+        "src/inner/loader.py": "def deep(opts):\n    return DistributedSampler(d)\n",
+        "plain/__init__.py": "VERSION = 1\n",
+        "plain/build.py": "def make(conf):\n    return DistributedSampler(d)\n",
+        "side.py": "import plain\ndef main(conf):\n    print(conf.side_seed)\n",
+    }
+    paths = _write(tmp_path, files)
+    eager, lazy = _eager_and_lazy(paths)
+    for path in paths:
+        for namespace in ("conf", "opts"):
+            assert seed_facts.seed_keys(lazy, namespace, str(path), ()) == \
+                seed_facts.seed_keys(eager, namespace, str(path), ()), (path, namespace)
+
+    def keys(name: str, namespace: str) -> list[str]:
+        return seed_facts.seed_keys(lazy, namespace, str(tmp_path / name), ())
+
+    assert keys("feeds/build.py", "conf") == ["data_seed"]
+    assert keys("feeds/other.py", "conf") == []  # the package does not import it
+    assert keys("src/inner/loader.py", "opts") == ["run_seed"]  # two packages up
+    assert keys("plain/build.py", "conf") == []  # `import plain` re-exports nothing of it
+    assert "seeds" not in lazy.gathered and "package re-exports" not in lazy.gathered
+
+
 def test_lightning_near_a_file_that_imports_it_reads_that_file_alone(tmp_path: Path) -> None:
     from sampler_lint.analysis import frameworks
 

@@ -154,3 +154,42 @@ def test_a_file_the_seed_rules_drop_by_its_syntax_does_not_survey_the_project(
     result = _run(root, "describe.py")
     assert isinstance(result.project, runner._LazyProject)
     assert result.project._files is None  # never walked
+
+
+# The builder's package re-exports it: the script that holds the run's seed imports the package,
+# and never spells the builder's module name.
+REEXPORTED = {
+    "pyproject.toml": "[project]\nname = 'demo'\n",
+    "train.py": (
+        "import torch\n"
+        "from feeds import make_loader\n\n\n"
+        "def main(cfg):\n"
+        "    torch.manual_seed(cfg.SEED)\n"
+        "    loader = make_loader(cfg)\n"
+        "    for epoch in range(cfg.EPOCHS):\n"
+        "        loader.sampler.set_epoch(epoch)\n"
+    ),
+    "feeds/__init__.py": "from .build import make_loader\n",
+    "feeds/build.py": (
+        "from torch.utils.data import DataLoader, DistributedSampler\n\n\n"
+        "def make_loader(cfg):\n"
+        "    dataset = list(range(cfg.SIZE))\n"
+        "    sampler = DistributedSampler(dataset, shuffle=True)\n"
+        "    return DataLoader(dataset, sampler=sampler)\n"
+    ),
+}
+
+
+def test_a_seed_reaches_a_builder_through_its_package_in_a_run_over_it_alone(
+    tmp_path: Path,
+) -> None:
+    for name, code in REEXPORTED.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(code)
+    builder = str(tmp_path / "feeds" / "build.py")
+    whole = [key for key in _findings(tmp_path, ".") if key[0] == builder]
+    assert [(key[1], key[2]) for key in whole] == [("SL301", 6)]
+    assert "`cfg.SEED`" in whole[0][4]
+    assert _findings(tmp_path, "feeds/build.py") == whole  # pre-commit names it alone
+    # The rule reads the packages' re-exports itself: alone, it still follows them.
+    assert _findings(tmp_path, "--select", "SL301", "feeds/build.py") == whole

@@ -28,7 +28,7 @@ from sampler_lint.analysis.index import (
     statements,
 )
 from sampler_lint.analysis.loader_calls import distributed_sampler_calls, may_shuffle
-from sampler_lint.analysis.loader_facts import file_key
+from sampler_lint.analysis.loader_facts import FACT_PACKAGE_NAMES, PACKAGE_NAMES, file_key
 from sampler_lint.analysis.syntax_summary import SyntaxSummary, argument, is_constant, walk
 
 FACT_KEYS = "sl3_seed_keys"  # (namespace, key, path): `cfg`, `TRAIN.SEED`
@@ -241,6 +241,9 @@ SEED_FACTS = FactCollector(
     "seeds", (("seed", "Seed", "SEED"),), collect_seed_facts,
     kinds=(FACT_KEYS, FACT_IMPORTS, FACT_SEED_METHODS, FACT_SEEDED_EPOCH, FACT_INITS),
 )
+# What :func:`seed_keys` reads: the seed facts, and the re-exports of the packages on the way
+# to a module (:func:`_packages_exporting`).
+SEED_KEY_COLLECTORS = (SEED_FACTS, PACKAGE_NAMES)
 
 
 def may_fix_the_seed(call: ast.Call) -> bool:
@@ -302,33 +305,76 @@ def seed_keys(
     tokens = (namespace, OPTION_CALL) if namespace == PARSED_NAMESPACE else (namespace,)
     found: set[str] = set()
     for token in tokens:
-        facts, imports = _facts_near(index, token, here, imported)
+        facts, imports, modules = _facts_near(index, token, here, imported)
         found.update(
             key for head, key, where in facts
-            if head == namespace and (where == here or _related(imports, here, where, imported))
+            if head == namespace
+            and (where == here or _related(imports, modules, where, imported))
         )
     return sorted(found)
 
 
 def _facts_near(
     index: ProjectIndex, token: str, here: str, imported: tuple[str, ...]
-) -> tuple[list[tuple[str, str, str]], dict[str, tuple[str, ...]]]:
-    """The seed keys a question about ``token`` from the file ``here`` may use, and the import
-    stems of the files that may import ``here``: the keys of ``here``, of the files its import
-    stems name, and of the files that spell both ``token`` and ``here``'s module name (an
-    import of ``here`` spells it). Only those files are read (ProjectIndex.get_for). A package's
-    ``__init__.py``, or a module beside a folder of its own name, can be imported without its
-    name spelled (``from . import x``): then every file that spells ``token``."""
+) -> tuple[list[tuple[str, str, str]], dict[str, tuple[str, ...]], tuple[str, ...]]:
+    """The seed keys a question about ``token`` from the file ``here`` may use, the import
+    stems of the files that may import ``here``, and the modules an import of ``here`` may name:
+    ``here`` and the packages that re-export it (:func:`_packages_exporting`). The keys are
+    those of ``here``, of the files its import stems name, and of the files that spell both
+    ``token`` and the name of one of those modules (an import of it spells it). Only those
+    files are read (ProjectIndex.get_for). A package's ``__init__.py``, or a module beside a
+    folder of its own name, can be imported without its name spelled (``from . import x``):
+    then every file that spells ``token``."""
     module = here[:-3] if here.endswith(".py") else here
     name = os.path.basename(module)
     if name == "__init__" or not name.isidentifier() or os.path.isdir(module):
-        return index.get_for(FACT_KEYS, token), _imports_for(index, token)
+        return index.get_for(FACT_KEYS, token), _imports_for(index, token), (here,)
     both = f"{token}+{name}"
     facts: list[tuple[str, str, str]] = [*facts_in_file(index, FACT_KEYS, here, 2)]
     for target in _stem_files(here, imported):
         facts += facts_in_file(index, FACT_KEYS, target, 2)
     facts += index.get_for(FACT_KEYS, both)
-    return facts, _imports_for(index, both)
+    imports = _imports_for(index, both)
+    modules = [here]
+    for package in _packages_exporting(index, here):
+        spelled = f"{token}+{os.path.basename(os.path.dirname(package))}"
+        facts += index.get_for(FACT_KEYS, spelled)
+        imports = {**imports, **_imports_for(index, spelled)}
+        modules.append(package)
+    return facts, imports, tuple(modules)
+
+
+# How many packages up a module's import is followed through re-exports: `data/__init__.py`
+# importing from `data/build.py`, and `src/__init__.py` from `src/data` above it.
+_PACKAGE_HOPS = 3
+
+
+def _packages_exporting(index: ProjectIndex, here: str) -> list[str]:
+    """The ``__init__.py`` of ``here``'s package when it imports from ``here``, and the one
+    above it when that imports from this package, and so on: ``from data import build_loader``
+    reaches ``data/build.py`` through ``from .build import build_loader`` in
+    ``data/__init__.py``, and spells ``data``, never ``build`` (Swin-Transformer's ``main.py``,
+    whose seed then never reached the question about its sampler). Only each ``__init__.py``
+    on the way is read (:data:`PACKAGE_NAMES`)."""
+    found: list[str] = []
+    current = here
+    for _ in range(_PACKAGE_HOPS):
+        module = current[:-3] if current.endswith(".py") else current
+        if module.endswith("/__init__"):
+            module = module[: -len("/__init__")]
+        folder = os.path.dirname(module)
+        if not os.path.basename(folder).isidentifier():
+            break  # not a folder an import can name
+        package = os.path.join(folder, "__init__.py")
+        rows = facts_in_file(index, FACT_PACKAGE_NAMES, package, 0)
+        if not rows:
+            break
+        stems = import_stems({module for _, module in rows[-1][2]}, package)
+        if not any(_names(stem, current, package) for stem in stems):
+            break
+        found.append(package)
+        current = package
+    return found
 
 
 def _stem_files(here: str, imported: tuple[str, ...]) -> list[str]:
@@ -356,12 +402,15 @@ def _imports_for(index: ProjectIndex, token: str) -> dict[str, tuple[str, ...]]:
 
 
 def _related(
-    imports: dict[str, tuple[str, ...]], here: str, where: str, imported: tuple[str, ...]
+    imports: dict[str, tuple[str, ...]], modules: tuple[str, ...], where: str,
+    imported: tuple[str, ...],
 ) -> bool:
-    """Whether the file ``where`` is one that ``here`` imports (``imported``: its stems) or one
-    that imports ``here`` (``imports``: each file's stems)."""
+    """Whether the file ``where`` is one that ``modules[0]`` (the file asking) imports
+    (``imported``: its stems) or one that imports one of ``modules`` (``imports``: each file's
+    stems; :func:`_facts_near`)."""
+    here = modules[0]
     return any(_names(stem, where, here) for stem in imported) or any(
-        _names(stem, here, where) for stem in imports.get(where, ())
+        _names(stem, module, where) for stem in imports.get(where, ()) for module in modules
     )
 
 
