@@ -383,7 +383,9 @@ class HardcodedSamplerSeed(Rule):
        seed key the project defines or reads on a namespace the function holds (`config.SEED`,
        `cfg.TRAIN.SEED`, `args.seed` from `add_argument("--seed")`; a name for a parser, as in
        `parser = parse_args(parser)`, is never that namespace), even when this module never
-       reads it; or the value given to `torch.manual_seed` / `seed_everything` / `set_seed` in
+       reads it (the key is read in this module, in a module it imports, or in one that imports
+       it, directly or through the packages whose `__init__.py` re-exports it: `from data import
+       build_loader`); or the value given to `torch.manual_seed` / `seed_everything` / `set_seed` in
        the module (never a method such as `gen.manual_seed`), and the same on every rank; or
     2. the construction is in a sampler factory: a function (not `main`) whose sampler's dataset
        is one of its parameters, an element of one, or a `for` target over one (`for ds, flag in
