@@ -365,14 +365,16 @@ def calls_project_subclass(index: ProjectIndex, text: str, torch_class: str) -> 
     object against it or defines it (``class X(Base):``, the subclass's own module) constructs
     none (:func:`constructed` reads the callee's name)."""
     key = f"_sl_project_subclass_call_{torch_class}"
-    pattern: re.Pattern[str] | None = index.__dict__.get(key)
-    if key not in index.__dict__:
-        names = sorted(project_subclass_names(index, torch_class))
-        pattern = re.compile(
+    found: tuple[tuple[str, ...], re.Pattern[str] | None] | None = index.__dict__.get(key)
+    if found is None:
+        names = tuple(sorted(project_subclass_names(index, torch_class)))
+        found = index.__dict__[key] = (names, re.compile(
             r"\b(?:" + "|".join(map(re.escape, names)) + rf")(?:[\s)\\]|{COMMENT})*[(\[]"
-        ) if names else None
-        index.__dict__[key] = pattern
-    return pattern is not None and any(
+        ) if names else None)
+    names, pattern = found
+    # A substring search first: the pattern, which starts with a choice of names, is tried at
+    # every word of the text (Lightning's index stage: 42 ms for 71 files, most spelling none).
+    return pattern is not None and any(name in text for name in names) and any(
         not _DEFINED.search(text, max(0, match.start() - 64), match.start())
         for match in pattern.finditer(text)
     )
