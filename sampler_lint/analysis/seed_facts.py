@@ -369,7 +369,7 @@ def _packages_exporting(index: ProjectIndex, here: str) -> list[str]:
         rows = facts_in_file(index, FACT_PACKAGE_NAMES, package, 0)
         if not rows:
             break
-        stems = import_stems({module for _, module in rows[-1][2]}, package)
+        stems = import_stems({source for _, source in rows[-1][2]}, package)
         if not any(_names(stem, current, package) for stem in stems):
             break
         found.append(package)
