@@ -124,6 +124,11 @@ def test_a_real_sigint_during_a_parallel_fix(tmp_path: Path) -> None:
     process.send_signal(signal.SIGINT)
     _, err = process.communicate(timeout=120)
     changed = sum(1 for p in tmp_path.glob("m*.py") if p.read_text() != body)
+    if process.returncode == 0 and changed == 200 and not err:
+        # The signal came after the last file was written, as the process was exiting
+        # (interpreter shutdown no longer turns it into an interruption): nothing was cut short.
+        # Seen once in CI on a loaded machine; any other outcome is judged below.
+        pytest.skip("the run had finished its work when the interrupt reached it")
     assert process.returncode == 130, err
     assert "Traceback" not in err
     assert f"{changed} file(s) were already fixed and rewritten" in err
