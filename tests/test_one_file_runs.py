@@ -193,3 +193,20 @@ def test_a_seed_reaches_a_builder_through_its_package_in_a_run_over_it_alone(
     assert _findings(tmp_path, "feeds/build.py") == whole  # pre-commit names it alone
     # The rule reads the packages' re-exports itself: alone, it still follows them.
     assert _findings(tmp_path, "--select", "SL301", "feeds/build.py") == whole
+    # The fix passes the seed the script holds, and a second --fix finds nothing to change.
+    fix = ["check", "--no-cache", "--isolated", "--jobs", "1", "--fix", "--unsafe-fixes", "."]
+    cwd = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        first = CliRunner().invoke(main, fix)
+        fixed = (tmp_path / "feeds" / "build.py").read_text()
+        second = CliRunner().invoke(main, fix)
+    finally:
+        os.chdir(cwd)
+    assert first.exit_code == 0, first.output
+    assert fixed == REEXPORTED["feeds/build.py"].replace(
+        "shuffle=True)", "shuffle=True, seed=cfg.SEED)"
+    )
+    assert second.exit_code == 0, second.output
+    assert (tmp_path / "feeds" / "build.py").read_text() == fixed
+    assert "All checks passed!" in second.output

@@ -356,13 +356,14 @@ def _packages_exporting(index: ProjectIndex, here: str) -> list[str]:
     ``data/__init__.py``, and spells ``data``, never ``build`` (Swin-Transformer's ``main.py``,
     whose seed then never reached the question about its sampler). Only each ``__init__.py``
     on the way is read (:data:`PACKAGE_NAMES`)."""
+    memo: dict[str, list[str]] = index.__dict__.setdefault("_sl3_packages", {})
+    if here in memo:  # asked once per namespace and token of every candidate sampler
+        return memo[here]
     found: list[str] = []
+    memo[here] = found
     current = here
     for _ in range(_PACKAGE_HOPS):
-        module = current[:-3] if current.endswith(".py") else current
-        if module.endswith("/__init__"):
-            module = module[: -len("/__init__")]
-        folder = os.path.dirname(module)
+        folder = os.path.dirname(_module_of(current))
         if not os.path.basename(folder).isidentifier():
             break  # not a folder an import can name
         package = os.path.join(folder, "__init__.py")
@@ -461,15 +462,20 @@ def _names(stem: str, path: str, importer: str) -> bool:
     are already absolute; an absolute import resolves from the importer's own folder (a script's
     folder is on ``sys.path``) or a folder above it (a package or ``src/`` root). Never by file
     name alone: ``import utils`` in one example script is not another example's ``utils.py``."""
-    module = path[:-3] if path.endswith(".py") else path
-    if module.endswith("/__init__"):
-        module = module[: -len("/__init__")]
+    module = _module_of(path)
     if stem.startswith("/"):
         return module == stem
     if not module.endswith("/" + stem):
         return False
     root = module[: -len(stem) - 1]
     return importer.startswith(root + "/")
+
+
+def _module_of(path: str) -> str:
+    """The module a file is, as a path: ``pkg/data`` for ``pkg/data.py`` and for
+    ``pkg/data/__init__.py``."""
+    module = path[:-3] if path.endswith(".py") else path
+    return module[: -len("/__init__")] if module.endswith("/__init__") else module
 
 
 def is_seed_method(index: ProjectIndex, klass: str, path: str, name: str) -> bool:
