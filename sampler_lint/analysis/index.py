@@ -467,3 +467,26 @@ class ModuleResolver:
         exists (``known`` may name files that are not on disk; a subclass that asks an index
         about each file says when a missing path may still be one)."""
         return path in self.known or os.path.exists(path)
+
+
+def import_may_name(index: ProjectIndex, importer: str, module: str, target: str) -> bool:
+    """Whether ``from <module> import Name`` in the file ``importer`` may be the ``Name``
+    defined in the file ``target``: the module is that file, or a package folder holding it (a
+    re-export from ``__init__.py``). Relative modules (``.samplers``) start from the importer's
+    package."""
+    resolver = _one_file_resolver(index, target)
+    if target in resolver.resolve(importer, module):
+        return True
+    starts, parts = resolver.starts(importer, module)
+    return any(target.startswith(os.path.join(start, *parts, "")) for start in starts)
+
+
+def _one_file_resolver(index: ProjectIndex, target: str) -> ModuleResolver:
+    """A resolver that knows the one file ``target``: whether an import may name it depends on
+    no other file (every path of the index is resolved already, ``file_key``, so no other known
+    file can stand for it), and a question about it reads no other file's facts."""
+    cached: dict[str, ModuleResolver] = index.__dict__.setdefault("_one_file_resolvers", {})
+    resolver = cached.get(target)
+    if resolver is None:
+        resolver = cached[target] = ModuleResolver((target,))
+    return resolver

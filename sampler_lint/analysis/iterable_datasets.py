@@ -16,7 +16,6 @@ class's file (or to a package folder holding it, for a re-export).
 from __future__ import annotations
 
 import ast
-import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -24,10 +23,10 @@ from typing import Any
 
 from sampler_lint.analysis.index import (
     FactCollector,
-    ModuleResolver,
     ProjectIndex,
     dotted_expression,
     facts_named,
+    import_may_name,
     imported_module,
 )
 from sampler_lint.analysis.loader_calls import is_evaluation_name
@@ -603,30 +602,9 @@ def _takes(function: ParameterLoader, handed: DatasetPassed) -> bool:
     return handed.position == function.position
 
 
-def _resolver(index: ProjectIndex, target: str) -> ModuleResolver:
-    """A resolver that knows the one file ``target``: whether an import may name it depends on
-    no other file (every path of the index is resolved already, :func:`file_key`, so no other
-    known file can stand for it), and a question about it reads no other file's facts."""
-    cached: dict[str, ModuleResolver] = index.__dict__.setdefault("_sl105_resolvers", {})
-    resolver = cached.get(target)
-    if resolver is None:
-        resolver = cached[target] = ModuleResolver((target,))
-    return resolver
-
-
 def _names(index: ProjectIndex, user: str, module: str, target: str) -> bool:
     """Whether a name used in the file ``user`` (imported from ``module``, or defined there
     when ``module`` is empty) is the one defined in the file ``target``."""
     if not module:
         return user == target
-    return user != target and _reaches(_resolver(index, target), user, module, target)
-
-
-def _reaches(resolver: ModuleResolver, importer: str, module: str, target: str) -> bool:
-    """``from <module> import Name`` in ``importer`` may be the class of the file ``target``:
-    the module is that file, or a package folder holding it (a re-export from
-    ``__init__.py``)."""
-    if target in resolver.resolve(importer, module):
-        return True
-    starts, parts = resolver.starts(importer, module)
-    return any(target.startswith(os.path.join(start, *parts, "")) for start in starts)
+    return user != target and import_may_name(index, user, module, target)
