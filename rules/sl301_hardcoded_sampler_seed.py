@@ -23,6 +23,7 @@ from sampler_lint.analysis.sampler_family import (
     project_subclass_names,
 )
 from sampler_lint.analysis.seed_facts import (
+    INIT_FACTS,
     NAMED_SAMPLER_FACTS,
     NAMED_SAMPLER_WORDS,
     SEED_KEY_COLLECTORS,
@@ -146,9 +147,10 @@ class HardcodedSamplerSeed(Rule):
     )
     # "sampler": a project subclass of any name, handed to a loader as `sampler=`.
     requires = (("Sampler", "sampler"),)
-    # Project subclasses of DistributedSampler (sampler_family), the project's seed keys and the
-    # seeds that reach a sampler through set_epoch (seed_facts).
-    collectors = (CLASS_FACTS, *SEED_KEY_COLLECTORS, NAMED_SAMPLER_FACTS)
+    # Project subclasses of DistributedSampler and the project's own classes named like torch's
+    # (sampler_family, and their `__init__`), the project's seed keys and the seeds that reach a
+    # sampler through set_epoch (seed_facts).
+    collectors = (CLASS_FACTS, INIT_FACTS, *SEED_KEY_COLLECTORS, NAMED_SAMPLER_FACTS)
     uses_index = True
     has_syntax_filter = True
     # A file that names no distributed sampler can only build a project subclass: the index

@@ -14,6 +14,7 @@ from sampler_lint.analysis.sampler_family import (
     torch_bases_of,
 )
 from sampler_lint.analysis.seed_facts import (
+    INIT_FACTS,
     NAMED_SAMPLER_FACTS,
     NAMED_SAMPLER_WORDS,
     SEED_KEY_COLLECTORS,
@@ -46,8 +47,9 @@ class RankDependentSamplerSeed(Rule):
     # The seed may be the fifth positional argument; "sampler": a project subclass of any name,
     # handed to a loader as `sampler=`.
     requires = (("Sampler", "sampler"),)
-    # Project subclasses of DistributedSampler (sampler_family) and the project's seed keys.
-    collectors = (CLASS_FACTS, *SEED_KEY_COLLECTORS, NAMED_SAMPLER_FACTS)
+    # Project subclasses of DistributedSampler and the project's own classes named like torch's
+    # (sampler_family, and their `__init__`), and the project's seed keys.
+    collectors = (CLASS_FACTS, INIT_FACTS, *SEED_KEY_COLLECTORS, NAMED_SAMPLER_FACTS)
     uses_index = True
     has_syntax_filter = True
     # A file that names no distributed sampler can only build a project subclass: the index

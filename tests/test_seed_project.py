@@ -216,3 +216,146 @@ def test_a_namespace_bound_by_unpacking_is_visible(project: Path) -> None:
         "DistributedSampler(dataset)\n", "DistributedSampler(dataset, seed=args.seed)\n"
     )
     assert lint_code(fixed, select=["SL301"], fix=True, unsafe_fixes=True).fixed is None
+
+
+# The project's own class named like torch's (NVIDIA's Mask R-CNN and GNMT recipes): a copy that
+# derives from `Sampler` and orders by the epoch alone, with no `seed` parameter. Its
+# `DistributedSampler(...)` is not torch's: a finding would blame torch's default seed, and the
+# fix's `seed=` would raise a TypeError.
+_COPY = '''\
+import torch
+from torch.utils.data import Sampler
+
+
+class DistributedSampler(Sampler):
+    def __init__(self, dataset, num_replicas=None, rank=None, shuffle=True{extra}):
+        self.dataset, self.shuffle, self.epoch = dataset, shuffle, 0
+        self.num_replicas, self.rank = num_replicas or 1, rank or 0
+
+    def __iter__(self):
+        order = torch.randperm(len(self.dataset)).tolist()
+        return iter(order[self.rank::self.num_replicas])
+
+    def set_epoch(self, epoch):
+        self.epoch = epoch
+'''
+
+_SEEDED_SCRIPT = '''\
+import argparse
+
+import torch
+{import_line}
+
+
+def main(dataset):
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--seed", type=int, default=1)
+    args = parser.parse_args()
+    torch.manual_seed(args.seed)
+    return {call}(dataset)
+'''
+
+
+def test_the_projects_own_class_named_like_torchs_is_judged_by_its_own_init(
+    project: Path,
+) -> None:
+    _write(project, {
+        "det/__init__.py": "",
+        "det/data/__init__.py": "",
+        "det/data/samplers/__init__.py": "from .distributed import DistributedSampler\n",
+        "det/data/samplers/distributed.py": _COPY.format(extra=""),
+        # A factory reaching the copy through `from . import samplers` (Mask R-CNN).
+        "det/data/build.py": (
+            "from . import samplers\n"
+            "\n"
+            "\n"
+            "def make_data_sampler(dataset, shuffle):\n"
+            "    return samplers.DistributedSampler(dataset, shuffle=shuffle)\n"
+        ),
+        # A script importing it by its package's absolute name, and one by a relative name.
+        "det/train.py": _SEEDED_SCRIPT.format(
+            import_line="from det.data.samplers import DistributedSampler",
+            call="DistributedSampler",
+        ),
+        "det/tune.py": _SEEDED_SCRIPT.format(
+            import_line="from .data.samplers.distributed import DistributedSampler",
+            call="DistributedSampler",
+        ),
+        # A copy defined in the script itself, keeping `Sampler`'s `__init__` (no seed there).
+        "tools/local.py": _SEEDED_SCRIPT.format(
+            import_line=(
+                "from torch.utils.data import Sampler\n\n\n"
+                "class DistributedSampler(Sampler):\n"
+                "    def __iter__(self):\n"
+                "        return iter(range(len(self.data_source)))\n"
+            ),
+            call="DistributedSampler",
+        ),
+        # Torch's class, in the same project: still torch's.
+        "tools/train_torch.py": _SEEDED_SCRIPT.format(
+            import_line="from torch.utils.data import DistributedSampler",
+            call="DistributedSampler",
+        ),
+    })
+    found = _findings(project, "SL301,SL302")
+    assert [(name, row) for name, row, _ in found] == [("train_torch.py", 12)]
+
+
+def test_the_projects_own_class_that_takes_a_seed_is_judged_as_torchs(project: Path) -> None:
+    # A copy that keeps torch's `seed` parameter: the seed the run is given reaches it only if
+    # passed, as with torch's class, and the fix passes it.
+    _write(project, {
+        "samplers.py": _COPY.format(extra=", seed=0"),
+        "train.py": _SEEDED_SCRIPT.format(
+            import_line="from samplers import DistributedSampler", call="DistributedSampler",
+        ),
+    })
+    found = _findings(project, "SL301")
+    assert [(name, row) for name, row, _ in found] == [("train.py", 12)]
+    assert "`args.seed`" in found[0][2]
+    fixed = _fixed(project, "train.py")
+    assert "    return DistributedSampler(dataset, seed=args.seed)\n" in fixed
+    assert _fixed(project, "train.py") == fixed  # a second --fix changes nothing
+
+
+def test_a_subclass_init_is_known_where_its_file_never_says_seed(project: Path) -> None:
+    # The seed facts are read from files that spell "seed"; a subclass's `__init__` is read from
+    # any file that defines a sampler class, so one that takes no seed is not given `seed=`.
+    _write(project, {
+        "chunks.py": (
+            "from torch.utils.data import DistributedSampler\n"
+            "\n"
+            "\n"
+            "class ChunkSampler(DistributedSampler):\n"
+            "    def __init__(self, dataset, chunk=4):\n"
+            "        super().__init__(dataset, shuffle=True)\n"
+            "        self.chunk = chunk\n"
+            "\n"
+            "\n"
+            "class PassingSampler(DistributedSampler):\n"
+            "    def __init__(self, dataset, **options):\n"
+            "        super().__init__(dataset, **options)\n"
+        ),
+        "train.py": _SEEDED_SCRIPT.format(
+            import_line="from chunks import ChunkSampler, PassingSampler",
+            call="ChunkSampler",
+        ),
+        "tune.py": _SEEDED_SCRIPT.format(
+            import_line="from chunks import ChunkSampler, PassingSampler",
+            call="PassingSampler",
+        ),
+    })
+    found = _findings(project, "SL301")
+    assert [(name, row) for name, row, _ in found] == [("tune.py", 12)]
+    assert "    return PassingSampler(dataset, seed=args.seed)\n" in _fixed(project, "tune.py")
+    assert "    return ChunkSampler(dataset)\n" in _fixed(project, "train.py")
+
+
+def _fixed(project: Path, name: str) -> str:
+    """``name``'s text after ``check --fix --unsafe-fixes`` over the project (SL301)."""
+    result = CliRunner().invoke(
+        main, ["check", "--no-cache", "--fix", "--unsafe-fixes", "--exit-zero", "--select",
+               "SL301", str(project)],
+    )
+    assert result.exit_code == 0, result.output
+    return (project / name).read_text()

@@ -29,6 +29,7 @@ from sampler_lint.analysis.index import (
 )
 from sampler_lint.analysis.loader_calls import distributed_sampler_calls, may_shuffle
 from sampler_lint.analysis.loader_facts import FACT_PACKAGE_NAMES, PACKAGE_NAMES, file_key
+from sampler_lint.analysis.sampler_family import CLASS_FACT_WORDS
 from sampler_lint.analysis.syntax_summary import SyntaxSummary, argument, is_constant, walk
 
 FACT_KEYS = "sl3_seed_keys"  # (namespace, key, path): `cfg`, `TRAIN.SEED`
@@ -130,7 +131,6 @@ def collect_seed_facts(tree: ast.Module, path: str) -> dict[str, list[Any]]:
         FACT_IMPORTS: [(key, _import_stems(tree, key))],
         FACT_SEED_METHODS: sorted(_seed_methods(summary, key)),
         FACT_SEEDED_EPOCH: sorted(_seeded_epochs(summary)),
-        FACT_INITS: sorted(_inits(summary, path), key=lambda i: (i.path, i.name)),
     }
 
 
@@ -227,6 +227,12 @@ def parameter_names(function: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str
     return {a.arg for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs)}
 
 
+def collect_inits(tree: ast.Module, path: str) -> dict[str, list[Any]]:
+    """Each class's own ``__init__`` in one file, and whether a seed can be passed to it."""
+    inits = _inits(SyntaxSummary.of(tree), path)
+    return {FACT_INITS: sorted(inits, key=lambda i: (i.path, i.name))}
+
+
 def _inits(summary: SyntaxSummary, path: str) -> list[InitSignature]:
     found = []
     for klass in summary.nodes(ast.ClassDef):
@@ -239,7 +245,13 @@ def _inits(summary: SyntaxSummary, path: str) -> list[InitSignature]:
 
 SEED_FACTS = FactCollector(
     "seeds", (("seed", "Seed", "SEED"),), collect_seed_facts,
-    kinds=(FACT_KEYS, FACT_IMPORTS, FACT_SEED_METHODS, FACT_SEEDED_EPOCH, FACT_INITS),
+    kinds=(FACT_KEYS, FACT_IMPORTS, FACT_SEED_METHODS, FACT_SEEDED_EPOCH),
+)
+# Read from every file that may define a class of the sampler family (the class facts' words)
+# and an ``__init__``, whatever else it spells: a subclass whose file never says "seed" takes no
+# seed parameter, and the fix must not pass it one (it may still take ``**kwargs``).
+INIT_FACTS = FactCollector(
+    "sampler inits", (CLASS_FACT_WORDS, ("__init__",)), collect_inits, kinds=(FACT_INITS,)
 )
 # What :func:`seed_keys` reads: the seed facts, and the re-exports of the packages on the way
 # to a module (:func:`_packages_exporting`).

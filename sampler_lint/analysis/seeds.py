@@ -13,8 +13,11 @@ from sampler_lint.analysis.loader_calls import (
 )
 from sampler_lint.analysis.matching import get_arg, is_rank_like
 from sampler_lint.analysis.sampler_family import (
+    ClassAttributes,
+    chain_of,
     constructed_class,
     lineage,
+    own_class,
     project_subclass_names,
     torch_bases_of,
 )
@@ -200,31 +203,43 @@ def class_like(func: ast.expr) -> bool:
 
 
 def is_distributed_construction(context: FileContext, call: cst.Call) -> bool:
-    """``call`` builds a ``DistributedSampler``: torch's or a known third-party subclass by
-    name, or a project subclass at any depth (through the index) that a seed can be passed to
-    (it keeps the inherited ``__init__``, or its own takes ``seed`` or ``**kwargs``) and that is
-    given at most the dataset positionally (its own ``__init__`` may order the rest otherwise)."""
+    """``call`` builds a ``DistributedSampler`` a seed can be passed to: torch's or a known
+    third-party subclass by name, unless the name is the project's own class (a copy deriving
+    from ``Sampler``, which may take no seed at all: judged as a subclass is); or a project
+    subclass at any depth (through the index). A project class qualifies when it keeps torch's
+    ``__init__``, or its own takes ``seed`` or ``**kwargs`` and it is given at most the dataset
+    positionally (its own ``__init__`` may order the rest otherwise)."""
     name = constructed(call)
-    if is_distributed_sampler(name):
-        return True
-    if name is None or name.split(".")[0] == "self":
+    if name is None:
         return False
-    if name.rsplit(".", 1)[-1] not in project_subclass_names(context.index, "DistributedSampler"):
+    index, path = context.index, str(context.path)
+    if is_distributed_sampler(name):
+        func = call.func.value if isinstance(call.func, cst.Subscript) else call.func
+        own = own_class(index, name, context.qualified_name(func), path)
+        return own is None or _takes_a_seed(context, call, own)
+    if name.split(".")[0] == "self":
+        return False
+    if name.rsplit(".", 1)[-1] not in project_subclass_names(index, "DistributedSampler"):
         # No project subclass of that name: one question about every subclass (which the
         # index stage asked already) instead of one about each class-like call of the file.
         return False
-    path = str(context.path)
-    if "DistributedSampler" not in torch_bases_of(context.index, name, path):
+    if "DistributedSampler" not in torch_bases_of(index, name, path):
         return False
-    found = constructed_class(context.index, name, path)
-    if found is None:
-        return False
-    for cls in lineage(context.index, found):
-        takes = init_takes_seed(context.index, cls.name, cls.path)
+    found = constructed_class(index, name, path)
+    return found is not None and _takes_a_seed(context, call, found)
+
+
+def _takes_a_seed(context: FileContext, call: cst.Call, cls: ClassAttributes) -> bool:
+    """Whether ``call``, which builds the project class ``cls``, may be given ``seed=``: the
+    nearest ``__init__`` up its project bases takes ``seed`` or ``**kwargs`` and the call passes
+    at most the dataset positionally, or none overrides torch's ``DistributedSampler``'s."""
+    index = context.index
+    for klass in lineage(index, cls):
+        takes = init_takes_seed(index, klass.name, klass.path)
         if takes is not None:
             positional = [a for a in call.args if a.keyword is None and not a.star]
             return takes and len(positional) <= 1
-    return True
+    return "DistributedSampler" in chain_of(index, cls).torch_bases
 
 
 def seed_reaches_set_epoch(
