@@ -291,14 +291,33 @@ def test_the_projects_own_class_named_like_torchs_is_judged_by_its_own_init(
             ),
             call="DistributedSampler",
         ),
-        # Torch's class, in the same project: still torch's.
-        "tools/train_torch.py": _SEEDED_SCRIPT.format(
+        # A class of that name without bases and with its own `__init__` (WeNet's), imported.
+        "tools/plain.py": (
+            "class DistributedSampler:\n"
+            "    def __init__(self, shuffle=True, partition=True):\n"
+            "        self.shuffle, self.partition = shuffle, partition\n"
+        ),
+        "tools/shards.py": _SEEDED_SCRIPT.format(
+            import_line="from plain import DistributedSampler", call="DistributedSampler",
+        ),
+        # The same class, defined in the script that builds it.
+        "tools/shards_here.py": _SEEDED_SCRIPT.format(
+            import_line=(
+                "\n\nclass DistributedSampler:\n"
+                "    def __init__(self, shuffle=True, partition=True):\n"
+                "        self.shuffle, self.partition = shuffle, partition\n"
+            ),
+            call="DistributedSampler",
+        ),
+        # Torch's class, in the same project: still torch's, and a docstring line that starts
+        # with "class DistributedSampler" defines nothing.
+        "tools/train_torch.py": '"""\nclass DistributedSampler from torch.\n"""\n' + _SEEDED_SCRIPT.format(
             import_line="from torch.utils.data import DistributedSampler",
             call="DistributedSampler",
         ),
     })
     found = _findings(project, "SL301,SL302")
-    assert [(name, row) for name, row, _ in found] == [("train_torch.py", 12)]
+    assert [(name, row) for name, row, _ in found] == [("train_torch.py", 15)]
 
 
 def test_the_projects_own_class_that_takes_a_seed_is_judged_as_torchs(project: Path) -> None:
@@ -309,6 +328,12 @@ def test_the_projects_own_class_that_takes_a_seed_is_judged_as_torchs(project: P
         "train.py": _SEEDED_SCRIPT.format(
             import_line="from samplers import DistributedSampler", call="DistributedSampler",
         ),
+        # Given more than the dataset positionally: its own `__init__` may order them otherwise
+        # (as for a subclass with its own `__init__`), so a seed may be among them.
+        "tune.py": _SEEDED_SCRIPT.format(
+            import_line="from samplers import DistributedSampler",
+            call="DistributedSampler",
+        ).replace("(dataset)\n", "(dataset, 2, 0, True, 7)\n"),
     })
     found = _findings(project, "SL301")
     assert [(name, row) for name, row, _ in found] == [("train.py", 12)]

@@ -23,7 +23,6 @@ from sampler_lint.analysis.index import (
     classes_named,
     dotted_expression,
     import_aliases,
-    import_may_name,
     qualify,
     statements,
 )
@@ -294,26 +293,10 @@ def constructed_class(index: ProjectIndex, name: str, path: str) -> ClassAttribu
     return candidates[0] if len({c.path for c in candidates}) == 1 else None
 
 
-def own_class(
-    index: ProjectIndex, name: str, qualified: str | None, path: str
-) -> ClassAttributes | None:
-    """The project's own class that ``name(...)`` in the file at ``path`` builds, when one has
-    the name of a library class (a copy of torch's ``DistributedSampler``): one the file
-    defines, or one its import leads to by module path (``qualified``: the name through the
-    file's imports, ``.samplers.DistributedSampler``). ``None``: the library's class, or a
-    name the file neither defines nor imports from the project."""
-    simple = name.rsplit(".", 1)[-1]
-    local = find_class(index, simple, path)
-    if local is not None:
-        return local
-    module = (qualified or "").rpartition(".")[0]
-    if not module or module.split(".")[0] == "torch":
-        return None  # not imported, or torch's own (the usual spelling: no question asked)
-    importer = file_key(path)
-    for cls in _named(index, simple):
-        if import_may_name(index, importer, module, cls.path):
-            return cls
-    return None
+def project_classes_named(index: ProjectIndex, name: str) -> list[ClassAttributes]:
+    """The project classes called ``name`` that have bases (read only from the files that may
+    define one)."""
+    return _named(index, name)
 
 
 def torch_bases_of(index: ProjectIndex, name: str, path: str) -> set[str]:

@@ -504,6 +504,11 @@ def seeded_epoch_names(index: ProjectIndex, function: str) -> list[tuple[str, ..
     ]
 
 
+def init_paths(index: ProjectIndex, name: str) -> set[str]:
+    """The files that define a class ``name`` with an ``__init__`` of its own (bases or not)."""
+    return {fact.path for fact in index.get_for(FACT_INITS, name) if fact.name == name}
+
+
 def init_takes_seed(index: ProjectIndex, name: str, path: str) -> bool | None:
     """Whether class ``name`` (defined at ``path``) overrides ``__init__`` with a ``seed`` or
     ``**kwargs`` parameter; ``None`` when it does not override ``__init__``."""

@@ -6,24 +6,27 @@ import ast
 
 import sampler_lint.analysis.lazy_libcst as cst
 from sampler_lint.analysis.imports import dotted_name
+from sampler_lint.analysis.index import class_names_in, import_may_name
 from sampler_lint.analysis.loader_calls import (
     constructed,
     is_distributed_sampler,
     loader_sampler_argument,
 )
+from sampler_lint.analysis.loader_facts import file_key
 from sampler_lint.analysis.matching import get_arg, is_rank_like
 from sampler_lint.analysis.sampler_family import (
-    ClassAttributes,
     chain_of,
     constructed_class,
+    find_class,
     lineage,
-    own_class,
+    project_classes_named,
     project_subclass_names,
     torch_bases_of,
 )
 from sampler_lint.analysis.seed_facts import (
     SEED_POSITION,
     import_stems,
+    init_paths,
     init_takes_seed,
     is_seed_method,
     seed_keys,
@@ -213,33 +216,60 @@ def is_distributed_construction(context: FileContext, call: cst.Call) -> bool:
     if name is None:
         return False
     index, path = context.index, str(context.path)
+    simple = name.rsplit(".", 1)[-1]
     if is_distributed_sampler(name):
-        func = call.func.value if isinstance(call.func, cst.Subscript) else call.func
-        own = own_class(index, name, context.qualified_name(func), path)
-        return own is None or _takes_a_seed(context, call, own)
+        defined_at = _own_class_file(context, call, simple)
+        return defined_at is None or _takes_a_seed(context, call, simple, defined_at)
     if name.split(".")[0] == "self":
         return False
-    if name.rsplit(".", 1)[-1] not in project_subclass_names(index, "DistributedSampler"):
+    if simple not in project_subclass_names(index, "DistributedSampler"):
         # No project subclass of that name: one question about every subclass (which the
         # index stage asked already) instead of one about each class-like call of the file.
         return False
     if "DistributedSampler" not in torch_bases_of(index, name, path):
         return False
     found = constructed_class(index, name, path)
-    return found is not None and _takes_a_seed(context, call, found)
+    return found is not None and _takes_a_seed(context, call, found.name, found.path)
 
 
-def _takes_a_seed(context: FileContext, call: cst.Call, cls: ClassAttributes) -> bool:
-    """Whether ``call``, which builds the project class ``cls``, may be given ``seed=``: the
-    nearest ``__init__`` up its project bases takes ``seed`` or ``**kwargs`` and the call passes
-    at most the dataset positionally, or none overrides torch's ``DistributedSampler``'s."""
+def _own_class_file(context: FileContext, call: cst.Call, name: str) -> str | None:
+    """The project file defining the class that ``call``, named like a library class (``name``:
+    its last name), builds: this file, when it defines a class of that name, or one the import
+    of the name leads to by module path (``from .samplers import DistributedSampler``, a
+    package that re-exports it included). ``None``: the library's class, or a name the file
+    neither defines nor imports from the project."""
+    index, here = context.index, file_key(str(context.path))
+    if name in class_names_in(context.source) and (
+        find_class(index, name, here) is not None or here in init_paths(index, name)
+    ):
+        return here  # (a docstring line that starts with `class DistributedSampler` is none)
+    func = call.func.value if isinstance(call.func, cst.Subscript) else call.func
+    module = (context.qualified_name(func) or "").rpartition(".")[0]
+    if not module or module.split(".")[0] == "torch":
+        return None  # not imported, or torch's own (the usual spelling: no question asked)
+    defining = {cls.path for cls in project_classes_named(index, name)}
+    defining |= init_paths(index, name)  # a class without bases has no class facts
+    return next(
+        (where for where in sorted(defining) if import_may_name(index, here, module, where)),
+        None,
+    )
+
+
+def _takes_a_seed(context: FileContext, call: cst.Call, name: str, path: str) -> bool:
+    """Whether ``call``, which builds the project class ``name`` defined at ``path``, may be
+    given ``seed=``: the nearest ``__init__`` up its project bases takes ``seed`` or
+    ``**kwargs`` and the call passes at most the dataset positionally, or none overrides torch's
+    ``DistributedSampler``'s (a class without bases, or deriving from ``Sampler``, that
+    defines none takes no seed)."""
     index = context.index
-    for klass in lineage(index, cls):
-        takes = init_takes_seed(index, klass.name, klass.path)
+    cls = find_class(index, name, path)  # None: a class without bases
+    steps = [(k.name, k.path) for k in lineage(index, cls)] if cls is not None else [(name, path)]
+    for step, where in steps:
+        takes = init_takes_seed(index, step, where)
         if takes is not None:
             positional = [a for a in call.args if a.keyword is None and not a.star]
             return takes and len(positional) <= 1
-    return "DistributedSampler" in chain_of(index, cls).torch_bases
+    return cls is not None and "DistributedSampler" in chain_of(index, cls).torch_bases
 
 
 def seed_reaches_set_epoch(
