@@ -396,8 +396,11 @@ class HardcodedSamplerSeed(Rule):
     passed through `**kwargs`, `kwargs.setdefault("seed", ...)` or Lightning's `PL_GLOBAL_SEED`,
     a sampler (or a loader built from it, or what a factory returned) whose `set_epoch` is given
     a seed (`loader.sampler.set_epoch(args.seed + epoch)`: torch shuffles with `seed + epoch`), a
-    project subclass whose own `__init__` takes neither `seed` nor `**kwargs`, and scripts with
-    no shared seed anywhere and no factory. `strict-seed = true` reports those scripts and
+    project subclass whose own `__init__` takes neither `seed` nor `**kwargs` (or that is given
+    more than the dataset positionally), the project's own class named like torch's (a
+    `DistributedSampler` the file defines or imports from the project, such as a copy deriving
+    from `Sampler`), judged the same way by its own `__init__`, and scripts with no shared seed
+    anywhere and no factory. `strict-seed = true` reports those scripts and
     evaluation samplers too, without a fix.
 
     ## Why is this bad

@@ -127,8 +127,9 @@ class RankDependentSamplerSeed(Rule):
     A partitioning sampler whose seed differs between ranks.
 
     ## What it does
-    Flags the `seed` of a `DistributedSampler` (a known third-party subclass, or a project
-    subclass at any depth) that differs between ranks: a rank-like term (`seed + rank`,
+    Flags the `seed` of a `DistributedSampler` (a known third-party subclass, a project
+    subclass at any depth, or the project's own class of that name whose `__init__` takes a
+    seed) that differs between ranks: a rank-like term (`seed + rank`,
     `seed * dist.get_rank()`, also through a local name: every assignment that may reach the
     sampler counts, so `seed = cfg.seed` followed on some path by `seed = seed + rank` is flagged,
     while a per-rank value overwritten before the sampler is not),
