@@ -239,7 +239,10 @@ def _own_class_file(context: FileContext, call: cst.Call, name: str) -> str | No
     package that re-exports it included). ``None``: the library's class, or a name the file
     neither defines nor imports from the project."""
     index, here = context.index, file_key(str(context.path))
-    if name in class_names_in(context.source) and (
+    defined: set[str] | None = context.__dict__.get("_class_names")
+    if defined is None:  # once per file: a test file builds dozens of samplers
+        defined = context.__dict__["_class_names"] = class_names_in(context.source)
+    if name in defined and (
         find_class(index, name, here) is not None or here in init_paths(index, name)
     ):
         return here  # (a docstring line that starts with `class DistributedSampler` is none)
