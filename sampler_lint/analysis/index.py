@@ -391,7 +391,8 @@ class ModuleResolver:
             return path
         return self._reals.of(path)
 
-    def roots(self, importer: str) -> list[str]:
+    @staticmethod
+    def roots(importer: str) -> list[str]:
         """Where an absolute import in ``importer`` may start, nearest first. Strings, not
         ``PurePath``: a large project resolves tens of thousands of candidates, and building
         path objects was most of the time it took."""
@@ -479,6 +480,27 @@ def import_may_name(index: ProjectIndex, importer: str, module: str, target: str
         return True
     starts, parts = resolver.starts(importer, module)
     return any(target.startswith(os.path.join(start, *parts, "")) for start in starts)
+
+
+def may_be_project_module(index: ProjectIndex, importer: str, module: str) -> bool:
+    """Whether the module ``module`` imported in the file ``importer`` may be a file of the
+    project: a relative import, or an absolute one whose first part is a folder or a module in
+    one of the places the import may start from (:meth:`ModuleResolver.roots`). A few ``stat``
+    calls, where the questions that :func:`import_may_name` answers read the project's files:
+    ``torchdata.stateful_dataloader`` beside a torchtune recipe is no project module."""
+    if module.startswith(".") or not index.files_on_disk():
+        return True  # (a revision's or standard input's files are not on disk to look at)
+    key = (os.path.dirname(importer), module.split(".")[0])
+    known: dict[tuple[str, str], bool] = index.__dict__.setdefault("_project_modules", {})
+    found = known.get(key)
+    if found is None:
+        first = key[1]
+        found = known[key] = any(
+            os.path.isdir(os.path.join(start, first))
+            or os.path.isfile(os.path.join(start, first + ".py"))
+            for start in ModuleResolver.roots(importer)
+        )
+    return found
 
 
 def _one_file_resolver(index: ProjectIndex, target: str) -> ModuleResolver:

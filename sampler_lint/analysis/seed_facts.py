@@ -21,6 +21,7 @@ from typing import Any
 from sampler_lint.analysis.index import (
     FactCollector,
     ProjectIndex,
+    classes_named,
     dotted_expression,
     facts_in_file,
     import_aliases,
@@ -506,15 +507,15 @@ def seeded_epoch_names(index: ProjectIndex, function: str) -> list[tuple[str, ..
 
 def init_paths(index: ProjectIndex, name: str) -> set[str]:
     """The files that define a class ``name`` with an ``__init__`` of its own (bases or not)."""
-    return {fact.path for fact in index.get_for(FACT_INITS, name) if fact.name == name}
+    return {fact.path for fact in classes_named(index, FACT_INITS, name)}
 
 
 def init_takes_seed(index: ProjectIndex, name: str, path: str) -> bool | None:
     """Whether class ``name`` (defined at ``path``) overrides ``__init__`` with a ``seed`` or
     ``**kwargs`` parameter; ``None`` when it does not override ``__init__``."""
     key = file_key(path)
-    inits: list[InitSignature] = index.get_for(FACT_INITS, name)  # where `class name` is spelled
+    inits: list[InitSignature] = classes_named(index, FACT_INITS, name)  # `class name` files
     for fact in inits:
-        if fact.name == name and fact.path == key:
+        if fact.path == key:
             return bool(fact.takes_seed)
     return None

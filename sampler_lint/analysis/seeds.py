@@ -6,7 +6,7 @@ import ast
 
 import sampler_lint.analysis.lazy_libcst as cst
 from sampler_lint.analysis.imports import dotted_name
-from sampler_lint.analysis.index import class_names_in, import_may_name
+from sampler_lint.analysis.index import class_names_in, import_may_name, may_be_project_module
 from sampler_lint.analysis.loader_calls import (
     constructed,
     is_distributed_sampler,
@@ -248,8 +248,8 @@ def _own_class_file(context: FileContext, call: cst.Call, name: str) -> str | No
         return here  # (a docstring line that starts with `class DistributedSampler` is none)
     func = call.func.value if isinstance(call.func, cst.Subscript) else call.func
     module = (context.qualified_name(func) or "").rpartition(".")[0]
-    if not module or module.split(".")[0] == "torch":
-        return None  # not imported, or torch's own (the usual spelling: no question asked)
+    if not module or not may_be_project_module(index, here, module):
+        return None  # not imported, or a library's (torch's, torchdata's): no question asked
     defining = {cls.path for cls in project_classes_named(index, name)}
     defining |= init_paths(index, name)  # a class without bases has no class facts
     return next(
