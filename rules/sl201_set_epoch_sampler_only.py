@@ -323,7 +323,9 @@ class SetEpochSamplerOnly(Rule):
     followed through local assignments (tuple unpacking included) and a script's module-level
     ones (its `if __name__ == "__main__":` block), function returns (tuples
     included, an element such as `DataLoader(...) if d is not None else None` taken as either
-    value; every `return` must be a tuple of that length), constructor and function arguments,
+    value; every `return` must be a tuple of that length; a list the function only appends to
+    and returns, as BLIP's `loaders.append(DataLoader(...))`, each element any of the values
+    appended), constructor and function arguments,
     `self.<attr>`, `self.method()` (its definitions in the class, its bases and subclasses),
     methods of instances of project classes (`x = ProjectClass(...)`, or `x = factory()` whose
     every return builds one, then `x.method(...)` in that class or its project bases), import

@@ -209,6 +209,50 @@ def test_loaders_returned_in_a_tuple_are_followed(
     assert _codes(project, ".") == expected
 
 
+LIST_FACTORY = '''\
+from torch.utils.data import BatchSampler, DataLoader, DistributedSampler
+
+
+def create_loader(datasets, samplers, batch_size):
+    loaders = []
+    for dataset, sampler in zip(datasets, samplers):
+        loader = DataLoader(dataset, {arguments})
+        loaders.append(loader)
+    {extra}return loaders
+'''
+
+LIST_UNPACKING = '''\
+from data import create_loader
+
+
+def main(datasets, samplers, epochs):
+    train_loader, val_loader = create_loader(datasets, samplers, 8)
+    for epoch in range(epochs):
+        train_loader.sampler.set_epoch(epoch)
+'''
+
+
+@pytest.mark.parametrize(
+    ("arguments", "extra", "expected"),
+    [("batch_size=batch_size, sampler=sampler", "", []),
+     ("batch_sampler=BatchSampler(sampler, batch_size, False)", "", [("train.py", 7)]),
+     # Anything else done to the list may put another loader in it: not followed.
+     ("batch_size=batch_size, sampler=sampler", "loaders.extend(extra_loaders())\n    ",
+      [("train.py", 7)]),
+     ("batch_size=batch_size, sampler=sampler", "register(loaders)\n    ", [("train.py", 7)]),
+     ("batch_size=batch_size, sampler=sampler", "loaders[0] = swap(loaders[0])\n    ",
+      [("train.py", 7)])],
+)
+def test_loaders_appended_to_a_returned_list_are_followed(
+    project: Path, arguments: str, extra: str, expected: list[tuple[str, int]]
+) -> None:
+    # BLIP, ALBEF: `loaders = []`, `loaders.append(DataLoader(...))` in a loop, `return
+    # loaders`, and the caller unpacks them.
+    (project / "data.py").write_text(LIST_FACTORY.format(arguments=arguments, extra=extra))
+    (project / "train.py").write_text(LIST_UNPACKING)
+    assert _codes(project, ".") == expected
+
+
 def test_a_method_of_an_instance_of_a_project_class_is_followed(project: Path) -> None:
     # MLPerf GNMT: `train_data = LazyParallelDataset(...)`, then `train_data.get_loader(...)`,
     # defined on its base class.

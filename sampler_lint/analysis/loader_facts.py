@@ -37,6 +37,8 @@ from sampler_lint.analysis.syntax_summary import SyntaxSummary, walk
 #   ("any", (origin, ...))                  one of these values (`DataLoader(...) if c else None`
 #                                           inside a tuple, an argument assigned in two places)
 #   ("item", origin, i)                     element i of a value (`a, b = f()`, `f()[1]`)
+#   ("list", (origin, ...))                 a list each element of which is one of these: a
+#                                           list literal a function only appends to and returns
 #   ("param", path, owner, position, name)  a parameter of function `owner` defined at `path`
 #   ("self", path, class_name, attr)        `self.attr` inside `class_name` defined at `path`
 #   ("none",)                               `None`: no loader at all
@@ -242,6 +244,41 @@ class _FactCollector:
                             table[name].append(value)
         return self._tables.get(self._function[-1], {}) if self._function else {}
 
+    def _appended_list(self, name: str, values: list[ast.expr], depth: int) -> Origin | None:
+        """``("list", elements)`` when ``name`` is only ever assigned list literals in the
+        current function, and every other use of it there appends one value or returns it
+        (BLIP's ``loaders = []``, ``loaders.append(DataLoader(...))`` in a loop, ``return
+        loaders``, unpacked by the caller): each element is one of those values. ``None`` for
+        any other use (extended, indexed, passed on, assigned elsewhere), which may put
+        anything in it."""
+        if not all(
+            isinstance(v, ast.List) and not any(isinstance(e, ast.Starred) for e in v.elts)
+            for v in values
+        ):
+            return None
+        function = self._function[-1]
+        elements = [e for v in values if isinstance(v, ast.List) for e in v.elts]
+        for use in walk(function):
+            if not (isinstance(use, ast.Name) and use.id == name):
+                continue
+            if isinstance(use.ctx, ast.Store):
+                continue  # one of ``values`` (a plain assignment: checked above)
+            parent = self.summary.parent(use)
+            if isinstance(parent, ast.Return):
+                continue
+            call = self.summary.parent(parent) if parent is not None else None
+            if (
+                isinstance(parent, ast.Attribute) and parent.attr == "append"
+                and isinstance(call, ast.Call) and call.func is parent
+                and len(call.args) == 1 and not call.keywords
+                and not isinstance(call.args[0], ast.Starred)
+            ):
+                elements.append(call.args[0])
+                continue
+            return None
+        found = {merge_origins(self._origins(e, depth + 1)) for e in elements}
+        return ("list", tuple(sorted(found, key=repr)))
+
     def _module_assignments(self) -> dict[str, list[ast.expr]]:
         """Name -> the values assigned to it outside every function and class, once."""
         if self._module_table is None:
@@ -321,6 +358,9 @@ class _FactCollector:
                 return [("param", self.path, owner, position, node.id)]
             values = self._assignments().get(node.id, [])
             if values and depth < 3:
+                listed = self._appended_list(node.id, values, depth)
+                if listed is not None:
+                    return [listed]
                 return [o for value in values for o in self._origins(value, depth + 1)]
             return [UNKNOWN]
         if isinstance(node, ast.Name) and not self._class:

@@ -447,6 +447,8 @@ def _item_may_carry(
         return _may_carry(index, elements[position], depth + 1, seen)
     if value[0] == "any":
         return any(_item_may_carry(index, o, position, depth + 1, seen) for o in value[1])
+    if value[0] == "list":  # any element may be at ``position``
+        return not value[1] or any(_may_carry(index, o, depth + 1, seen) for o in value[1])
     if value[0] in ("call", "method", "objmethod"):
         returned = _returned(index, value)
         return not returned or any(
