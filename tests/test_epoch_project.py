@@ -241,6 +241,8 @@ def main(datasets, samplers, epochs):
       [("train.py", 7)]),
      ("batch_size=batch_size, sampler=sampler", "register(loaders)\n    ", [("train.py", 7)]),
      ("batch_size=batch_size, sampler=sampler", "loaders[0] = swap(loaders[0])\n    ",
+      [("train.py", 7)]),
+     ("batch_size=batch_size, sampler=sampler", "loaders += extra_loaders()\n    ",
       [("train.py", 7)])],
 )
 def test_loaders_appended_to_a_returned_list_are_followed(

@@ -240,6 +240,8 @@ class DistributedSampler(Sampler):
         self.epoch = epoch
 '''
 
+_DOCSTRING = '"""\nclass DistributedSampler from torch.\n"""\n'
+
 _SEEDED_SCRIPT = '''\
 import argparse
 
@@ -311,7 +313,7 @@ def test_the_projects_own_class_named_like_torchs_is_judged_by_its_own_init(
         ),
         # Torch's class, in the same project: still torch's, and a docstring line that starts
         # with "class DistributedSampler" defines nothing.
-        "tools/train_torch.py": '"""\nclass DistributedSampler from torch.\n"""\n' + _SEEDED_SCRIPT.format(
+        "tools/train_torch.py": _DOCSTRING + _SEEDED_SCRIPT.format(
             import_line="from torch.utils.data import DistributedSampler",
             call="DistributedSampler",
         ),

@@ -151,6 +151,8 @@ class _FactCollector:
         # Each function's optional parameters, once: a function with many returns (a generated
         # pipeline's __call__) used to walk its whole body again for every one of them.
         self._falsy: dict[_Function, dict[str, object]] = {}
+        # Per function and name: the values of a list it only appends to (_appended_elements).
+        self._lists: dict[tuple[_Function, str], list[ast.expr] | None] = {}
 
     def collect(self) -> None:
         nodes = self.summary.nodes
@@ -249,32 +251,13 @@ class _FactCollector:
         current function, and every other use of it there appends one value or returns it
         (BLIP's ``loaders = []``, ``loaders.append(DataLoader(...))`` in a loop, ``return
         loaders``, unpacked by the caller): each element is one of those values. ``None`` for
-        any other use (extended, indexed, passed on, assigned elsewhere), which may put
-        anything in it."""
-        if not all(
-            isinstance(v, ast.List) and not any(isinstance(e, ast.Starred) for e in v.elts)
-            for v in values
-        ):
-            return None
+        any other use (extended, ``+=``, indexed, passed on), which may put anything in it."""
         function = self._function[-1]
-        elements = [e for v in values if isinstance(v, ast.List) for e in v.elts]
-        for use in walk(function):
-            if not (isinstance(use, ast.Name) and use.id == name):
-                continue
-            if isinstance(use.ctx, ast.Store):
-                continue  # one of ``values`` (a plain assignment: checked above)
-            parent = self.summary.parent(use)
-            if isinstance(parent, ast.Return):
-                continue
-            call = self.summary.parent(parent) if parent is not None else None
-            if (
-                isinstance(parent, ast.Attribute) and parent.attr == "append"
-                and isinstance(call, ast.Call) and call.func is parent
-                and len(call.args) == 1 and not call.keywords
-                and not isinstance(call.args[0], ast.Starred)
-            ):
-                elements.append(call.args[0])
-                continue
+        key = (function, name)
+        if key not in self._lists:
+            self._lists[key] = _appended_elements(self.summary, function, name, values)
+        elements = self._lists[key]
+        if elements is None:
             return None
         found = {merge_origins(self._origins(e, depth + 1)) for e in elements}
         return ("list", tuple(sorted(found, key=repr)))
@@ -513,6 +496,40 @@ def _assigned_pairs(node: ast.Assign | ast.AnnAssign) -> list[tuple[str, ast.exp
                     item = ast.Subscript(node.value, ast.Constant(i), ast.Load())
                     pairs.append((element.id, item))
     return pairs
+
+
+def _appended_elements(
+    summary: SyntaxSummary, function: _Function, name: str, values: list[ast.expr]
+) -> list[ast.expr] | None:
+    """The values a list named ``name`` may hold in ``function``, when every value assigned to
+    it is a list literal (``values``) and every other use of it appends one value or returns the
+    list; ``None`` otherwise. Once per function and name: a function passes many names on."""
+    if not all(
+        isinstance(v, ast.List) and not any(isinstance(e, ast.Starred) for e in v.elts)
+        for v in values
+    ):
+        return None
+    elements = [e for v in values if isinstance(v, ast.List) for e in v.elts]
+    for use in walk(function):
+        if not (isinstance(use, ast.Name) and use.id == name):
+            continue
+        parent = summary.parent(use)
+        if isinstance(use.ctx, ast.Store) and isinstance(parent, (ast.Assign, ast.AnnAssign)):
+            continue  # one of ``values`` (a plain assignment; `+=` or a loop target is not)
+        if isinstance(use.ctx, ast.Load) and isinstance(parent, ast.Return):
+            continue
+        call = summary.parent(parent) if parent is not None else None
+        if (
+            isinstance(use.ctx, ast.Load)
+            and isinstance(parent, ast.Attribute) and parent.attr == "append"
+            and isinstance(call, ast.Call) and call.func is parent
+            and len(call.args) == 1 and not call.keywords
+            and not isinstance(call.args[0], ast.Starred)
+        ):
+            elements.append(call.args[0])
+            continue
+        return None
+    return elements
 
 
 def opened_alternatives(values: list[ast.expr]) -> list[ast.expr]:
