@@ -18,12 +18,10 @@ from sampler_lint.analysis.loader_calls import (
 )
 from sampler_lint.analysis.matching import get_arg, has_star_args
 from sampler_lint.analysis.sampler_family import (
-    CLASS_FACTS,
     calls_project_subclass,
     project_subclass_names,
 )
 from sampler_lint.analysis.seed_facts import (
-    INIT_FACTS,
     NAMED_SAMPLER_FACTS,
     NAMED_SAMPLER_WORDS,
     SEED_KEY_COLLECTORS,
@@ -35,6 +33,7 @@ from sampler_lint.analysis.seed_facts import (
     seed_keys,
 )
 from sampler_lint.analysis.seeds import (
+    CONSTRUCTION_COLLECTORS,
     class_like,
     is_distributed_construction,
     may_be_none,
@@ -150,7 +149,7 @@ class HardcodedSamplerSeed(Rule):
     # Project subclasses of DistributedSampler and the project's own classes named like torch's
     # (sampler_family, and their `__init__`), the project's seed keys and the seeds that reach a
     # sampler through set_epoch (seed_facts).
-    collectors = (CLASS_FACTS, INIT_FACTS, *SEED_KEY_COLLECTORS, NAMED_SAMPLER_FACTS)
+    collectors = (*CONSTRUCTION_COLLECTORS, *SEED_KEY_COLLECTORS, NAMED_SAMPLER_FACTS)
     uses_index = True
     has_syntax_filter = True
     # A file that names no distributed sampler can only build a project subclass: the index

@@ -9,12 +9,10 @@ from sampler_lint.analysis.index import ProjectIndex, dotted_expression
 from sampler_lint.analysis.loader_calls import is_distributed_sampler
 from sampler_lint.analysis.matching import get_arg
 from sampler_lint.analysis.sampler_family import (
-    CLASS_FACTS,
     calls_project_subclass,
     torch_bases_of,
 )
 from sampler_lint.analysis.seed_facts import (
-    INIT_FACTS,
     NAMED_SAMPLER_FACTS,
     NAMED_SAMPLER_WORDS,
     SEED_KEY_COLLECTORS,
@@ -22,6 +20,7 @@ from sampler_lint.analysis.seed_facts import (
     builds_named_sampler,
 )
 from sampler_lint.analysis.seeds import (
+    CONSTRUCTION_COLLECTORS,
     is_distributed_construction,
     may_differ_between_ranks,
     rank_dependent_part,
@@ -49,7 +48,7 @@ class RankDependentSamplerSeed(Rule):
     requires = (("Sampler", "sampler"),)
     # Project subclasses of DistributedSampler and the project's own classes named like torch's
     # (sampler_family, and their `__init__`), and the project's seed keys.
-    collectors = (CLASS_FACTS, INIT_FACTS, *SEED_KEY_COLLECTORS, NAMED_SAMPLER_FACTS)
+    collectors = (*CONSTRUCTION_COLLECTORS, *SEED_KEY_COLLECTORS, NAMED_SAMPLER_FACTS)
     uses_index = True
     has_syntax_filter = True
     # A file that names no distributed sampler can only build a project subclass: the index

@@ -15,6 +15,7 @@ from sampler_lint.analysis.loader_calls import (
 from sampler_lint.analysis.loader_facts import file_key
 from sampler_lint.analysis.matching import get_arg, is_rank_like
 from sampler_lint.analysis.sampler_family import (
+    CLASS_FACTS,
     chain_of,
     constructed_class,
     find_class,
@@ -24,6 +25,7 @@ from sampler_lint.analysis.sampler_family import (
     torch_bases_of,
 )
 from sampler_lint.analysis.seed_facts import (
+    INIT_FACTS,
     SEED_POSITION,
     import_stems,
     init_paths,
@@ -203,6 +205,10 @@ def class_like(func: ast.expr) -> bool:
         func = func.value
     last = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
     return last[:1].isupper()
+
+
+#: What :func:`is_distributed_construction` reads: a rule that asks it lists these collectors.
+CONSTRUCTION_COLLECTORS = (CLASS_FACTS, INIT_FACTS)
 
 
 def is_distributed_construction(context: FileContext, call: cst.Call) -> bool:
