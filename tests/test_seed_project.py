@@ -258,6 +258,11 @@ def main(dataset):
 '''
 
 
+def _seeded(import_line: str, call: str = "DistributedSampler") -> str:
+    """A script that seeds the run from `args.seed` and builds `call(dataset)`."""
+    return _SEEDED_SCRIPT.format(import_line=import_line, call=call)
+
+
 def test_the_projects_own_class_named_like_torchs_is_judged_by_its_own_init(
     project: Path,
 ) -> None:
@@ -275,23 +280,20 @@ def test_the_projects_own_class_named_like_torchs_is_judged_by_its_own_init(
             "    return samplers.DistributedSampler(dataset, shuffle=shuffle)\n"
         ),
         # A script importing it by its package's absolute name, and one by a relative name.
-        "det/train.py": _SEEDED_SCRIPT.format(
+        "det/train.py": _seeded(
             import_line="from det.data.samplers import DistributedSampler",
-            call="DistributedSampler",
         ),
-        "det/tune.py": _SEEDED_SCRIPT.format(
+        "det/tune.py": _seeded(
             import_line="from .data.samplers.distributed import DistributedSampler",
-            call="DistributedSampler",
         ),
         # A copy defined in the script itself, keeping `Sampler`'s `__init__` (no seed there).
-        "tools/local.py": _SEEDED_SCRIPT.format(
+        "tools/local.py": _seeded(
             import_line=(
                 "from torch.utils.data import Sampler\n\n\n"
                 "class DistributedSampler(Sampler):\n"
                 "    def __iter__(self):\n"
                 "        return iter(range(len(self.data_source)))\n"
             ),
-            call="DistributedSampler",
         ),
         # A class of that name without bases and with its own `__init__` (WeNet's), imported.
         "tools/plain.py": (
@@ -299,23 +301,21 @@ def test_the_projects_own_class_named_like_torchs_is_judged_by_its_own_init(
             "    def __init__(self, shuffle=True, partition=True):\n"
             "        self.shuffle, self.partition = shuffle, partition\n"
         ),
-        "tools/shards.py": _SEEDED_SCRIPT.format(
-            import_line="from plain import DistributedSampler", call="DistributedSampler",
+        "tools/shards.py": _seeded(
+            import_line="from plain import DistributedSampler",
         ),
         # The same class, defined in the script that builds it.
-        "tools/shards_here.py": _SEEDED_SCRIPT.format(
+        "tools/shards_here.py": _seeded(
             import_line=(
                 "\n\nclass DistributedSampler:\n"
                 "    def __init__(self, shuffle=True, partition=True):\n"
                 "        self.shuffle, self.partition = shuffle, partition\n"
             ),
-            call="DistributedSampler",
         ),
         # Torch's class, in the same project: still torch's, and a docstring line that starts
         # with "class DistributedSampler" defines nothing.
-        "tools/train_torch.py": _DOCSTRING + _SEEDED_SCRIPT.format(
+        "tools/train_torch.py": _DOCSTRING + _seeded(
             import_line="from torch.utils.data import DistributedSampler",
-            call="DistributedSampler",
         ),
     })
     found = _findings(project, "SL301,SL302")
@@ -327,14 +327,13 @@ def test_the_projects_own_class_that_takes_a_seed_is_judged_as_torchs(project: P
     # passed, as with torch's class, and the fix passes it.
     _write(project, {
         "samplers.py": _COPY.format(extra=", seed=0"),
-        "train.py": _SEEDED_SCRIPT.format(
-            import_line="from samplers import DistributedSampler", call="DistributedSampler",
+        "train.py": _seeded(
+            import_line="from samplers import DistributedSampler",
         ),
         # Given more than the dataset positionally: its own `__init__` may order them otherwise
         # (as for a subclass with its own `__init__`), so a seed may be among them.
-        "tune.py": _SEEDED_SCRIPT.format(
+        "tune.py": _seeded(
             import_line="from samplers import DistributedSampler",
-            call="DistributedSampler",
         ).replace("(dataset)\n", "(dataset, 2, 0, True, 7)\n"),
     })
     found = _findings(project, "SL301")
@@ -363,11 +362,11 @@ def test_a_subclass_init_is_known_where_its_file_never_says_seed(project: Path) 
             "    def __init__(self, dataset, **options):\n"
             "        super().__init__(dataset, **options)\n"
         ),
-        "train.py": _SEEDED_SCRIPT.format(
+        "train.py": _seeded(
             import_line="from chunks import ChunkSampler, PassingSampler",
             call="ChunkSampler",
         ),
-        "tune.py": _SEEDED_SCRIPT.format(
+        "tune.py": _seeded(
             import_line="from chunks import ChunkSampler, PassingSampler",
             call="PassingSampler",
         ),
