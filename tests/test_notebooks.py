@@ -201,3 +201,69 @@ def test_findings_are_placed_on_the_lines_of_the_json_text(layout: str) -> None:
             + '], "metadata": {}}' + layout)
     notebook = _Notebook(text.encode())
     assert notebook._line_starts == [0] + [i + 1 for i, c in enumerate(text) if c == "\n"]
+
+
+# IPython removes a cell's leading indent before it reads the cell (code pasted with its indent
+# runs): such a cell is Python, and its findings sit on its own, indented, lines.
+INDENTED_CELLS = [
+    ["    !python train.py \\\n", "        --epochs 3 \\\n", "        --lr 0.1\n"],
+    ["\n", "  def shard(idx, world_size, rank):\n",
+     "      return idx.chunk(world_size)[rank]\n"],
+]
+
+
+def _indented_notebook(nb: Path) -> None:
+    cells = [{"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [],
+              "source": source} for source in INDENTED_CELLS]
+    nb.write_text(json.dumps({"cells": cells, "metadata": {}, "nbformat": 4,
+                              "nbformat_minor": 5}, indent=1) + "\n")
+
+
+def test_an_indented_cell_is_read_as_ipython_reads_it(nb: Path) -> None:
+    _indented_notebook(nb)
+    code, out, _ = run("--output-format", "concise", ".")
+    assert code == 1
+    assert [line.split(": ")[0] for line in out.splitlines() if ": SL" in line] == [
+        "demo.ipynb:cell 2:3:14"  # the column of the cell as written, not of the dedented code
+    ]
+    code, out, _ = run(".")
+    assert "      return idx.chunk(world_size)[rank]" in out  # the frame shows the cell's line
+    assert "fix" not in out  # reported, not fixed: nothing to apply
+    _, out, _ = run("--output-format", "json", ".")
+    (finding,) = json.loads(out)
+    assert (finding["location"], finding["fix"]) == ({"row": 3, "column": 14}, None)
+
+
+def test_an_indented_cell_is_never_rewritten_by_a_fix(nb: Path) -> None:
+    _indented_notebook(nb)
+    before = nb.read_text()
+    code, _, _ = run("--fix", "--unsafe-fixes", ".")
+    assert code == 1 and nb.read_text() == before
+
+
+def test_add_noqa_keeps_an_indented_cell_indented(nb: Path) -> None:
+    _indented_notebook(nb)
+    code, _, err = run("--add-noqa", ".")
+    assert code == 0 and "Added 1 noqa directive(s)." in err
+    sources = ["".join(cell["source"]) for cell in json.loads(nb.read_text())["cells"]]
+    assert sources[0] == "".join(INDENTED_CELLS[0])
+    assert sources[1] == (
+        "\n  def shard(idx, world_size, rank):\n"
+        "      return idx.chunk(world_size)[rank]  # noqa: SL102\n"
+    )
+    assert run(".")[0] == 0
+
+
+@pytest.mark.parametrize("text", [
+    "", "x = 1\n", "\n\n  a = 1\n  b = 2\n", "\t!ls \\\n\t  -l\n", "  a = (1,\n2)\n  b = 3",
+    "   \n  a = 1\n", "  s = '''\nno indent here\n  '''\n",
+])
+def test_the_leading_indent_comes_off_and_goes_back(text: str) -> None:
+    from sampler_lint.engine.notebook import dedented, indented_again, leading_indent
+
+    indent = leading_indent(text)
+    code = dedented(text, indent)
+    assert indented_again(code, indent, text) == text
+    assert code.count("\n") == text.count("\n")
+    first = next((line for line in code.split("\n") if line.strip()), "")
+    assert first == first.lstrip()  # the first line with code starts at column 1, as in IPython

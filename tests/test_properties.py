@@ -162,6 +162,15 @@ def test_notebook_masking_round_trips(text: str) -> None:
         assert unmask(*masked) == text
 
 
+@COMMON
+@given(st.text(alphabet=st.sampled_from(list(" \tab=(\n'"))))
+def test_a_cells_leading_indent_comes_off_and_goes_back(text: str) -> None:
+    from sampler_lint.engine.notebook import dedented, indented_again, leading_indent
+
+    indent = leading_indent(text)
+    assert indented_again(dedented(text, indent), indent, text) == text
+
+
 # ------------------------------------------------------------------------------------------------
 # Programs that are flagged: the fix path is reached in every example
 

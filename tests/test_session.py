@@ -144,3 +144,18 @@ def test_excluded_files_report_nothing(project: Path) -> None:
     session = _session(project)
     linted = session.lint(project / "shard.py", SHARD)
     assert linted.excluded and linted.result.findings == []
+
+
+def test_an_indented_cell_is_placed_as_written_and_offers_no_fix(project: Path) -> None:
+    # IPython removes a cell's leading indent; the editor shows the cell as written.
+    notebook = project / "demo.ipynb"
+    notebook.write_text(json.dumps({"cells": [], "metadata": {}, "nbformat": 4,
+                                    "nbformat_minor": 5}))
+    session = _session(project)
+    indented = "".join("  " + line for line in SHARD.splitlines(keepends=True))
+    linted = session.lint_cell(notebook, indented, number=1, fix=True, unsafe_fixes=True)
+    (finding,) = linted.result.findings
+    assert (finding.code, finding.location.line, finding.location.column) == ("SL101", 2, 14)
+    assert finding.fix is None and linted.fixed is None
+    assert finding.source_line == indented.splitlines()[1]  # the cell's line, as written
+    assert session.lint_cell(notebook, SHARD, number=1).result.findings[0].location.column == 12

@@ -4,8 +4,11 @@ IPython syntax is not Python. Line magics (``%time``), shell escapes (``!pip``),
 ``?x``) and assignments from them (``files = !ls``) are masked with a ``pass`` statement that keeps
 the line and its indentation, but only where a statement starts: a ``%`` that continues an
 expression, or text inside a string, is Python and stays. Cells run by a cell magic (``%%bash``)
-are skipped. Findings are named ``notebook.ipynb:cell N`` with the line inside the cell, and carry
-their place in the ``.ipynb`` JSON for the formats that address files.
+are skipped. Before any of that IPython removes a cell's leading indent (code pasted with its
+indentation runs): so does the linter, and it places the findings back on the indented lines;
+such a cell is reported, not fixed. Findings are named ``notebook.ipynb:cell N`` with the line
+inside the cell, and carry their place in the ``.ipynb`` JSON for the formats that address
+files.
 
 Fixes replace the text of the changed cells' ``source`` and nothing else: the JSON around them
 (indentation, key order, escapes, outputs) stays byte for byte as its writer left it.
@@ -55,6 +58,69 @@ def _at_statement_start(prefix: list[str]) -> bool:
     except (SyntaxError, ValueError):
         return True  # not Python up to here; the parser will say so
     return True
+
+
+def leading_indent(text: str) -> str:
+    """The indent IPython removes from a cell before it reads it (its ``leading_empty_lines``
+    and ``leading_indent`` transforms): the whitespace that starts the first line that is not
+    blank, removed from every line that starts with it ("" for most cells)."""
+    for line in text.split("\n"):
+        if line.strip():
+            return line[: len(line) - len(line.lstrip(" \t"))]
+    return ""
+
+
+def dedented(text: str, indent: str) -> str:
+    """``text`` as IPython runs it: ``indent`` (:func:`leading_indent`) removed where a line
+    starts with it. Lines keep their numbers."""
+    if not indent:
+        return text
+    return "\n".join(
+        line[len(indent):] if line.startswith(indent) else line for line in text.split("\n")
+    )
+
+
+def indented_again(text: str, indent: str, original: str) -> str | None:
+    """``text``, a :func:`dedented` cell with only line ends changed (``# noqa`` added), with
+    ``indent`` put back on the lines of ``original`` that had it; ``None`` when the lines no
+    longer match one for one."""
+    if not indent:
+        return text
+    lines, before = text.split("\n"), original.split("\n")
+    if len(lines) != len(before):
+        return None
+    return "\n".join(
+        indent + line if old.startswith(indent) else line
+        for line, old in zip(lines, before, strict=True)
+    )
+
+
+def in_indented_cell(finding: Finding, indent: str, original: str) -> Finding:
+    """``finding`` of a :func:`dedented` cell placed in the cell as written: its columns moved
+    right by the indent on the lines that had it, its source lines the cell's own, no fix."""
+    if not indent:
+        return finding
+    lines = original.split("\n")
+
+    def place(location: Location) -> Location:
+        line = lines[location.line - 1] if 0 < location.line <= len(lines) else ""
+        if not line.startswith(indent):
+            return location
+        return Location(location.line, location.column + len(indent))
+
+    def line_at(number: int, fallback: str) -> str:
+        return lines[number - 1] if 0 < number <= len(lines) else fallback
+
+    return replace(
+        finding,
+        location=place(finding.location),
+        end_location=place(finding.end_location),
+        fix=None,
+        source_line=line_at(finding.location.line, finding.source_line),
+        frame=tuple(
+            line_at(finding.frame_start + i, text) for i, text in enumerate(finding.frame)
+        ),
+    )
 
 
 def mask(text: str) -> tuple[str, list[str]] | None:
@@ -257,19 +323,26 @@ def lint_notebook(
     new_texts: dict[int, str] = {}
     found: list[tuple[int, list[Finding]]] = []
     for cell in notebook.cells:
-        masked = mask(cell.text)
+        indent = leading_indent(cell.text)
+        masked = mask(dedented(cell.text, indent))
         if masked is None:
             continue
         code, magics = masked
+        # An indented cell is reported, not fixed: a fix's new lines would need an indent of
+        # their own, and an inserted line may sit where no line of the cell was.
+        cell_lint = replace(lint, fix=False, fixable=frozenset()) if indent else lint
         cell_result, fixed = lint_source(
-            path, code.encode("utf-8"), lint, index, display_name=f"{name}:cell {cell.number}"
+            path, code.encode("utf-8"), cell_lint, index,
+            display_name=f"{name}:cell {cell.number}",
         )
-        found.append((cell.number, cell_result.findings))
+        found.append((
+            cell.number, [in_indented_cell(f, indent, cell.text) for f in cell_result.findings],
+        ))
         result.errors.extend(cell_result.errors)
         result.internal_error = result.internal_error or cell_result.internal_error
         if cell_result.diff:
             result.diff = (result.diff or "") + cell_result.diff
-        if fixed is None:
+        if fixed is None or indent:
             continue
         restored = unmask(fixed.decode("utf-8"), magics)
         if restored is None:
@@ -302,11 +375,14 @@ def rewrite_cells(data: bytes, change: Callable[[int, str], str | None]) -> byte
     notebook = _Notebook(data)
     new_texts = {}
     for cell in notebook.cells:
-        masked = mask(cell.text)
+        indent = leading_indent(cell.text)
+        masked = mask(dedented(cell.text, indent))
         if masked is None:
             continue
         new = change(cell.number, masked[0])
         restored = unmask(new, masked[1]) if new is not None else None
+        if restored is not None:
+            restored = indented_again(restored, indent, cell.text)
         if restored is not None and restored != cell.text:
             new_texts[cell.number] = restored
     if not new_texts:

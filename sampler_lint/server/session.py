@@ -277,24 +277,33 @@ class ProjectSession:
     ) -> Linted:
         """Lint one code cell of the notebook ``path`` as the command line does (IPython lines
         masked; a cell magic's cell is not Python and reports nothing)."""
-        from sampler_lint.engine.notebook import mask, unmask
+        from sampler_lint.engine.notebook import (
+            dedented,
+            in_indented_cell,
+            leading_indent,
+            mask,
+            unmask,
+        )
 
         path = Path(self._key(path))
         settings = self.resolver.for_path(path)
         name = f"{path}:cell {number}"
-        masked = mask(text)
+        indent = leading_indent(text)
+        masked = mask(dedented(text, indent))
         if settings.is_excluded(path) or not settings.options.get("notebooks", True):
             return Linted(FileResult(filename=name, skipped=True), excluded=True)
         if masked is None:
             return Linted(FileResult(filename=name, skipped=True))
         code, magics = masked
-        options = RunOptions(fix=fix, unsafe_fixes=unsafe_fixes, want_edits=True)
+        # An indented cell is reported, not fixed, as on the command line (lint_notebook).
+        options = RunOptions(fix=fix and not indent, unsafe_fixes=unsafe_fixes, want_edits=True)
         lint = lint_options_for(settings, path, options)
         data = code.encode("utf-8", "surrogatepass")
         result, fixed = lint_source(path, data, lint, self.index(), display_name=name)
         if result.skipped:
             _report_parse_error(result, name, data, lint)
         restored = unmask(fixed.decode("utf-8"), magics) if fixed is not None else None
+        result.findings = [in_indented_cell(f, indent, text) for f in result.findings]
         masked_lines = frozenset(
             number for number, (before, after)
             in enumerate(zip(text.split("\n"), code.split("\n"), strict=False), start=1)
