@@ -387,7 +387,8 @@ class HardcodedSamplerSeed(Rule):
        reads it (the key is read in this module, in a module it imports, or in one that imports
        it, directly or through the packages whose `__init__.py` re-exports it: `from data import
        build_loader`); or the value given to `torch.manual_seed` / `seed_everything` / `set_seed` in
-       the module (never a method such as `gen.manual_seed`), and the same on every rank; or
+       the module, and the same on every rank (never a generator's own: `g.manual_seed(epoch)`
+       seeds that generator, and `g.manual_seed` itself is no seed); or
     2. the construction is in a sampler factory: a function (not `main`) whose sampler's dataset
        is one of its parameters, an element of one, or a `for` target over one (`for ds, flag in
        zip(datasets, flags)`), and which returns something.

@@ -380,12 +380,27 @@ def visible_shared_seed(context: FileContext, node: cst.CSTNode) -> str | None:
         if isinstance(candidate, cst.Call) and candidate.args:
             called = (dotted_name(candidate.func) or "").rsplit(".", 1)[-1]
             value = candidate.args[0].value
-            if called in SEEDING_CALLS and isinstance(value, (cst.Name, cst.Attribute)):
+            if called in SEEDING_CALLS and isinstance(value, (cst.Name, cst.Attribute)) \
+                    and _seeds_the_run(context, candidate):
                 if rank_dependent_part(context, value) is None and _reachable(
                     context, node, value
                 ):
                     return dotted_name(value)
     return _project_key(context, node, scopes)
+
+
+def _seeds_the_run(context: FileContext, call: cst.Call) -> bool:
+    """Whether a seeding call seeds the run rather than one generator: ``g.manual_seed(epoch)``
+    (a ``torch.Generator`` in a local, an attribute, a call) seeds that generator with what it
+    is given, an epoch or a worker's number, not the run's seed. ``manual_seed`` counts when
+    the name it is called through is imported (``torch.manual_seed``, ``th.cuda.manual_seed``,
+    ``from torch import manual_seed``)."""
+    name = dotted_name(call.func)
+    if name is None:
+        return False  # `torch.Generator().manual_seed(s)`
+    if name.rsplit(".", 1)[-1] != "manual_seed":
+        return True
+    return name.split(".", 1)[0] in context.imports.aliases
 
 
 def _module_nodes(context: FileContext) -> tuple[list[cst.CSTNode], set[int]]:
