@@ -118,7 +118,7 @@ def in_indented_cell(finding: Finding, indent: str, original: str) -> Finding:
         fix=None,
         source_line=line_at(finding.location.line, finding.source_line),
         frame=tuple(
-            line_at(finding.frame_start + i, text) for i, text in enumerate(finding.frame)
+            line_at(finding.frame_start + i, shown) for i, shown in enumerate(finding.frame)
         ),
     )
 
