@@ -8,9 +8,12 @@ the export is laid out as the installed package would be, ``rules/`` inside ``sa
 runs ``check --select ALL --output-format json`` over every repository, and prints the findings
 added and removed per repository and per rule. With ``--fix`` it also copies each repository,
 applies every fix (unsafe ones included) with the head version, and checks that every file the fix
-changed still compiles. It downloads nothing; pass paths to repositories you have.
+changed still compiles, that a second ``--fix`` changes nothing, and (with ruff on PATH) that no
+fix left an unused import or local (F401, F841) the file did not have. It downloads nothing; pass
+paths to repositories you have.
 
-Exit status: 0 when the head version neither crashed nor produced a file that fails to compile.
+Exit status: 0 when the head version neither crashed nor produced a fixed file that fails one of
+those checks.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ import subprocess
 import sys
 import tempfile
 from collections import Counter
+from dataclasses import dataclass, field
 from pathlib import Path
 
 PROJECT = Path(__file__).resolve().parent.parent
@@ -75,35 +79,79 @@ def key(finding: dict[str, object], repo: Path) -> tuple[str, str, str]:
     return relative, str(finding["code"]), line
 
 
-def check_fixes(site: Path, repo: Path) -> tuple[int, int, list[str]]:
-    """Fix a copy of ``repo``; return (files changed, files that no longer compile, names)."""
+@dataclass
+class FixCheck:
+    """What applying every fix to a copy of a repository did."""
+
+    changed: int = 0
+    broken: list[str] = field(default_factory=list)  # compiled before the fix, not after
+    unstable: list[str] = field(default_factory=list)  # a second --fix changed them again
+    leftovers: list[str] = field(default_factory=list)  # an unused import or local the fix left
+
+
+def _fix_all(site: Path, copy: Path) -> None:
+    env = {**os.environ, "PYTHONPATH": str(site)}
+    subprocess.run(
+        [sys.executable, "-m", "sampler_lint", "check", "--isolated", "--select", "ALL",
+         "--fix", "--unsafe-fixes", "--exit-zero", "--no-cache", "--output-format", "concise",
+         str(copy)],
+        capture_output=True, text=True, env=env, cwd=copy,
+    )
+
+
+def _unused_names(paths: list[Path]) -> Counter[tuple[str, str]]:
+    """(file name, code) of ruff's unused-import and unused-local findings (F401, F841) in
+    ``paths``; empty when ruff is not on PATH."""
+    ruff = shutil.which("ruff")
+    if ruff is None or not paths:
+        return Counter()
+    done = subprocess.run(
+        [ruff, "check", "--isolated", "--no-cache", "--select", "F401,F841", "--exit-zero",
+         "--output-format", "json", *map(str, paths)],
+        capture_output=True, text=True,
+    )
+    return Counter((Path(f["filename"]).name, f["code"]) for f in json.loads(done.stdout or "[]"))
+
+
+def check_fixes(site: Path, repo: Path) -> FixCheck:
+    """Fix a copy of ``repo`` with every fix, then again: each changed file must still compile,
+    the second run must change nothing, and no fix may leave an unused import or local behind
+    (ruff's F401 and F841, counted before and after, when ruff is on PATH)."""
+    found = FixCheck()
     with tempfile.TemporaryDirectory() as scratch:
         copy = Path(scratch) / repo.name
         shutil.copytree(repo, copy, symlinks=True, ignore=shutil.ignore_patterns(".git"))
         before = {p: p.read_bytes() for p in copy.rglob("*.py") if p.is_file()}
-        env = {**os.environ, "PYTHONPATH": str(site)}
-        subprocess.run(
-            [sys.executable, "-m", "sampler_lint", "check", "--isolated", "--select", "ALL",
-             "--fix", "--unsafe-fixes", "--exit-zero", "--no-cache", "--output-format", "concise",
-             str(copy)],
-            capture_output=True, text=True, env=env, cwd=copy,
-        )
-        changed, broken, names = 0, 0, []
-        for path, data in before.items():
-            if path.read_bytes() != data:
-                changed += 1
-                try:
-                    compile(data, str(path), "exec", dont_inherit=True)
-                    compiled_before = True
-                except (SyntaxError, ValueError):
-                    compiled_before = False
-                try:
-                    compile(path.read_bytes(), str(path), "exec", dont_inherit=True)
-                except (SyntaxError, ValueError):
-                    if compiled_before:
-                        broken += 1
-                        names.append(str(path.relative_to(copy)))
-        return changed, broken, names
+        _fix_all(site, copy)
+        after = {p: p.read_bytes() for p in before if p.read_bytes() != before[p]}
+        found.changed = len(after)
+        for path, data in after.items():
+            if _compiles(before[path]) and not _compiles(data):
+                found.broken.append(str(path.relative_to(copy)))
+        _fix_all(site, copy)
+        found.unstable = [
+            str(path.relative_to(copy)) for path, data in after.items() if path.read_bytes() != data
+        ]
+        originals = Path(scratch) / "originals"
+        names: dict[Path, Path] = {}
+        for number, path in enumerate(after):
+            folder = originals / str(number)
+            folder.mkdir(parents=True)
+            names[path] = folder / path.name
+            names[path].write_bytes(before[path])
+        unused_after = _unused_names(list(after))
+        unused_before = _unused_names(list(names.values()))
+        for name, code in sorted(unused_after - unused_before):
+            found.leftovers.append(f"{name} {code}")
+    return found
+
+
+def _compiles(data: bytes) -> bool:
+    try:
+        compile(data, "<fixed>", "exec", dont_inherit=True)
+    except (SyntaxError, ValueError):
+        return False
+    return True
 
 
 def main() -> int:
@@ -111,7 +159,8 @@ def main() -> int:
     parser.add_argument("repos", nargs="+", type=Path)
     parser.add_argument("--base", default="HEAD~1", help="the version to compare against")
     parser.add_argument("--head", default="HEAD", help="the version under test")
-    parser.add_argument("--fix", action="store_true", help="also check that fixed files compile")
+    parser.add_argument("--fix", action="store_true",
+                        help="also apply every fix to a copy and check the result")
     parser.add_argument("--show", type=int, default=20, help="findings to list per change")
     args = parser.parse_args()
 
@@ -141,11 +190,16 @@ def main() -> int:
                 status = 1
                 print("   " + head_err.strip().replace("\n", "\n   "))
             if args.fix:
-                changed, broken, names = check_fixes(head_site, repo)
-                print(f"   fix: {changed} files changed, {broken} no longer compile")
-                for name in names:
-                    print(f"     does not compile after fix: {name}")
-                if broken:
+                fixed = check_fixes(head_site, repo)
+                print(f"   fix: {fixed.changed} files changed, {len(fixed.broken)} no longer "
+                      f"compile, {len(fixed.unstable)} changed again by a second run, "
+                      f"{len(fixed.leftovers)} unused names left")
+                for label, names in (("does not compile after fix", fixed.broken),
+                                     ("changed again by a second --fix", fixed.unstable),
+                                     ("left unused by a fix", fixed.leftovers)):
+                    for name in names:
+                        print(f"     {label}: {name}")
+                if fixed.broken or fixed.unstable or fixed.leftovers:
                     status = 1
         print("## total per rule: " + ", ".join(f"{c} {n}" for c, n in sorted(totals.items())))
     return status
