@@ -9,6 +9,7 @@ import os
 import re
 
 import sampler_lint.analysis.lazy_libcst as cst
+from sampler_lint.analysis.appending import append, keyword
 from sampler_lint.analysis.imports import dotted_name
 from sampler_lint.analysis.loader_calls import is_epoch_loop, is_evaluation_name
 from sampler_lint.analysis.matching import get_arg, is_pure_reference
@@ -577,9 +578,6 @@ class DdpLoaderWithoutDistributedSampler(Rule):
     ) -> cst.Call:
         """The loader with ``sampler=<sampler>`` where ``shuffle=`` (or ``sampler=None``) was,
         else after its last argument."""
-        equal = cst.AssignEqual(
-            whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")
-        )
         args = list(loader.args)
         old_sampler = get_arg(loader, None, "sampler")
         if shuffle_arg is not None and old_sampler is not None:
@@ -595,22 +593,7 @@ class DdpLoaderWithoutDistributedSampler(Rule):
                 keyword=cst.Name("sampler"), value=sampler, equal=place.equal
             )
         else:
-            last = args[-1]
-            new = cst.Arg(value=sampler, keyword=cst.Name("sampler"), equal=equal)
-            if last.comma is cst.MaybeSentinel.DEFAULT:
-                args[-1] = last.with_changes(comma=cst.Comma(
-                    whitespace_after=cst.SimpleWhitespace(" ")
-                ))
-                args.append(new)
-            else:
-                # A trailing comma (often one argument a line): keep the layout, with the
-                # separator the arguments already use between them.
-                between = args[-2].comma if len(args) > 1 else None
-                separator = between if isinstance(between, cst.Comma) else cst.Comma(
-                    whitespace_after=cst.SimpleWhitespace(" ")
-                )
-                args[-1] = last.with_changes(comma=separator)
-                args.append(new.with_changes(comma=last.comma))
+            args = append(args, keyword("sampler", sampler), loader.whitespace_before_args)
         return loader.with_changes(args=args)
 
     def _defined_in_module(self, name: str) -> bool:

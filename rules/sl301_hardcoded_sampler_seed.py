@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Sequence
-from typing import Any
 
 import sampler_lint.analysis.lazy_libcst as cst
+from sampler_lint.analysis.appending import append, keyword, with_argument
 from sampler_lint.analysis.imports import dotted_name
 from sampler_lint.analysis.index import ProjectIndex
 from sampler_lint.analysis.loader_calls import (
@@ -325,7 +324,7 @@ class HardcodedSamplerSeed(Rule):
                 a.with_changes(value=value) if a is seed else a for a in node.args
             ])
         else:
-            new = node.with_changes(args=_append_keyword(node.args, "seed", value))
+            new = with_argument(node, keyword("seed", value))
         # A seed that may be None (`args.seed` defaulting to None) would make the sampler fail.
         safe = not may_be_none(self.context, node, shared)
         return Fix(
@@ -347,7 +346,7 @@ class HardcodedSamplerSeed(Rule):
                 a.with_changes(value=seed_value) if a is seed else a for a in node.args
             ])
         else:
-            new_call = node.with_changes(args=_append_keyword(node.args, "seed", seed_value))
+            new_call = with_argument(node, keyword("seed", seed_value))
         param = cst.Param(
             name=cst.Name("seed"),
             annotation=cst.Annotation(cst.Name("int")),
@@ -358,7 +357,7 @@ class HardcodedSamplerSeed(Rule):
         if isinstance(star, cst.MaybeSentinel) or star is None:
             star = cst.ParamStar()
         new_params = params.with_changes(
-            star_arg=star, kwonly_params=_append(list(params.kwonly_params), param)
+            star_arg=star, kwonly_params=append(list(params.kwonly_params), param, None)
         )
         new_function = function.with_changes(params=new_params)
         # Apply both changes in one replacement of the function.
@@ -509,31 +508,3 @@ def _uses_name(function: cst.FunctionDef, name: str) -> bool:
         isinstance(node, cst.Name) and node.value == name and id(node) not in labels
         for node in descendants(function)
     )
-
-
-def _append_keyword(
-    args: Sequence[cst.Arg], keyword: str, value: cst.BaseExpression
-) -> list[cst.Arg]:
-    """``f(a, b)`` -> ``f(a, b, keyword=value)``, keeping the call's own layout."""
-    new = cst.Arg(
-        value=value,
-        keyword=cst.Name(keyword),
-        equal=cst.AssignEqual(
-            whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")
-        ),
-    )
-    appended: list[cst.Arg] = _append(list(args), new)
-    return appended
-
-
-def _append(elements: list[Any], new: Any) -> list[Any]:
-    """Append to a comma-separated list the way it is laid out: one per line with a trailing
-    comma stays so (the new element takes the closing comma, the old last one the comma
-    between elements); otherwise ``, new`` on the same line."""
-    if not elements:
-        return [new]
-    head, last = elements[:-1], elements[-1]
-    if isinstance(last.comma, cst.Comma) and head and isinstance(head[-1].comma, cst.Comma):
-        return [*head, last.with_changes(comma=head[-1].comma), new.with_changes(comma=last.comma)]
-    between = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
-    return [*head, last.with_changes(comma=between), new]

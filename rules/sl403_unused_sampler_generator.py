@@ -7,6 +7,7 @@ import ast
 from dataclasses import dataclass
 
 import sampler_lint.analysis.lazy_libcst as cst
+from sampler_lint.analysis.appending import keyword, with_argument
 from sampler_lint.analysis.matching import get_arg, has_star_args
 from sampler_lint.analysis.syntax_summary import SyntaxSummary
 from sampler_lint.analysis.tree import descendants
@@ -246,28 +247,9 @@ def _used(function: cst.FunctionDef, name: str) -> bool:
 def _fix(call: cst.Call, generator: str) -> Fix | None:
     if has_star_args(call):
         return None
-    new_arg = cst.Arg(
-        value=cst.Name(generator),
-        keyword=cst.Name("generator"),
-        equal=cst.AssignEqual(
-            whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")
-        ),
-    )
-    args = list(call.args)
-    if args and isinstance(args[-1].comma, cst.Comma):
-        # A trailing comma stays trailing: `f(\n    n,\n)` -> `f(\n    n,\n    generator=g,\n)`.
-        last = args[-1]
-        new_arg = new_arg.with_changes(comma=last.comma)
-        between: cst.BaseParenthesizableWhitespace = cst.SimpleWhitespace(" ")
-        if len(args) > 1 and isinstance(args[-2].comma, cst.Comma):
-            between = args[-2].comma.whitespace_after  # the indentation of the arguments
-        elif isinstance(call.whitespace_before_args, cst.ParenthesizedWhitespace):
-            # The line break after `(` without its comment.
-            between = call.whitespace_before_args.with_changes(first_line=cst.TrailingWhitespace())
-        args[-1] = last.with_changes(comma=cst.Comma(whitespace_after=between))
-    args.append(new_arg)
+    fixed = with_argument(call, keyword("generator", cst.Name(generator)))
     return Fix(
-        replacements=[(call, call.with_changes(args=args))],
+        replacements=[(call, fixed)],
         applicability=Applicability.SAFE,
         message=f"Pass the seeded generator: `generator={generator}`",
     )
