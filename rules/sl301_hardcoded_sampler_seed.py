@@ -398,9 +398,10 @@ class HardcodedSamplerSeed(Rule):
     project subclass whose own `__init__` takes neither `seed` nor `**kwargs` (or that is given
     more than the dataset positionally), the project's own class named like torch's (a
     `DistributedSampler` the file defines or imports from the project, such as a copy deriving
-    from `Sampler`), judged the same way by its own `__init__`, and scripts with no shared seed
-    anywhere and no factory. `strict-seed = true` reports those scripts and
-    evaluation samplers too, without a fix.
+    from `Sampler`), judged the same way by its own `__init__`, a library class known to take
+    no seed (catalyst's `DistributedSamplerWrapper`: `seed=` is a `TypeError` there), and
+    scripts with no shared seed anywhere and no factory. `strict-seed = true` reports those
+    scripts and evaluation samplers too, without a fix.
 
     ## Why is this bad
     `DistributedSampler` shuffles with its own `seed`, not with torch's global RNG. Left at 0, the

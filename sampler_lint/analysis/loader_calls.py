@@ -22,6 +22,10 @@ DISTRIBUTED_SAMPLERS = (
     "DistributedSampler", "StatefulDistributedSampler", "DistributedSamplerWrapper",
     "DistributedLengthGroupedSampler",
 )
+# Library classes among those whose __init__ takes no `seed` (catalyst's wrapper takes only
+# `sampler, num_replicas, rank, shuffle`): `seed=` there is a TypeError, and the caller cannot
+# choose the order. (top-level package of the import, class name)
+SEEDLESS_LIBRARY_SAMPLERS = frozenset({("catalyst", "DistributedSamplerWrapper")})
 # Things that call set_epoch themselves when handed a loader.
 EPOCH_AWARE_CALLS = (
     "fit", "validate", "test", "predict", "prepare", "setup_dataloaders", "Trainer", "train",
@@ -40,6 +44,15 @@ def constructed(call: cst.Call) -> str | None:
 
 def is_distributed_sampler(name: str | None) -> bool:
     return name is not None and name.rsplit(".", 1)[-1] in DISTRIBUTED_SAMPLERS
+
+
+def is_seedless_library_sampler(qualified: str | None) -> bool:
+    """Whether ``qualified`` (a construction's name through the file's imports) is a library
+    class of :data:`SEEDLESS_LIBRARY_SAMPLERS`."""
+    if qualified is None:
+        return False
+    package, simple = qualified.split(".", 1)[0], qualified.rsplit(".", 1)[-1]
+    return (package, simple) in SEEDLESS_LIBRARY_SAMPLERS
 
 
 def distributed_sampler_calls(calls: Iterable[ast.Call]) -> list[ast.Call]:

@@ -10,6 +10,7 @@ from sampler_lint.analysis.index import class_names_in, import_may_name, may_be_
 from sampler_lint.analysis.loader_calls import (
     constructed,
     is_distributed_sampler,
+    is_seedless_library_sampler,
     loader_sampler_argument,
 )
 from sampler_lint.analysis.loader_facts import file_key
@@ -213,7 +214,8 @@ CONSTRUCTION_COLLECTORS = (CLASS_FACTS, INIT_FACTS)
 
 def is_distributed_construction(context: FileContext, call: cst.Call) -> bool:
     """``call`` builds a ``DistributedSampler`` a seed can be passed to: torch's or a known
-    third-party subclass by name, unless the name is the project's own class (a copy deriving
+    third-party subclass by name (not one known to take no seed: catalyst's
+    ``DistributedSamplerWrapper``), unless the name is the project's own class (a copy deriving
     from ``Sampler``, which may take no seed at all: judged as a subclass is); or a project
     subclass at any depth (through the index). A project class qualifies when it keeps torch's
     ``__init__``, or its own takes ``seed`` or ``**kwargs`` and it is given at most the dataset
@@ -225,7 +227,10 @@ def is_distributed_construction(context: FileContext, call: cst.Call) -> bool:
     simple = name.rsplit(".", 1)[-1]
     if is_distributed_sampler(name):
         defined_at = _own_class_file(context, call, simple)
-        return defined_at is None or _takes_a_seed(context, call, simple, defined_at)
+        if defined_at is None:  # the library's class: torch's, or one known to take no seed
+            func = call.func.value if isinstance(call.func, cst.Subscript) else call.func
+            return not is_seedless_library_sampler(context.qualified_name(func))
+        return _takes_a_seed(context, call, simple, defined_at)
     if name.split(".")[0] == "self":
         return False
     if simple not in project_subclass_names(index, "DistributedSampler"):
