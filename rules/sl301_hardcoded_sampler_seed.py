@@ -7,7 +7,7 @@ import ast
 import re
 
 import sampler_lint.analysis.lazy_libcst as cst
-from sampler_lint.analysis.appending import append, keyword, with_argument
+from sampler_lint.analysis.appending import keyword, with_argument, with_keyword_only
 from sampler_lint.analysis.imports import dotted_name
 from sampler_lint.analysis.index import ProjectIndex
 from sampler_lint.analysis.loader_calls import (
@@ -352,14 +352,7 @@ class HardcodedSamplerSeed(Rule):
             annotation=cst.Annotation(cst.Name("int")),
             default=cst.Integer("0"),
         )
-        params = function.params
-        star = params.star_arg
-        if isinstance(star, cst.MaybeSentinel) or star is None:
-            star = cst.ParamStar()
-        new_params = params.with_changes(
-            star_arg=star, kwonly_params=append(list(params.kwonly_params), param, None)
-        )
-        new_function = function.with_changes(params=new_params)
+        new_function = with_keyword_only(function, param)
         # Apply both changes in one replacement of the function.
         replaced = new_function.deep_replace(node, new_call)
         assert isinstance(replaced, cst.FunctionDef)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import libcst as cst
 import pytest
 
-from sampler_lint.analysis.appending import append, keyword, with_argument
+from sampler_lint.analysis.appending import keyword, with_argument, with_keyword_only
 
 LAYOUTS = [
     # (the call, the call with `seed=s` appended)
@@ -31,11 +31,29 @@ def test_an_argument_is_appended_the_way_the_call_is_laid_out(before: str, after
     assert cst.Module([]).code_for_node(appended) == after
 
 
-def test_a_parameter_is_appended_the_same_way() -> None:
-    function = cst.parse_statement("def f(\n    *,\n    shuffle=True\n):\n    pass\n")
+SIGNATURES = [
+    # (the parameters, the parameters with the keyword-only `seed: int = 0`)
+    ("ds, shuffle=True", "ds, shuffle=True, *, seed: int = 0"),
+    ("\n    ds,\n    shuffle=True,\n",
+     "\n    ds,\n    shuffle=True,\n    *,\n    seed: int = 0,\n"),
+    ("\n    ds, shuffle=True\n", "\n    ds, shuffle=True, *, seed: int = 0\n"),
+    ("\n    ds, shuffle=True  # why\n", "\n    ds, shuffle=True, *, seed: int = 0  # why\n"),
+    ("ds, *, shuffle=True", "ds, *, shuffle=True, seed: int = 0"),
+    ("\n    ds,\n    *,\n    shuffle=True,\n",
+     "\n    ds,\n    *,\n    shuffle=True,\n    seed: int = 0,\n"),
+    ("ds, *extra", "ds, *extra, seed: int = 0"),
+    ("ds, *,\n      shuffle=True,\n", "ds, *,\n      shuffle=True,\n      seed: int = 0,\n"),
+    ("ds, /", "ds, /, *, seed: int = 0"),
+]
+
+
+@pytest.mark.parametrize(("before", "after"), SIGNATURES)
+def test_a_keyword_only_parameter_is_added_the_way_the_signature_is_laid_out(
+    before: str, after: str
+) -> None:
+    function = cst.parse_statement(f"def f({before}):\n    pass\n")
     assert isinstance(function, cst.FunctionDef)
-    params = append(
-        list(function.params.kwonly_params), cst.Param(cst.Name("seed")), None
+    seed = cst.Param(
+        cst.Name("seed"), annotation=cst.Annotation(cst.Name("int")), default=cst.Integer("0")
     )
-    new = function.with_changes(params=function.params.with_changes(kwonly_params=params))
-    assert cst.Module([new]).code == "def f(\n    *,\n    shuffle=True, seed\n):\n    pass\n"
+    assert cst.Module([with_keyword_only(function, seed)]).code == f"def f({after}):\n    pass\n"
