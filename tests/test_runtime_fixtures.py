@@ -268,6 +268,8 @@ def _sampler_namespace(path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str,
 
 DATASET = list(range(32))
 EPOCHS = 3
+# The parameters fixtures take the run's seed as (seeding_calls.py seeds from any name).
+SEED_PARAMETERS = ("seed", "trial", "run_number")
 
 
 def _loader(batch_sampler_too: bool = False) -> Any:
@@ -298,7 +300,7 @@ def _argument(name: str, loader: Any, epoch: int, seed: int) -> Any:
         return loader
     if name == "epoch":
         return epoch
-    if name == "seed":
+    if name in SEED_PARAMETERS:
         return seed
     if name in ("distributed", "first"):
         return name == "distributed"
@@ -372,7 +374,7 @@ def test_seed_fixes_use_the_seed(
     checked, failures = 0, []
     for function, node in _callables(namespace, tree):
         names = [a.arg for a in node.args.args + node.args.kwonlyargs]
-        if "seed" not in names and "args" not in names:
+        if not {*SEED_PARAMETERS, "args"} & set(names):
             continue
         orders = []
         for seed in (1, 2):

@@ -385,3 +385,30 @@ def _fixed(project: Path, name: str) -> str:
     )
     assert result.exit_code == 0, result.output
     return (project / name).read_text()
+
+
+LIBRARY_WRAPPERS = """\
+from catalyst.data import DistributedSamplerWrapper
+from lightning.fabric.utilities import distributed
+
+
+def catalyst_wrapper(sampler, seed):
+    return DistributedSamplerWrapper(sampler)
+
+
+def lightning_wrapper(sampler, seed):
+    return distributed.DistributedSamplerWrapper(sampler)
+"""
+
+
+def test_a_library_wrapper_that_takes_no_seed_is_never_given_one() -> None:
+    # catalyst's DistributedSamplerWrapper takes `sampler, num_replicas, rank, shuffle` only:
+    # `seed=` would be a TypeError and its caller cannot choose the order. Lightning's takes it.
+    from sampler_lint.api import lint_code
+
+    found = lint_code(LIBRARY_WRAPPERS, select=["SL301"])
+    assert [f.location.line for f in found.findings] == [10]
+    fixed = lint_code(LIBRARY_WRAPPERS, select=["SL301"], fix=True, unsafe_fixes=True).fixed
+    assert fixed is not None
+    assert fixed.splitlines()[5].endswith("DistributedSamplerWrapper(sampler)")
+    assert fixed.splitlines()[9].endswith("DistributedSamplerWrapper(sampler, seed=seed)")
