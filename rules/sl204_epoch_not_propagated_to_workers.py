@@ -20,7 +20,7 @@ from sampler_lint.analysis.frameworks import (
 )
 from sampler_lint.analysis.imports import dotted_name
 from sampler_lint.analysis.index import ProjectIndex
-from sampler_lint.analysis.loader_calls import constructed
+from sampler_lint.analysis.loader_calls import constructed, constructor
 from sampler_lint.analysis.loader_facts import file_key
 from sampler_lint.analysis.matching import get_arg, int_value, strip_parens
 from sampler_lint.analysis.syntax_summary import SyntaxSummary
@@ -266,8 +266,7 @@ class EpochNotPropagatedToWorkers(Rule):
         PyG's, or torchdata's ``StatefulDataLoader``), by name or through an alias. Other
         ``...DataLoader`` classes may restart their workers themselves (a project subclass that
         drops its iterator every epoch), so they are left alone."""
-        func = call.func.value if isinstance(call.func, cst.Subscript) else call.func
-        names = {constructed(call) or "", self.context.qualified_name(func) or ""}
+        names = {constructed(call) or "", self.context.qualified_name(constructor(call)) or ""}
         last = {name.rsplit(".", 1)[-1] for name in names if name}
         if "StatefulDataLoader" in last:
             return True

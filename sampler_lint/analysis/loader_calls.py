@@ -34,12 +34,15 @@ EPOCH_AWARE_CALLS = (
 _EVALUATION = ("val", "valid", "test", "eval", "predict", "dev")
 
 
-def constructed(call: cst.Call) -> str | None:
-    """The dotted name of what a call constructs: ``X[T](...)`` counts as ``X(...)``."""
+def constructor(call: cst.Call) -> cst.BaseExpression:
+    """The expression a call constructs from: ``X[T](...)`` counts as ``X(...)``."""
     func = call.func
-    if isinstance(func, cst.Subscript):
-        func = func.value
-    return dotted_name(func)
+    return func.value if isinstance(func, cst.Subscript) else func
+
+
+def constructed(call: cst.Call) -> str | None:
+    """The dotted name of what a call constructs (:func:`constructor`)."""
+    return dotted_name(constructor(call))
 
 
 def is_distributed_sampler(name: str | None) -> bool:

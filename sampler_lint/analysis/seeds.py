@@ -9,6 +9,7 @@ from sampler_lint.analysis.imports import dotted_name
 from sampler_lint.analysis.index import class_names_in, import_may_name, may_be_project_module
 from sampler_lint.analysis.loader_calls import (
     constructed,
+    constructor,
     is_distributed_sampler,
     is_seedless_library_sampler,
     loader_sampler_argument,
@@ -228,8 +229,7 @@ def is_distributed_construction(context: FileContext, call: cst.Call) -> bool:
     if is_distributed_sampler(name):
         defined_at = _own_class_file(context, call, simple)
         if defined_at is None:  # the library's class: torch's, or one known to take no seed
-            func = call.func.value if isinstance(call.func, cst.Subscript) else call.func
-            return not is_seedless_library_sampler(context.qualified_name(func))
+            return not is_seedless_library_sampler(context.qualified_name(constructor(call)))
         return _takes_a_seed(context, call, simple, defined_at)
     if name.split(".")[0] == "self":
         return False
@@ -257,8 +257,7 @@ def _own_class_file(context: FileContext, call: cst.Call, name: str) -> str | No
         find_class(index, name, here) is not None or here in init_paths(index, name)
     ):
         return here  # (a docstring line that starts with `class DistributedSampler` is none)
-    func = call.func.value if isinstance(call.func, cst.Subscript) else call.func
-    module = (context.qualified_name(func) or "").rpartition(".")[0]
+    module = (context.qualified_name(constructor(call)) or "").rpartition(".")[0]
     if not module or not may_be_project_module(index, here, module):
         return None  # not imported, or a library's (torch's, torchdata's): no question asked
     defining = {cls.path for cls in project_classes_named(index, name)}
@@ -383,10 +382,11 @@ def visible_shared_seed(context: FileContext, node: cst.CSTNode) -> str | None:
                 if seedlike and _reachable(context, node, candidate):
                     return dotted
         if isinstance(candidate, cst.Call) and candidate.args:
-            called = (dotted_name(candidate.func) or "").rsplit(".", 1)[-1]
+            called = dotted_name(candidate.func) or ""
             value = candidate.args[0].value
-            if called in SEEDING_CALLS and isinstance(value, (cst.Name, cst.Attribute)) \
-                    and _seeds_the_run(context, candidate):
+            if called.rsplit(".", 1)[-1] in SEEDING_CALLS and isinstance(
+                value, (cst.Name, cst.Attribute)
+            ) and _seeds_the_run(context, called):
                 if rank_dependent_part(context, value) is None and _reachable(
                     context, node, value
                 ):
@@ -394,18 +394,16 @@ def visible_shared_seed(context: FileContext, node: cst.CSTNode) -> str | None:
     return _project_key(context, node, scopes)
 
 
-def _seeds_the_run(context: FileContext, call: cst.Call) -> bool:
-    """Whether a seeding call seeds the run rather than one generator: ``g.manual_seed(epoch)``
-    (a ``torch.Generator`` in a local, an attribute, a call) seeds that generator with what it
-    is given, an epoch or a worker's number, not the run's seed. ``manual_seed`` counts when
-    the name it is called through is imported (``torch.manual_seed``, ``th.cuda.manual_seed``,
-    ``from torch import manual_seed``)."""
-    name = dotted_name(call.func)
-    if name is None:
-        return False  # `torch.Generator().manual_seed(s)`
-    if name.rsplit(".", 1)[-1] != "manual_seed":
+def _seeds_the_run(context: FileContext, called: str) -> bool:
+    """Whether a seeding call, named ``called`` (its dotted name), seeds the run rather than one
+    generator: ``g.manual_seed(epoch)`` (a ``torch.Generator`` in a local or an attribute)
+    seeds that generator with what it is given, an epoch or a worker's number, not the run's
+    seed. ``manual_seed`` counts when the name it is called through is imported
+    (``torch.manual_seed``, ``th.cuda.manual_seed``, ``from torch import manual_seed``). SL303
+    asks another question (is it the global RNG?) and keeps its own list."""
+    if called.rsplit(".", 1)[-1] != "manual_seed":
         return True
-    return name.split(".", 1)[0] in context.imports.aliases
+    return called.split(".", 1)[0] in context.imports.aliases
 
 
 def _module_nodes(context: FileContext) -> tuple[list[cst.CSTNode], set[int]]:
