@@ -26,6 +26,7 @@ from sampler_lint.analysis.sampler_family import TRANSPARENT_BASES
 from sampler_lint.analysis.syntax_summary import (
     SyntaxSummary,
     dotted_chain,
+    parsed,
     per_tree,
     summarize,
     walk_in_order,
@@ -70,7 +71,7 @@ def _iterable_classes(text: str) -> set[str]:
     ``IterableDataset``: every class :meth:`UnshardedIterableDataset._plain_iterable_dataset`
     accepts, and some more (a file Python cannot parse: every class its text names)."""
     try:
-        tree = ast.parse(text)
+        tree = parsed(text)
     except (SyntaxError, ValueError):
         return class_names_in(text)
     return _iterable_classes_in(tree)

@@ -935,3 +935,33 @@ def test_a_batch_sampler_declared_as_a_dataclass_is_judged_by_the_index_stage(
     result = run([Path(".")], resolver, RunOptions(jobs=1, use_cache=False))
     found = [(f.code, f.location.line) for r in result.results for f in r.findings]
     assert found == [("SL501", 10)]
+
+
+def test_a_question_about_a_rare_name_looks_for_it_before_the_pre_filter(tmp_path: Path) -> None:
+    # A one-file run asks about its own class: every project file is read for the name, and the
+    # collector's pre-filter (any of five words, a search for each) is consulted only for the
+    # files that spell it. A file found without the name is remembered so, as the full test
+    # would, and the holders are those of the pre-filter-first order.
+    files = {
+        f"loader{n}.py": "from torch.utils.data import DataLoader\nloader = DataLoader(ds)\n"
+        for n in range(4)
+    } | {
+        "recipe.py": (
+            "class FullRecipe:\n    def setup(self):\n        self.loader = DataLoader(ds)\n"
+        ),
+    }
+    paths = _write(tmp_path, files)
+    sources = [Source(path, str(path), None) for path in paths]  # none surveyed
+    index = DemandIndex(sources, _collectors().collectors)
+    collector = next(c for c in _collectors().collectors if c.name == "loader provenance")
+    with mock.patch.object(demand, "_passes", side_effect=demand._passes) as passes:
+        assert index._holders_of(collector, "FullRecipe") == {str(tmp_path / "recipe.py")}
+    assert passes.call_count == 1  # recipe.py's: the others lack the name
+    assert index._answers("FullRecipe")[0] == {
+        str(tmp_path / f"loader{n}.py"): False for n in range(4)
+    } | {str(tmp_path / "recipe.py"): True}
+    # The same holders when nothing is kept in memory (the pre-filter first, as before).
+    again = DemandIndex([Source(path, str(path), None) for path in paths],
+                        _collectors().collectors)
+    again._text_room = 0
+    assert again._holders_of(collector, "FullRecipe") == {str(tmp_path / "recipe.py")}

@@ -210,3 +210,41 @@ def test_a_seed_reaches_a_builder_through_its_package_in_a_run_over_it_alone(
     assert second.exit_code == 0, second.output
     assert (tmp_path / "feeds" / "build.py").read_text() == fixed
     assert "All checks passed!" in second.output
+
+
+def test_a_file_that_reads_the_index_is_parsed_by_ast_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Its pre-survey (is the project needed?), its survey, its syntax stage and the positions
+    # of its findings all read one `ast` tree: each parse of a 1,000-line file costs 10 ms of a
+    # run whose budget is a few times the tool's start-up.
+    import ast
+
+    from sampler_lint.analysis import syntax_summary
+
+    root = _project(tmp_path)
+    text = (
+        "import torch\n"
+        "from torch.utils.data import DataLoader, DistributedSampler\n\n\n"
+        "def main(dataset, args):\n"
+        "    torch.manual_seed(args.seed)\n"
+        "    sampler = DistributedSampler(dataset, shuffle=True, seed=0)\n"
+        "    loader = DataLoader(dataset, sampler=sampler)\n"
+        "    for epoch in range(args.epochs):\n"
+        "        sampler.set_epoch(epoch)\n"
+        "        for batch in loader:\n"
+        "            pass\n"
+    )
+    (root / "seeded.py").write_text(text)
+    parses: list[str] = []
+    real = ast.parse
+
+    def counting(source: Any, *args: Any, **kwargs: Any) -> ast.AST:
+        if source == text:
+            parses.append(source)
+        return real(source, *args, **kwargs)
+
+    monkeypatch.setattr(ast, "parse", counting)
+    syntax_summary.parsed.cache_clear()
+    assert [key[1] for key in _findings(root, "seeded.py")] == ["SL301"]  # found, and placed
+    assert len(parses) == 1

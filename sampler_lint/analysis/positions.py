@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, cast
 
 import sampler_lint.analysis.lazy_libcst as cst
+from sampler_lint.analysis.syntax_summary import parsed
 from sampler_lint.rule import FileContext
 
 if TYPE_CHECKING:
@@ -59,7 +60,7 @@ def positions_near(
     """The positions of every node inside the line-level statements holding ``nodes`` (the
     statements included), or ``None`` when they cannot be vouched for."""
     try:
-        tree = ast.parse(source)
+        tree = parsed(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError):
         return None
     starts = _line_starts(source)

@@ -13,6 +13,7 @@ serves every rule). Like the text stage, a rule's answer must never hide a findi
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -398,9 +399,19 @@ def is_constant(node: ast.expr | None, *types: type) -> bool:
     return type(node) is ast.Constant and type(node.value) in types
 
 
+@functools.lru_cache(maxsize=1)
+def parsed(text: str) -> ast.Module:
+    """``ast.parse(text)``, the last text's tree remembered: a file is read by ``ast`` at several
+    points of one run (the pre-survey that decides whether a few named files need the project at
+    all, their survey, the syntax stage, the finding positions of the lint pass) and one parse
+    serves them all, with what each made of the tree (:func:`per_tree`). The tree is shared:
+    its readers never change it."""
+    return ast.parse(text)
+
+
 def summarize(text: str) -> SyntaxSummary | None:
     """The summary, or ``None`` when Python cannot parse the text (libcst then decides)."""
     try:
-        return SyntaxSummary.of(ast.parse(text))
+        return SyntaxSummary.of(parsed(text))
     except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError):
         return None

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from sampler_lint.analysis.index import FactCollector, ProjectIndex
-from sampler_lint.analysis.syntax_summary import SyntaxSummary
+from sampler_lint.analysis.syntax_summary import SyntaxSummary, parsed
 from sampler_lint.analysis.text_shapes import TokenSearch
 from sampler_lint.engine import noqa
 from sampler_lint.engine.cache import digest
@@ -121,7 +121,7 @@ def survey_source(
         # Nothing parses this file now; project questions read it later only if still open.
         return Survey(EMPTY_FACTS, "", _codes(rules), has_noqa, _names(questions))
     try:
-        tree = ast.parse(index_text if wanted else (text or ""))
+        tree = parsed(index_text if wanted else (text or ""))
     except _PARSE_FAILURES:
         # libcst decides (and reports SL001); the file contributes no facts, as before.
         return Survey(EMPTY_FACTS, "", _codes(rules), has_noqa)
