@@ -1,4 +1,4 @@
-from sampler_lint.console import main
+from sampler_lint.console import script
 
 if __name__ == "__main__":
-    main()
+    script()

@@ -4,7 +4,10 @@ imported, which is most of a warm run; any other run is made, and recorded when 
 
 from __future__ import annotations
 
+import contextlib
+import os
 import sys
+from typing import NoReturn
 
 from sampler_lint.engine import replay
 
@@ -27,3 +30,33 @@ def main() -> None:
         raise
     if recording is not None:
         replay.finish(recording, argv, 0)
+
+
+def script() -> NoReturn:
+    """The console script and ``python -m sampler_lint``: :func:`main`, ended by :func:`leave`
+    (:func:`main` ends with ``SystemExit``, for the tests and programs that call it in their own
+    process)."""
+    try:
+        main()
+    except SystemExit as exit:
+        leave(exit.code)
+    leave(0)
+
+
+def leave(code: object) -> NoReturn:
+    """End the process with ``code`` (a ``SystemExit`` code) once its output is out, without
+    Python's own exit: that frees every object one by one (each module, the syntax trees of the
+    files linted) for memory the system takes back at once, about 5% of a one-file run. By now
+    nothing is left to it: the worker pools are shut down, files closed, the cache written, the
+    run recorded. (mypy ends the same way.)"""
+    if code is None:
+        status = 0
+    elif isinstance(code, int):
+        status = code
+    else:  # as Python prints a SystemExit that carries a message
+        sys.stderr.write(f"{code}\n")
+        status = 1
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):  # `| head` closed it: click chose the status
+            stream.flush()
+    os._exit(status)
