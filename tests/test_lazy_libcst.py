@@ -40,11 +40,14 @@ EAGER = {
 }
 
 # Run the CLI in a fresh interpreter; print whether libcst was imported, after its output.
+# The console script's run (console.main; the script then ends the process at once, which
+# would leave this probe no time to look).
 PROBE = """
-import runpy, sys
+import sys
 sys.argv = ["sampler-lint", *sys.argv[1:]]
+from sampler_lint import console
 try:
-    runpy.run_module("sampler_lint", run_name="__main__")
+    console.main()
 except SystemExit:
     pass
 print("LIBCST-IMPORTED" if "libcst" in sys.modules else "LIBCST-NOT-IMPORTED")
