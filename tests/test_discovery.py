@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 from sampler_lint.engine.config import DEFAULT_EXCLUDES, ConfigResolver, RawSettings, Settings
 from sampler_lint.engine.discovery import iter_source_files
@@ -148,11 +150,66 @@ def test_gitignore_expressions_are_those_pathspec_compiles(text: str) -> None:
     import pathspec
 
     from sampler_lint.engine.discovery import _expressions
+    from sampler_lint.engine.plain_patterns import PlainPatterns
 
-    readable, pairs = _expressions(text.splitlines())
+    readable, pairs, _ = _expressions(text.splitlines())
     assert readable == [line for line in text.splitlines() if line != "!"]
-    spec = pathspec.GitIgnoreSpec.from_lines(readable)
+    # The plain lines are matched without an expression (test_plain_patterns_...).
+    spec = pathspec.GitIgnoreSpec.from_lines(
+        [line for line in readable if not PlainPatterns().add(line)]
+    )
     assert pairs == [(p.regex.pattern, p.include) for p in spec.patterns if p.include is not None]
+
+
+_PLAIN_NAMES = ["build", "dist", ".env", "a.b", "x-y", "__pycache__", "egg-info", ".egg-info",
+                "log", "b.log", "A_1"]
+_PATH_PARTS = ["build", "dist", ".env", "a.b", "x-y", "__pycache__", "pkg.egg-info", "egg-info",
+               "x.log", "log", "blog", "src", "build.py", "mybuild", "", "A_1", "a.b.c"]
+
+
+@settings(max_examples=400, deadline=None)
+@example(patterns=[(False, "build", False)], parts=["", "build"])  # `/build`: no match
+@example(patterns=[(False, "build", False)], parts=["", "", "build"])  # `//build`: a match
+@example(patterns=[(True, "log", True)], parts=["x.log", ""])  # `x.log/`: a folder's ending
+@given(
+    patterns=st.lists(
+        st.tuples(st.booleans(), st.sampled_from(_PLAIN_NAMES), st.booleans()),
+        min_size=1, max_size=4,
+    ),
+    parts=st.lists(st.sampled_from(_PATH_PARTS), min_size=1, max_size=5),
+)
+def test_plain_patterns_answer_as_pathspecs_expressions(
+    patterns: list[tuple[bool, str, bool]], parts: list[str]
+) -> None:
+    """A name, a folder's name, a name's ending (``*.log``), a folder name's ending: what
+    pathspec's expression of any of them answers (``re.match``, as the walk asks it) for a path
+    of any depth, a folder's (``/`` at the end) and odd ones (``//``, ``/`` first) included."""
+    import re
+
+    import pathspec
+
+    from sampler_lint.engine.plain_patterns import PlainPatterns
+
+    lines = [f"{'*' if star else ''}{name}{'/' if folder else ''}"
+             for star, name, folder in patterns]
+    plain = PlainPatterns()
+    assert all(plain.add(line) for line in lines)
+    path = "/".join(parts)
+    expressions = [
+        pattern.regex for line in lines
+        for pattern in pathspec.GitIgnoreSpec.from_lines([line]).patterns
+    ]
+    assert plain.matches(path) == any(re.match(regex, path) for regex in expressions), path
+
+
+@pytest.mark.parametrize("pattern", [
+    "*", "**", "/build", "build/*", "a/b", "!build", "# build", "build ", "b*d", "b?d", "[ab]",
+    ".", "..", "./", "*.", "\\build", "bu\\ild", "**/build", "build/**", "ünïcode",
+])
+def test_only_plain_patterns_are_taken(pattern: str) -> None:
+    from sampler_lint.engine.plain_patterns import PlainPatterns
+
+    assert PlainPatterns().add(pattern) is False
 
 
 def test_a_negated_gitignore_pattern_keeps_its_files_in_the_walk(tmp_path: Path) -> None:

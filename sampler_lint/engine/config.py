@@ -18,6 +18,7 @@ import pathspec
 
 from sampler_lint.analysis.vocabulary import ENGINE_OPTION_KEYS, Vocabulary
 from sampler_lint.engine import registry
+from sampler_lint.engine.plain_patterns import PlainPatterns
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -165,18 +166,24 @@ class Settings:
     @functools.cached_property
     def _exclude_matcher(self) -> Callable[[str], bool]:
         """One regular expression for all exclude patterns when none is negated (``!pattern``):
-        the same answers as the spec, in one search instead of one per pattern."""
-        spec = self.exclude_spec
+        the same answers as the spec, in one search instead of one per pattern. Plain patterns
+        (a name, a name's ending: every default one) are matched without one
+        (:class:`PlainPatterns`), and when all are plain no expression is made at all."""
+        plain = PlainPatterns()
+        others = [pattern for pattern in self.exclude if not plain.add(pattern)]
+        if not others:
+            return plain.matches
+        spec = pathspec.GitIgnoreSpec.from_lines(others)
         patterns = [p for p in spec.patterns if p.include is not None]
         regexes = [getattr(p, "regex", None) for p in patterns]
         if all(p.include for p in patterns) and all(r is not None for r in regexes):
             if not regexes:
-                return lambda path: False
+                return plain.matches
             # Each pattern names its groups alike; one expression may name a group only once.
             parts = [re.sub(r"\(\?P<\w+>", "(?:", r.pattern) for r in regexes if r is not None]
             combined = re.compile("|".join(f"(?:{part})" for part in parts))
-            return lambda path: combined.match(path) is not None
-        return spec.match_file
+            return lambda path: plain.matches(path) or combined.match(path) is not None
+        return self.exclude_spec.match_file  # a negation: every pattern in order
 
     def is_excluded_entry(self, name: str, relative: str) -> bool:
         """:meth:`is_excluded` for a directory entry met while walking, given its name and its

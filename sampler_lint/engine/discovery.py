@@ -21,6 +21,7 @@ import pathspec
 from sampler_lint.analysis.index import RealPaths
 from sampler_lint.engine import replay
 from sampler_lint.engine.config import ConfigError, ConfigResolver
+from sampler_lint.engine.plain_patterns import PlainPatterns
 
 SOURCE_SUFFIXES = (".py", ".pyi")
 # What a run looks for in the folders above those it lists, besides configuration files: the git
@@ -87,8 +88,10 @@ def _matcher(lines: list[str]) -> Callable[[str], bool]:
     The last pattern that matches decides. So a path no ignoring pattern matches is kept, and
     one that some ignoring pattern matches and no negation (``!pattern``) matches is ignored;
     only a path both kinds match (rare) needs pathspec's ordered loop, and only then is the
-    spec built: it compiles each line's expression on its own (5 ms for 140 lines)."""
-    readable, pairs = _expressions(lines)
+    spec built: it compiles each line's expression on its own (5 ms for 140 lines). The plain
+    ignoring lines (a name, a name's ending: most of them) are matched without an expression
+    (:class:`PlainPatterns`)."""
+    readable, pairs, plain = _expressions(lines)
 
     @functools.cache
     def spec() -> pathspec.GitIgnoreSpec:
@@ -98,15 +101,21 @@ def _matcher(lines: list[str]) -> Callable[[str], bool]:
         # pathspec searches an unanchored expression (``*/`` is ``(?P<ps_d>/)``, found
         # anywhere in the path): only its own loop answers those.
         return lambda path: bool(spec().match_file(path))
-    ignoring = _combined([regex for regex, include in pairs if include])
+    expression = _combined([regex for regex, include in pairs if include])
     negating = _combined([regex for regex, include in pairs if not include])
-    if ignoring is None:
+    if expression is None and not plain:
         return lambda path: False  # a negation alone un-ignores nothing that was ignored
+
+    def ignoring(path: str) -> bool:
+        return plain.matches(path) or (
+            expression is not None and expression.match(path) is not None
+        )
+
     if negating is None:
-        return lambda path: ignoring.match(path) is not None
+        return ignoring
 
     def matches(path: str) -> bool:
-        if ignoring.match(path) is None:
+        if not ignoring(path):
             return False
         if negating.match(path) is None:
             return True
@@ -115,15 +124,22 @@ def _matcher(lines: list[str]) -> Callable[[str], bool]:
     return matches
 
 
-def _expressions(lines: list[str]) -> tuple[list[str], list[tuple[str, bool]]]:
+def _expressions(
+    lines: list[str],
+) -> tuple[list[str], list[tuple[str, bool]], PlainPatterns]:
     """The lines pathspec can read (a lone ``!`` is left out, as git leaves it out, instead of
-    stopping the run), and the expression of each pattern among them with whether it ignores
-    (``False``: a negation); blank lines and comments have none. The expressions are those
-    ``GitIgnoreSpec`` compiles, as text."""
+    stopping the run), the plain patterns among them (:class:`PlainPatterns`: they all ignore),
+    and the expression of each other pattern with whether it ignores (``False``: a negation);
+    blank lines and comments have none. The expressions are those ``GitIgnoreSpec`` compiles,
+    as text."""
     pattern = _pattern_class()
     readable: list[str] = []
     pairs: list[tuple[str, bool]] = []
+    plain = PlainPatterns()
     for line in lines:
+        if plain.add(line):
+            readable.append(line)
+            continue
         try:
             regex, include = pattern.pattern_to_regex(line)
         except ValueError:
@@ -131,7 +147,7 @@ def _expressions(lines: list[str]) -> tuple[list[str], list[tuple[str, bool]]]:
         readable.append(line)
         if include is not None:
             pairs.append((regex if isinstance(regex, str) else "", include))
-    return readable, pairs
+    return readable, pairs, plain
 
 
 @functools.cache
