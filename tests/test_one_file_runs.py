@@ -212,7 +212,7 @@ def test_a_seed_reaches_a_builder_through_its_package_in_a_run_over_it_alone(
     assert "All checks passed!" in second.output
 
 
-def test_a_file_that_reads_the_index_is_parsed_by_ast_once(
+def test_a_file_that_reads_the_index_is_parsed_and_judged_by_ast_once(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Its pre-survey (is the project needed?), its survey, its syntax stage and the positions
@@ -245,6 +245,48 @@ def test_a_file_that_reads_the_index_is_parsed_by_ast_once(
         return real(source, *args, **kwargs)
 
     monkeypatch.setattr(ast, "parse", counting)
+    # And the syntax stage judges it once: the pre-survey's answer serves the survey.
+    judged: list[str] = []
+    given = syntax_summary.SyntaxSummary.given
+
+    def judging(self: Any, source: str, *args: Any) -> Any:
+        if source == text:
+            judged.append(source)
+        return given(self, source, *args)
+
+    monkeypatch.setattr(syntax_summary.SyntaxSummary, "given", judging)
     syntax_summary.parsed.cache_clear()
     assert [key[1] for key in _findings(root, "seeded.py")] == ["SL301"]  # found, and placed
     assert len(parses) == 1
+    assert len(judged) == 1
+
+
+def test_the_remembered_syntax_stage_serves_only_the_same_lint_options(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The judgment is kept on the tree, which outlives a run (the last text's tree is kept):
+    # another run's options (another vocabulary, other rule options) are judged anew.
+    from sampler_lint.analysis import syntax_summary
+    from sampler_lint.engine import registry, survey
+
+    text = "from torch.utils.data import DistributedSampler\nDistributedSampler(ds, seed=0)\n"
+    settings = ConfigResolver(RawSettings(), isolated=True).for_path(Path("train.py"))
+    first, second = (
+        runner.lint_options_for(settings, Path("train.py"), runner.RunOptions()) for _ in range(2)
+    )
+    rules = list(registry.all_rules())
+    tree = syntax_summary.parsed(text)
+    judged: list[object] = []
+    given = syntax_summary.SyntaxSummary.given
+
+    def judging(self: Any, source: str, vocabulary: Any, options: Any) -> Any:
+        judged.append(options)
+        return given(self, source, vocabulary, options)
+
+    monkeypatch.setattr(syntax_summary.SyntaxSummary, "given", judging)
+    kept = survey._syntax_stage(tree, rules, first, text)
+    assert survey._syntax_stage(tree, rules, first, text) == kept and len(judged) == 1
+    assert survey._syntax_stage(tree, rules[:3], first, text)[0] == [
+        rule for rule in kept[0] if rule in rules[:3]
+    ] and len(judged) == 2
+    assert survey._syntax_stage(tree, rules, second, text) == kept and len(judged) == 3

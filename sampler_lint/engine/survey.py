@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from sampler_lint.analysis.index import FactCollector, ProjectIndex
-from sampler_lint.analysis.syntax_summary import SyntaxSummary, parsed
+from sampler_lint.analysis.syntax_summary import SyntaxSummary, parsed, per_tree
 from sampler_lint.analysis.text_shapes import TokenSearch
 from sampler_lint.engine import noqa
 from sampler_lint.engine.cache import digest
@@ -145,18 +145,29 @@ def _syntax_stage(
     tree: ast.Module, rules: list[type[Rule]] | None, lint: LintOptions | None, source: str
 ) -> tuple[list[type[Rule]] | None, tuple[tuple[str, tuple[Any, ...]], ...]]:
     """The rules whose ``may_match`` keeps the file, and the hints they leave the index stage
-    (``source``: the code ``tree`` was parsed from)."""
+    (``source``: the code ``tree`` was parsed from). Remembered on the tree for the same
+    rules and the same lint options: a few named files are surveyed twice from one parse
+    (:func:`~sampler_lint.analysis.syntax_summary.parsed`)."""
     if not rules or lint is None:
         return rules, ()
+    remembered: dict[tuple[str, ...], tuple[LintOptions, Any]] = per_tree(
+        tree, "syntax stage", dict
+    )
+    codes = tuple(rule.code for rule in rules)
+    known = remembered.get(codes)
+    if known is not None and known[0] is lint:  # held here, so no other options share its id
+        kept, hints = known[1]
+        return list(kept), hints
     summary = SyntaxSummary.of(tree).given(source, lint.vocabulary, lint.options)
     kept = [rule for rule in rules if rule.may_match(summary)]
-    hints = []
+    found = []
     for rule in kept:
         if rule.gives_hints():
             names = rule.syntax_hints(summary)
             if names is not None:
-                hints.append((rule.code, tuple(sorted(names, key=repr))))
-    return kept, tuple(hints)
+                found.append((rule.code, tuple(sorted(names, key=repr))))
+    remembered[codes] = (lint, (tuple(kept), tuple(found)))
+    return kept, tuple(found)
 
 
 def _worth_parsing(rules: list[type[Rule]] | None, search: TokenSearch | None) -> bool:
