@@ -16,7 +16,7 @@ import pytest
 from click.testing import CliRunner
 
 from sampler_lint.cli import main
-from sampler_lint.engine import writer
+from sampler_lint.engine import sources, writer
 
 BUGGY = "def f(x, world_size, rank):\n    return x.split(x.size(0) // world_size)[rank]\n"
 GOOD_FINDING = ("good.py", 2, "SL101")
@@ -149,14 +149,14 @@ def test_paths_with_spaces_and_non_ascii(repo: Path) -> None:
 
 def test_unreadable_file_is_reported(repo: Path) -> None:
     (repo / "secret.py").write_text(BUGGY)
-    real_read = Path.read_bytes
+    real_read = sources._read  # what every read of a source goes through
 
-    def failing(self: Path) -> bytes:
-        if self.name == "secret.py":
+    def failing(path: Path) -> bytes:
+        if Path(path).name == "secret.py":
             raise PermissionError(13, "Permission denied")
-        return real_read(self)
+        return real_read(path)
 
-    with mock.patch.object(Path, "read_bytes", failing):
+    with mock.patch.object(sources, "_read", failing):
         code, findings, stderr = run(repo, ".")
     assert code == 1  # good.py's finding; an unreadable file is a warning, not a finding
     assert summary(findings) == {GOOD_FINDING}
@@ -165,14 +165,14 @@ def test_unreadable_file_is_reported(repo: Path) -> None:
 
 def test_file_deleted_mid_run(repo: Path) -> None:
     (repo / "gone.py").write_text(BUGGY)
-    real_read = Path.read_bytes
+    real_read = sources._read
 
-    def vanishing(self: Path) -> bytes:
-        if self.name == "gone.py":
-            self.unlink()
-        return real_read(self)
+    def vanishing(path: Path) -> bytes:
+        if Path(path).name == "gone.py":
+            Path(path).unlink()
+        return real_read(path)
 
-    with mock.patch.object(Path, "read_bytes", vanishing):
+    with mock.patch.object(sources, "_read", vanishing):
         code, findings, stderr = run(repo, ".")
     assert code == 1
     assert summary(findings) == {GOOD_FINDING}
