@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 import contextlib
 from pathlib import Path
+from typing import Any
 from unittest import mock
 
 import pytest
@@ -965,3 +966,44 @@ def test_a_question_about_a_rare_name_looks_for_it_before_the_pre_filter(tmp_pat
                         _collectors().collectors)
     again._text_room = 0
     assert again._holders_of(collector, "FullRecipe") == {str(tmp_path / "recipe.py")}
+
+
+def test_the_project_subclass_question_parses_only_files_whose_class_headers_may_derive(
+    tmp_path: Path,
+) -> None:
+    # "Which project classes derive from DistributedSampler?" follows each base name down: a
+    # file that only imports or builds the class (every training script) is not parsed for it,
+    # yet every class the whole index finds is found, however its header or import is written.
+    from sampler_lint.analysis import sampler_family
+
+    files = _write(tmp_path, {
+        "train.py": "from torch.utils.data import DistributedSampler\n"
+                    "class Recipe:\n    def setup(self):\n"
+                    "        self.s = DistributedSampler(ds)\n",
+        "script.py": "import torch\nsampler = torch.utils.data.DistributedSampler(ds)\n",
+        "renamed.py": "from torch.utils.data import (\n    DistributedSampler  # torch's\n"
+                      "    as DS,\n)\nclass Renamed(DS):\n    pass\n",
+        "long.py": "import torch\nclass Long(\n    # a comment that closes)) a bracket:\n"
+                   "    make('it\\'s a string that closes))) one: too'),\n"
+                   "    make(\"\"\"a long one\n))): too\"\"\"),\n"
+                   "    torch.utils.data.DistributedSampler,\n"
+                   "    metaclass=make(lambda: 'x:)'),\n):\n    pass\n"
+                   "class Deeper(Long):\n    pass\n",
+        "generic.py": "from torch.utils.data import DistributedSampler\n"
+                      "class Typed(DistributedSampler[int]):\n    pass\n",
+        "continued.py": "from torch.utils.data import DistributedSampler\n"
+                        "class Continued \\\n        (Mixin, DistributedSampler): pass\n",
+    })
+    eager, lazy = _eager_and_lazy(files)
+    parsed: list[str] = []
+    real = demand._collect
+
+    def counting(data: bytes, fact_path: str, collectors: list[Any]) -> list[Any]:
+        parsed.append(Path(fact_path).name)
+        return real(data, fact_path, collectors)
+
+    with mock.patch.object(demand, "_collect", counting):
+        found = sampler_family.project_subclass_names(lazy, "DistributedSampler")
+    assert found == sampler_family.project_subclass_names(eager, "DistributedSampler")
+    assert found == {"Renamed", "Long", "Typed", "Deeper", "Continued"}
+    assert "train.py" not in parsed and "script.py" not in parsed

@@ -131,6 +131,12 @@ def facts_named(index: ProjectIndex, kind: str, name: str) -> list[Any]:
 CLASS_DEFINED = "class "
 
 
+#: Before a name, in a question (:meth:`ProjectIndex.get_for`): the files whose text may hold a
+#: class statement that spells that name in its header (``class X(pkg.Name[T]):``), not every
+#: file that spells it (those that import, call or annotate with it).
+DERIVES_FROM = "bases "
+
+
 def classes_named(index: ProjectIndex, kind: str, name: str) -> list[Any]:
     """:func:`facts_named` for facts made from ``class name`` statements (``fact.name`` is the
     class's name): an index built on demand reads only the files that may define the class,
@@ -219,6 +225,76 @@ def class_statements_in(data: bytes) -> frozenset[bytes]:
         match[1] for match in _CLASS_NAMES_IN_BYTES.finditer(data)
         if starts_line(data, match.start())
     )
+
+
+def class_headers_in(data: bytes) -> frozenset[bytes]:
+    """The words of every class statement's header, after its name and up to the colon that
+    ends it (its type parameters, bases and keywords), bytes of 128 and up counting as letters:
+    a class that derives from ``Name`` (``Name``, ``pkg.Name``, ``Name[T]``) has ``Name`` among
+    them. More words, never fewer: those of a string or a comment in a header count, and a
+    header that does not end (a file Python cannot parse) runs to the end of its line."""
+    words: set[bytes] = set()
+    for match in _CLASS_NAMES_IN_BYTES.finditer(data):
+        if starts_line(data, match.start()):
+            start = match.end(1)
+            words.update(_WORDS_IN_BYTES.findall(data, start, _header_end(data, start)))
+    return frozenset(words)
+
+
+_WORDS_IN_BYTES = re.compile(rb"[\w\x80-\xff]+")
+_OPENING, _CLOSING = frozenset(b"([{"), frozenset(b")]}")
+_QUOTES = frozenset(b"'\"")
+_LINE_ENDS = frozenset(b"\r\n")
+
+
+def _header_end(data: bytes, at: int) -> int:
+    """Where the class header that goes on at ``at`` ends: its colon outside brackets, or the
+    end of a line outside brackets that no backslash continues. Strings are skipped whole (a
+    backslash escapes the byte after it, as in every string but a raw one, whose quotes it
+    cannot end either) and comments to the end of their line."""
+    depth = 0
+    size = len(data)
+    while at < size:
+        byte = data[at]
+        if byte in _OPENING:
+            depth += 1
+        elif byte in _CLOSING:
+            depth = max(depth - 1, 0)
+        elif byte == ord(":") and depth == 0:
+            return at
+        elif byte == ord("#"):  # a comment, to the end of its line
+            ends = [found for found in (data.find(b"\n", at), data.find(b"\r", at)) if found >= 0]
+            at = min(ends, default=size)
+            continue
+        elif byte in _QUOTES:
+            at = _string_end(data, at)
+            continue
+        elif byte == ord("\\"):  # a backslash continues the line
+            at += 2
+            continue
+        elif byte in _LINE_ENDS and depth == 0:
+            return at
+        at += 1
+    return size
+
+
+def _string_end(data: bytes, at: int) -> int:
+    """Just after the string whose opening quote is at ``at`` (the end of its line for a
+    one-line string that does not end there, the end of the data for a long one)."""
+    triple = data[at:at + 3]
+    quote = triple if triple in (b"'''", b'"""') else data[at:at + 1]
+    at += len(quote)
+    size = len(data)
+    while at < size:
+        if data[at] == ord("\\"):
+            at += 2
+            continue
+        if data.startswith(quote, at):
+            return at + len(quote)
+        if len(quote) == 1 and data[at] in _LINE_ENDS:
+            return at
+        at += 1
+    return size
 
 
 # ------------------------------------------------------------------------------------------------

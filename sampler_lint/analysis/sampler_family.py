@@ -17,6 +17,7 @@ from typing import Any
 
 from sampler_lint.analysis.frameworks import INDEX_REQUIRES as FRAMEWORK_REQUIRES
 from sampler_lint.analysis.index import (
+    DERIVES_FROM,
     FactCollector,
     ProjectIndex,
     class_names_in,
@@ -347,7 +348,9 @@ def project_subclass_names(index: ProjectIndex, torch_class: str) -> frozenset[s
             if name in asked:
                 continue
             asked.add(name)
-            for fact in dict.fromkeys(index.get_for(FACT, name)):
+            # Only a file with a class header that spells the name can hold such a class: a
+            # file that imports or builds the class is not parsed for this question.
+            for fact in dict.fromkeys(index.get_for(FACT, DERIVES_FROM + name)):
                 if not any(base.rsplit(".", 1)[-1] == name for base in fact.bases):
                     continue  # the file spells the name, but not as this class's base
                 names.append(fact.name)

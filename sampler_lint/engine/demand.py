@@ -19,8 +19,10 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import functools
 import marshal
 import os
+import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,9 +30,11 @@ from typing import Any
 
 from sampler_lint.analysis.index import (
     CLASS_DEFINED,
+    DERIVES_FROM,
     FactCollector,
     ProjectIndex,
     RealPaths,
+    class_headers_in,
     class_statements_in,
 )
 from sampler_lint.engine.cache import Cache, Unencodable, decode, digest, encode
@@ -151,6 +155,7 @@ class DemandIndex(ProjectIndex):
         self._read: dict[tuple[str, str], Facts] = {}
         # Per file: the names its class statements may define (_spells).
         self._classes: dict[str, frozenset[bytes]] = {}
+        self._headers: dict[str, frozenset[bytes]] = {}  # class_headers_in, once per file
         # The files that hold a token, per (collector, token), when scanned for several tokens
         # at once (_scan_tokens).
         self._holders: dict[tuple[str, str], set[str]] = {}
@@ -588,7 +593,7 @@ class DemandIndex(ProjectIndex):
         word's bytes). A word found missing is remembered as not spelled, as
         :meth:`_file_spells` would; a word that is not ASCII is left to it."""
         for word in token.split("+"):
-            name = word[len(CLASS_DEFINED):] if word.startswith(CLASS_DEFINED) else word
+            name = _name_of(word)
             if name.isascii() and name.encode() not in data:
                 self._spelled.setdefault(word, {})[source.fact_path] = False
                 return False
@@ -599,6 +604,11 @@ class DemandIndex(ProjectIndex):
         once per file: a rule may ask about each class of a file in turn, and each question
         looks at every file of its collector (Lightning: 82 questions, 47 files, a pattern
         search of the whole text for each pair)."""
+        if word.startswith(DERIVES_FROM):
+            headers = self._headers.get(source.fact_path)
+            if headers is None:
+                headers = self._headers[source.fact_path] = class_headers_in(data)
+            return _may_derive_from(data, word[len(DERIVES_FROM):], headers)
         if not word.startswith(CLASS_DEFINED):
             return _spells_word(data, word)
         defined = self._classes.get(source.fact_path)
@@ -782,9 +792,12 @@ def _spells_word(data: bytes, name: str) -> bool:
     ``AsrDataModule`` need not read the many files that only spell ``LibriSpeechAsrDataModule``.
     Bytes of 128 and up count as letters: outside strings and comments Python allows them only
     in identifiers, so they never end one. ``class name`` (:data:`CLASS_DEFINED`): whether they
-    may define that class (:func:`_may_define_class`)."""
+    may define that class (:func:`_may_define_class`); ``bases name`` (:data:`DERIVES_FROM`):
+    whether a class header of theirs spells it (:func:`_may_derive_from`)."""
     if name.startswith(CLASS_DEFINED):
         return _may_define_class(data, name[len(CLASS_DEFINED):])
+    if name.startswith(DERIVES_FROM):
+        return _may_derive_from(data, name[len(DERIVES_FROM):])
     if not name.isascii():
         return _holds(data, name)
     word = name.encode()
@@ -808,6 +821,34 @@ def _may_define_class(
     if not name.isascii():
         return _holds(data, name)
     return name.encode() in (class_statements_in(data) if defined is None else defined)
+
+
+def _may_derive_from(data: bytes, name: str, headers: frozenset[bytes] | None = None) -> bool:
+    """Whether a file's bytes may hold a class with a base whose last name, imports resolved, is
+    ``name`` (``headers``: their :func:`class_headers_in`, when known): a class header spells
+    the name, or the file imports the name under another (``import ... name as other``, then
+    ``class X(other)``). A name that is not ASCII: whether the text spells it at all."""
+    if not name.isascii():
+        return _holds(data, name)
+    if name.encode() in (class_headers_in(data) if headers is None else headers):
+        return True
+    return name.encode() in data and _renamed(name).search(data) is not None
+
+
+@functools.lru_cache(maxsize=64)
+def _renamed(name: str) -> re.Pattern[bytes]:
+    """``name as``, as an import that renames it spells it (blanks, line breaks and comments
+    may come between inside parentheses)."""
+    return re.compile(rb"\b" + re.escape(name.encode()) + rb"(?:[ \t\f\r\n\\]|#[^\r\n]*)*as\b")
+
+
+def _name_of(word: str) -> str:
+    """The name a word of a question is about, without its :data:`CLASS_DEFINED` or
+    :data:`DERIVES_FROM` before it."""
+    for prefix in (CLASS_DEFINED, DERIVES_FROM):
+        if word.startswith(prefix):
+            return word[len(prefix):]
+    return word
 
 
 _WORD_BYTES = frozenset(
