@@ -119,11 +119,12 @@ def scenarios(repo: Path, one_file: str, lint: list[str], runs: int) -> None:
         tree = Path(folder) / repo.name
         shutil.copytree(repo, tree, symlinks=True, ignore=shutil.ignore_patterns(".git"))
         (tree / ".git").mkdir(exist_ok=True)  # the project root, as in the checkout
-        start_up = median_of([sys.executable, "-m", "sampler_lint", "--version"], runs)
+        # In the copy, as the runs below: run elsewhere, `-m` may import another checkout.
+        start_up = median_of([sys.executable, "-m", "sampler_lint", "--version"], runs, cwd=tree)
         alone = median_of([*lint, "--no-cache", one_file], runs, cwd=tree)
         print(f"over {repo.name} ({count_files([tree])} files), {runs} runs (medians)")
         print(f"  start-up (--version)      {start_up:7.2f} s")
-        print(f"  one file, cold ({one_file}) {alone:7.2f} s  {alone / start_up:.1f}x start-up")
+        print(f"  one file, cold ({one_file}) {alone:7.2f} s  {alone / start_up:.2f}x start-up")
         subprocess.run([*lint, "--fix", "."], cwd=tree, capture_output=True, check=False)
         warm = median_of([*lint, "."], runs, cwd=tree)
         changed = tree / one_file
