@@ -915,7 +915,8 @@ def test_each_file_is_searched_for_class_statements_once(
         scanned.append(data)
         return statements(data)
 
-    monkeypatch.setattr(demand, "class_statements_in", counting)
+    assert demand._NAMES_OF[index_module.CLASS_DEFINED] is statements
+    monkeypatch.setitem(demand._NAMES_OF, index_module.CLASS_DEFINED, counting)
     monkeypatch.chdir(tmp_path)
     resolver = ConfigResolver(RawSettings(select=("SL501",)), isolated=True)
     result = run([Path(".")], resolver, RunOptions(jobs=1, use_cache=False))
@@ -1007,3 +1008,10 @@ def test_the_project_subclass_question_parses_only_files_whose_class_headers_may
     assert found == sampler_family.project_subclass_names(eager, "DistributedSampler")
     assert found == {"Renamed", "Long", "Typed", "Deeper", "Continued"}
     assert "train.py" not in parsed and "script.py" not in parsed
+    # The same files when the question's holders are searched for first (a run with worker
+    # processes reads them ahead).
+    collector = next(c for c in _collectors().collectors if c.name == "sampler classes")
+    holders = lazy._holders_of(collector, index_module.DERIVES_FROM + "DistributedSampler")
+    assert sorted(Path(path).name for path in holders) == [
+        "continued.py", "generic.py", "long.py", "renamed.py",
+    ]

@@ -132,8 +132,8 @@ CLASS_DEFINED = "class "
 
 
 #: Before a name, in a question (:meth:`ProjectIndex.get_for`): the files whose text may hold a
-#: class statement that spells that name in its header (``class X(pkg.Name[T]):``), not every
-#: file that spells it (those that import, call or annotate with it).
+#: class deriving from that name (:func:`class_base_names_in`), not every file that spells it
+#: (those that import, call or annotate with it).
 DERIVES_FROM = "bases "
 
 
@@ -227,29 +227,51 @@ def class_statements_in(data: bytes) -> frozenset[bytes]:
     )
 
 
-def class_headers_in(data: bytes) -> frozenset[bytes]:
-    """The words of every class statement's header, after its name and up to the colon that
-    ends it (its type parameters, bases and keywords), bytes of 128 and up counting as letters:
-    a class that derives from ``Name`` (``Name``, ``pkg.Name``, ``Name[T]``) has ``Name`` among
-    them. More words, never fewer: those of a string or a comment in a header count, and a
-    header that does not end (a file Python cannot parse) runs to the end of its line."""
+def class_base_names_in(data: bytes) -> frozenset[bytes]:
+    """The names a class of these bytes may derive from, imports resolved: the words of every
+    class statement's header, after its name and up to the colon that ends it (its type
+    parameters, bases and keywords: ``Name``, ``pkg.Name``, ``Name[T]`` spell ``Name``), and
+    every name an import statement renames (``import ... Name as Other``, then ``class
+    X(Other)``), bytes of 128 and up counting as letters. More names, never fewer: the words of
+    a string or a comment in a header count, any word before ``as`` counts, and a header that
+    does not end (a file Python cannot parse) runs to the end of its line."""
     words: set[bytes] = set()
     for match in _CLASS_NAMES_IN_BYTES.finditer(data):
         if starts_line(data, match.start()):
             start = match.end(1)
             words.update(_WORDS_IN_BYTES.findall(data, start, _header_end(data, start)))
+    for match in _IMPORT_IN_BYTES.finditer(data):  # renames are made by import statements
+        start = match.start()
+        if start and data[start - 1] in WORD_BYTES:
+            continue  # the end of a longer word (`reimport`)
+        end = _header_end(data, match.end())
+        if data.find(b"as", match.end(), end) != -1:
+            words.update(_RENAMED_IN_BYTES.findall(data, match.end(), end))
     return frozenset(words)
 
 
 _WORDS_IN_BYTES = re.compile(rb"[\w\x80-\xff]+")
+# The keyword as a literal first (a look-behind would cost the search its literal scan, 20 times
+# slower); the byte before it is checked after.
+_IMPORT_IN_BYTES = re.compile(rb"import(?![\w\x80-\xff])")
+#: The bytes an identifier is made of in a file's bytes: bytes of 128 and up count as letters
+#: (outside strings and comments Python allows them only in identifiers).
+WORD_BYTES = frozenset(
+    b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_" + bytes(range(128, 256))
+)
+# A word before `as` (blanks, line breaks and comments may come between inside parentheses).
+_RENAMED_IN_BYTES = re.compile(
+    rb"(?<![\w\x80-\xff])([\w\x80-\xff]+)(?:[ \t\f\r\n\\]|#[^\r\n]*)*\bas(?![\w\x80-\xff])"
+)
 _OPENING, _CLOSING = frozenset(b"([{"), frozenset(b")]}")
 _QUOTES = frozenset(b"'\"")
 _LINE_ENDS = frozenset(b"\r\n")
 
 
 def _header_end(data: bytes, at: int) -> int:
-    """Where the class header that goes on at ``at`` ends: its colon outside brackets, or the
-    end of a line outside brackets that no backslash continues. Strings are skipped whole (a
+    """Where the head of a statement that goes on at ``at`` (a class header, an import's names)
+    ends: a colon outside brackets, or the end of a line outside brackets that no backslash
+    continues. Strings are skipped whole (a
     backslash escapes the byte after it, as in every string but a raw one, whose quotes it
     cannot end either) and comments to the end of their line."""
     depth = 0

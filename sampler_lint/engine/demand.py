@@ -19,10 +19,8 @@ from __future__ import annotations
 
 import ast
 import contextlib
-import functools
 import marshal
 import os
-import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,10 +29,11 @@ from typing import Any
 from sampler_lint.analysis.index import (
     CLASS_DEFINED,
     DERIVES_FROM,
+    WORD_BYTES,
     FactCollector,
     ProjectIndex,
     RealPaths,
-    class_headers_in,
+    class_base_names_in,
     class_statements_in,
 )
 from sampler_lint.engine.cache import Cache, Unencodable, decode, digest, encode
@@ -153,9 +152,8 @@ class DemandIndex(ProjectIndex):
         self._pending = dict(self._all)
         # Each file's facts per collector once read, for questions about several tokens.
         self._read: dict[tuple[str, str], Facts] = {}
-        # Per file: the names its class statements may define (_spells).
-        self._classes: dict[str, frozenset[bytes]] = {}
-        self._headers: dict[str, frozenset[bytes]] = {}  # class_headers_in, once per file
+        # Per (kind of word, file): the names of :data:`_NAMES_OF` (_spells).
+        self._names: dict[tuple[str, str], frozenset[bytes]] = {}
         # The files that hold a token, per (collector, token), when scanned for several tokens
         # at once (_scan_tokens).
         self._holders: dict[tuple[str, str], set[str]] = {}
@@ -593,28 +591,24 @@ class DemandIndex(ProjectIndex):
         word's bytes). A word found missing is remembered as not spelled, as
         :meth:`_file_spells` would; a word that is not ASCII is left to it."""
         for word in token.split("+"):
-            name = _name_of(word)
+            name = word[len(_kind(word)):]
             if name.isascii() and name.encode() not in data:
                 self._spelled.setdefault(word, {})[source.fact_path] = False
                 return False
         return True
 
     def _spells(self, source: Source, data: bytes, word: str) -> bool:
-        """:func:`_spells_word`, with the names a file's class statements may define listed
-        once per file: a rule may ask about each class of a file in turn, and each question
-        looks at every file of its collector (Lightning: 82 questions, 47 files, a pattern
-        search of the whole text for each pair)."""
-        if word.startswith(DERIVES_FROM):
-            headers = self._headers.get(source.fact_path)
-            if headers is None:
-                headers = self._headers[source.fact_path] = class_headers_in(data)
-            return _may_derive_from(data, word[len(DERIVES_FROM):], headers)
-        if not word.startswith(CLASS_DEFINED):
+        """:func:`_spells_word`, with the names of a word's kind (:data:`_NAMES_OF`) listed once
+        per file: a rule may ask about each class of a file in turn, and each question looks at
+        every file of its collector (Lightning: 82 questions, 47 files, a pattern search of the
+        whole text for each pair)."""
+        kind = _kind(word)
+        if not kind:
             return _spells_word(data, word)
-        defined = self._classes.get(source.fact_path)
-        if defined is None:
-            defined = self._classes[source.fact_path] = class_statements_in(data)
-        return _may_define_class(data, word[len(CLASS_DEFINED):], defined)
+        names = self._names.get((kind, source.fact_path))
+        if names is None:
+            names = self._names[kind, source.fact_path] = _NAMES_OF[kind](data)
+        return _among(data, word[len(kind):], names)
 
     def _answers(self, token: str) -> list[dict[str, bool]]:
         """Per word of ``token``, what :meth:`_file_spells` learnt of each file: a file known
@@ -791,69 +785,47 @@ def _spells_word(data: bytes, name: str) -> bool:
     """Whether a file's bytes spell the identifier ``name`` as a whole word: a question about
     ``AsrDataModule`` need not read the many files that only spell ``LibriSpeechAsrDataModule``.
     Bytes of 128 and up count as letters: outside strings and comments Python allows them only
-    in identifiers, so they never end one. ``class name`` (:data:`CLASS_DEFINED`): whether they
-    may define that class (:func:`_may_define_class`); ``bases name`` (:data:`DERIVES_FROM`):
-    whether a class header of theirs spells it (:func:`_may_derive_from`)."""
-    if name.startswith(CLASS_DEFINED):
-        return _may_define_class(data, name[len(CLASS_DEFINED):])
-    if name.startswith(DERIVES_FROM):
-        return _may_derive_from(data, name[len(DERIVES_FROM):])
+    in identifiers, so they never end one. A word of a kind (:data:`_NAMES_OF`: ``class name``,
+    ``bases name``): whether the names of that kind the bytes hold include it."""
+    kind = _kind(name)
+    if kind:
+        return _among(data, name[len(kind):], _NAMES_OF[kind](data))
     if not name.isascii():
         return _holds(data, name)
     word = name.encode()
     start = data.find(word)
     while start != -1:  # most often the first is a whole word; a find is cheaper than a regex
         end = start + len(word)
-        if (start == 0 or data[start - 1] not in _WORD_BYTES) and (
-            end == len(data) or data[end] not in _WORD_BYTES
+        if (start == 0 or data[start - 1] not in WORD_BYTES) and (
+            end == len(data) or data[end] not in WORD_BYTES
         ):
             return True
         start = data.find(word, start + 1)
     return False
 
 
-def _may_define_class(
-    data: bytes, name: str, defined: frozenset[bytes] | None = None
-) -> bool:
-    """Whether a file's bytes may hold ``class name`` (``defined``: their
-    :func:`class_statements_in`, when known). A name that is not ASCII: whether the text spells
-    it at all."""
+#: The kinds of words a question may hold besides a name, each with the names of a file it asks
+#: about: ``class name`` (:data:`CLASS_DEFINED`), the files that may define the class; ``bases
+#: name`` (:data:`DERIVES_FROM`), the files that may hold a class deriving from it.
+_NAMES_OF: dict[str, Callable[[bytes], frozenset[bytes]]] = {
+    CLASS_DEFINED: class_statements_in,
+    DERIVES_FROM: class_base_names_in,
+}
+
+
+def _kind(word: str) -> str:
+    """The kind of a question's word (a key of :data:`_NAMES_OF`), ``""`` for a plain name."""
+    return next((kind for kind in _NAMES_OF if word.startswith(kind)), "")
+
+
+def _among(data: bytes, name: str, names: frozenset[bytes]) -> bool:
+    """Whether ``name`` is among a file's ``names`` of a kind; a name that is not ASCII: whether
+    the text spells it at all (the lists hold what the bytes spell)."""
     if not name.isascii():
         return _holds(data, name)
-    return name.encode() in (class_statements_in(data) if defined is None else defined)
+    return name.encode() in names
 
 
-def _may_derive_from(data: bytes, name: str, headers: frozenset[bytes] | None = None) -> bool:
-    """Whether a file's bytes may hold a class with a base whose last name, imports resolved, is
-    ``name`` (``headers``: their :func:`class_headers_in`, when known): a class header spells
-    the name, or the file imports the name under another (``import ... name as other``, then
-    ``class X(other)``). A name that is not ASCII: whether the text spells it at all."""
-    if not name.isascii():
-        return _holds(data, name)
-    if name.encode() in (class_headers_in(data) if headers is None else headers):
-        return True
-    return name.encode() in data and _renamed(name).search(data) is not None
-
-
-@functools.lru_cache(maxsize=64)
-def _renamed(name: str) -> re.Pattern[bytes]:
-    """``name as``, as an import that renames it spells it (blanks, line breaks and comments
-    may come between inside parentheses)."""
-    return re.compile(rb"\b" + re.escape(name.encode()) + rb"(?:[ \t\f\r\n\\]|#[^\r\n]*)*as\b")
-
-
-def _name_of(word: str) -> str:
-    """The name a word of a question is about, without its :data:`CLASS_DEFINED` or
-    :data:`DERIVES_FROM` before it."""
-    for prefix in (CLASS_DEFINED, DERIVES_FROM):
-        if word.startswith(prefix):
-            return word[len(prefix):]
-    return word
-
-
-_WORD_BYTES = frozenset(
-    b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_" + bytes(range(128, 256))
-)
 
 
 def facts_key(collector: str, fact_path: str, content: str) -> str:
