@@ -37,6 +37,7 @@ from sampler_lint.analysis.index import (
     class_statements_in,
 )
 from sampler_lint.engine.cache import Cache, Unencodable, decode, digest, encode
+from sampler_lint.engine.carried import CarriedDigests
 from sampler_lint.engine.sources import in_overlay, read_source
 
 _PARSE_FAILURES = (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError)
@@ -172,8 +173,19 @@ class DemandIndex(ProjectIndex):
         # Each collector's files by path, and by real path once a question needs it.
         self._by_path: dict[str, dict[str, list[Source]]] = {}
         self._by_real: dict[str, dict[str, list[Source]]] = {}
+        # The real paths of files, learnt once for all collectors (most files are a candidate
+        # of several: Lightning resolved 1,762 paths of 646 files, a look at each).
+        self._reals = RealPaths()
         self._states: dict[str, str] = {}  # per collector: its files' paths and contents
         self._stored_digests: set[str] = set()  # digests this run found in or put in the cache
+        # Digests of questions about names, kept across runs with the files they came from
+        # (carried.py), and their parts (file, digest of its facts) per question gathered by
+        # this process.
+        self._carried = (
+            CarriedDigests(sources, self._digest_cache)
+            if cache is not None and self._digest_cache is not None else None
+        )
+        self._support: dict[str, tuple[str, ...]] = {}
         self._digests: dict[tuple[str, str], tuple[Facts, str]] = {}
         # Those of them the survey's parse read, not yet in the cache (see known).
         self._seeded: set[tuple[str, str]] = set()
@@ -271,9 +283,8 @@ class DemandIndex(ProjectIndex):
             if real is None and os.path.exists(path):
                 # Reached through a link: every file's real path, once (their folders shared).
                 real = self._by_real[name] = {}
-                reals = RealPaths()
                 for source in self._candidates(name):
-                    real.setdefault(reals.of(source.fact_path), []).append(source)
+                    real.setdefault(self._reals.of(source.fact_path), []).append(source)
             found = real.get(path) if real is not None else None
         return found or []
 
@@ -355,6 +366,9 @@ class DemandIndex(ProjectIndex):
         if made is not None:
             self._remember_digest(name, made)
             return made
+        made = self._carried_digest(name)
+        if made is not None:
+            return made
         key = self._state_key(name)
         cache = self._digest_cache
         hit = cache.get(key) if key is not None and cache is not None else None
@@ -365,6 +379,9 @@ class DemandIndex(ProjectIndex):
         return None
 
     def _remember_digest(self, name: str, made: str) -> None:
+        support = self._support.get(name)
+        if support is not None:
+            self._stamp(name, made, support)
         if name in self._stored_digests:
             return
         self._stored_digests.add(name)
@@ -373,6 +390,42 @@ class DemandIndex(ProjectIndex):
             self._digest_cache.put(key, {"digest": [made]})
             self.fresh.append((key, {"digest": [made]}))
 
+    def _carried_digest(self, name: str) -> str | None:
+        """The digest of a question about a name carried from an earlier run, if it holds."""
+        found = self._carried_parts(name)
+        return found[0] if found is not None else None
+
+    def _carried_parts(self, name: str) -> tuple[str, tuple[str, ...]] | None:
+        """The digest and parts of a question about a name carried from an earlier run, if
+        they hold (carried.py), stamped with this run's state."""
+        base, _, token = name.partition("[")
+        token = token[:-1]
+        if self._carried is None or not token or _is_file_token(token) \
+                or self._all[base].settled is not None:
+            return None
+        collector = self._all[base]
+
+        def part_of(source: Source) -> str | None:
+            """The digest of a file's facts for the question, as _gather makes it (None: the
+            file does not answer it)."""
+            if source.collectors is not None and base not in source.collectors:
+                return None  # not a file of the collector
+            facts = self._facts_of(source, collector, token)
+            return self._digest_of(base, source, facts) if facts else None
+
+        found = self._carried.lookup(
+            name, part_of, lambda parts: digest(base, token, *parts)
+        )
+        if found is not None:
+            self._stamp(name, *found)
+        return found
+
+    def _stamp(self, name: str, made: str, support: tuple[str, ...]) -> None:
+        if self._carried is not None:
+            entry = self._carried.stamp(name, made, support)
+            if entry is not None:
+                self.fresh.append(entry)
+
     def keep(self, fresh: Iterable[tuple[str, Facts]]) -> None:
         """Put in the caches what another process made (:attr:`fresh`): facts, and digests in
         their own cache."""
@@ -380,6 +433,14 @@ class DemandIndex(ProjectIndex):
             cache = self._digest_cache if _is_digest(value) else self._cache
             if cache is not None:
                 cache.put(key, value)
+            if self._carried is not None and "carried" in value:
+                self._carried.received()
+
+    def keep_snapshot(self) -> None:
+        """Keep this run's files for the next run's carried digests (the main process, before
+        the caches are saved)."""
+        if self._carried is not None:
+            self._carried.keep_snapshot()
 
     # -- gathering ---------------------------------------------------------------------------
 
@@ -444,6 +505,12 @@ class DemandIndex(ProjectIndex):
         """Gather ``collector[token]`` if not yet done; returns the digest of its facts."""
         if keyed not in self.gathered:
             name, _, token = keyed.partition("[")
+            if (name, token[:-1]) not in self._holders:
+                # The files that answered it when it was carried, checked since: those hold
+                # its facts, and no other file does (no search of every file for the name).
+                carried = self._carried_parts(keyed)
+                if carried is not None:
+                    self._holders[name, token[:-1]] = set(carried[1][0::2])
             found = self._keyed[keyed] = ProjectIndex()
             self.gathered[keyed] = self._gather(self._all[name], found, token[:-1])
         return self.gathered[keyed]
@@ -474,6 +541,8 @@ class DemandIndex(ProjectIndex):
                 if collector.settled is not None and collector.settled(found):
                     break
         into.merge(found)
+        if token and not _is_file_token(token) and collector.settled is None:
+            self._support[f"{collector.name}[{token}]"] = tuple(parts)
         return digest(collector.name, token, *parts)
 
     def _candidates(self, name: str) -> list[Source]:
@@ -772,8 +841,9 @@ FILES = "/"
 
 
 def _is_digest(value: Facts) -> bool:
-    """Whether a cache entry is a remembered digest (``{"digest": [...]}``), not facts."""
-    return list(value) == ["digest"]
+    """Whether a cache entry is a remembered digest (``{"digest": [...]}``, or one carried
+    across runs, ``{"carried": [...]}``), not facts."""
+    return list(value) in (["digest"], ["carried"])
 
 
 def _is_file_token(token: str) -> bool:

@@ -1152,6 +1152,7 @@ def _run_project(
         result_cache.save()
         survey_cache.save()
         reads_cache.save()
+        index.keep_snapshot()  # its workers are done: what they stamped holds for these files
         for cache in (facts_cache, digest_cache, stats_cache):
             if cache is not None:
                 cache.save()
