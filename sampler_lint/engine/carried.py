@@ -24,12 +24,24 @@ makes.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
+from typing import Any, Generic, Protocol, TypeVar
 
 from sampler_lint.engine.cache import Cache, digest
 
-if TYPE_CHECKING:
-    from sampler_lint.engine.demand import Facts, Source
+
+class File(Protocol):
+    """What this module reads of a file of the index (``demand.Source``, which imports it)."""
+
+    @property
+    def fact_path(self) -> str: ...
+    @property
+    def content(self) -> str | None: ...
+    @property
+    def collectors(self) -> tuple[str, ...] | None: ...
+
+
+Source = TypeVar("Source", bound=File)
+Entry = dict[str, list[Any]]  # a cache entry, as demand.Facts
 
 #: The cache key of the snapshot (one per cache: the last run's files).
 SNAPSHOT_KEY = digest("carried digests", "snapshot")
@@ -43,7 +55,7 @@ def entry_key(name: str) -> str:
     return digest("carried digests", name)
 
 
-class CarriedDigests:
+class CarriedDigests(Generic[Source]):
     """The carried digests of one run, over the index's ``sources`` (in the project's order),
     kept in ``cache``. Off (every lookup a miss, nothing stamped) when a file's content is not
     known (a one-file run does not read the project's other files) or a path appears twice."""
@@ -147,13 +159,13 @@ class CarriedDigests:
 
     def stamp(
         self, name: str, made: str, parts: tuple[str, ...]
-    ) -> tuple[str, Facts] | None:
+    ) -> tuple[str, Entry] | None:
         """Keep ``made``, the digest of ``name`` made of ``parts``, with this run's state;
         returns the cache entry, once per name."""
         if not self.state() or name in self._stamped:
             return None
         self._stamped[name] = (made, parts)
-        value: Facts = {"carried": [self._state, made, *parts]}
+        value: Entry = {"carried": [self._state, made, *parts]}
         key = entry_key(name)
         self._cache.put(key, value)
         self._kept = True

@@ -179,13 +179,13 @@ class DemandIndex(ProjectIndex):
         self._states: dict[str, str] = {}  # per collector: its files' paths and contents
         self._stored_digests: set[str] = set()  # digests this run found in or put in the cache
         # Digests of questions about names, kept across runs with the files they came from
-        # (carried.py), and their parts (file, digest of its facts) per question gathered by
-        # this process.
+        # (carried.py), and the parts of each question this process gathered (each file that
+        # answered it, and the digest of its facts).
         self._carried = (
             CarriedDigests(sources, self._digest_cache)
             if cache is not None and self._digest_cache is not None else None
         )
-        self._support: dict[str, tuple[str, ...]] = {}
+        self._parts: dict[str, tuple[str, ...]] = {}
         self._digests: dict[tuple[str, str], tuple[Facts, str]] = {}
         # Those of them the survey's parse read, not yet in the cache (see known).
         self._seeded: set[tuple[str, str]] = set()
@@ -379,9 +379,9 @@ class DemandIndex(ProjectIndex):
         return None
 
     def _remember_digest(self, name: str, made: str) -> None:
-        support = self._support.get(name)
-        if support is not None:
-            self._stamp(name, made, support)
+        parts = self._parts.get(name)
+        if parts is not None:
+            self._stamp(name, made, parts)
         if name in self._stored_digests:
             return
         self._stored_digests.add(name)
@@ -420,9 +420,9 @@ class DemandIndex(ProjectIndex):
             self._stamp(name, *found)
         return found
 
-    def _stamp(self, name: str, made: str, support: tuple[str, ...]) -> None:
+    def _stamp(self, name: str, made: str, parts: tuple[str, ...]) -> None:
         if self._carried is not None:
-            entry = self._carried.stamp(name, made, support)
+            entry = self._carried.stamp(name, made, parts)
             if entry is not None:
                 self.fresh.append(entry)
 
@@ -542,7 +542,7 @@ class DemandIndex(ProjectIndex):
                     break
         into.merge(found)
         if token and not _is_file_token(token) and collector.settled is None:
-            self._support[f"{collector.name}[{token}]"] = tuple(parts)
+            self._parts[f"{collector.name}[{token}]"] = tuple(parts)
         return digest(collector.name, token, *parts)
 
     def _candidates(self, name: str) -> list[Source]:
