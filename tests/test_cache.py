@@ -307,6 +307,24 @@ def test_values_round_trip_through_plain_data() -> None:
         cache_module.encode(Path("x"))
 
 
+def test_a_dataclass_with_keyword_only_fields_round_trips(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Values are rebuilt from positional fields where all are positional (cheaper), and by name
+    # where some field is keyword-only.
+    import dataclasses
+
+    @dataclasses.dataclass(frozen=True)
+    class Keyed:
+        first: int
+        second: str = dataclasses.field(default="b", kw_only=True)
+
+    Keyed.__module__, Keyed.__qualname__ = cache_module.__name__, "_KeyedForTest"
+    monkeypatch.setattr(cache_module, "_KeyedForTest", Keyed, raising=False)
+    value = Keyed(1, second="c")
+    assert cache_module.decode(cache_module.encode(value)) == value
+
+
 def test_without_a_key_the_run_is_uncached(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     blocker = repo / "not-a-folder"
     blocker.write_text("")
