@@ -173,9 +173,10 @@ class DemandIndex(ProjectIndex):
         # Each collector's files by path, and by real path once a question needs it.
         self._by_path: dict[str, dict[str, list[Source]]] = {}
         self._by_real: dict[str, dict[str, list[Source]]] = {}
-        # The real paths of files, learnt once for all collectors (most files are a candidate
-        # of several: Lightning resolved 1,762 paths of 646 files, a look at each).
+        # The real path of each file, learnt once for all collectors (most files are a
+        # candidate of several: Lightning resolved 1,762 paths of 646 files, a look at each).
         self._reals = RealPaths()
+        self._real_of: dict[str, str] = {}
         self._states: dict[str, str] = {}  # per collector: its files' paths and contents
         self._stored_digests: set[str] = set()  # digests this run found in or put in the cache
         # Digests of questions about names, kept across runs with the files they came from
@@ -186,6 +187,9 @@ class DemandIndex(ProjectIndex):
             if cache is not None and self._digest_cache is not None else None
         )
         self._parts: dict[str, tuple[str, ...]] = {}
+        # What each lookup of a carried digest found (a warm run checks each question's digest
+        # for every file that asked it: Lightning, 2,100 lookups of 130 questions).
+        self._carried_found: dict[str, tuple[str, tuple[str, ...]] | None] = {}
         self._digests: dict[tuple[str, str], tuple[Facts, str]] = {}
         # Those of them the survey's parse read, not yet in the cache (see known).
         self._seeded: set[tuple[str, str]] = set()
@@ -284,9 +288,15 @@ class DemandIndex(ProjectIndex):
                 # Reached through a link: every file's real path, once (their folders shared).
                 real = self._by_real[name] = {}
                 for source in self._candidates(name):
-                    real.setdefault(self._reals.of(source.fact_path), []).append(source)
+                    real.setdefault(self._real_path(source.fact_path), []).append(source)
             found = real.get(path) if real is not None else None
         return found or []
+
+    def _real_path(self, fact_path: str) -> str:
+        found = self._real_of.get(fact_path)
+        if found is None:
+            found = self._real_of[fact_path] = self._reals.of(fact_path)
+        return found
 
     def gather(self, name: str) -> str:
         """Gather the collector ``name`` if not yet done; returns the digest of its facts."""
@@ -398,6 +408,12 @@ class DemandIndex(ProjectIndex):
     def _carried_parts(self, name: str) -> tuple[str, tuple[str, ...]] | None:
         """The digest and parts of a question about a name carried from an earlier run, if
         they hold (carried.py), stamped with this run's state."""
+        if name in self._carried_found:
+            return self._carried_found[name]
+        found = self._carried_found[name] = self._look_up_carried(name)
+        return found
+
+    def _look_up_carried(self, name: str) -> tuple[str, tuple[str, ...]] | None:
         base, _, token = name.partition("[")
         token = token[:-1]
         if self._carried is None or not token or _is_file_token(token) \
