@@ -373,3 +373,19 @@ def test_warm_runs_over_two_processes_report_what_a_run_without_a_cache_does(
         _write(project, edits)
         assert _check(project) == _check(project, "--no-cache"), edits
     assert "user_a.py:5:15: SL301" in _check(project)
+
+
+def test_a_warm_index_reads_cached_facts_without_reading_the_files(tmp_path: Path) -> None:
+    # A whole collector, or a question about one file: each file's facts come from the cache by
+    # its known content, and the file itself is not read.
+    root = tmp_path / "project"
+    root.mkdir()
+    files = _project(root)
+    first = Run(tmp_path / "cache", files)
+    made = first.index.digests(["sampler classes"])
+    first.finish()
+    warm = Run(tmp_path / "cache", files)
+    with mock.patch.object(demand, "read_source", side_effect=demand.read_source) as read:
+        assert warm.index.gather("sampler classes") == made[1]
+        warm.index.get_for(sampler_family.FACT, str(root / "base.py"))
+    read.assert_not_called()

@@ -754,6 +754,10 @@ class DemandIndex(ProjectIndex):
                 return {}
             if known is not None:
                 return known
+        if known is None and not token and source.content is not None \
+                and source.collectors is not None and collector.name in source.collectors \
+                and self._cached(source, collector):
+            return self._read[key]  # as _read_file would find it, without reading the file
         try:
             data = self._bytes(source)
         except OSError:
