@@ -14,6 +14,7 @@ from sampler_lint.analysis import batch_samplers, rank_split, sampler_family, wo
 from sampler_lint.engine import carried, demand, registry
 from sampler_lint.engine.cache import Cache, digest
 from sampler_lint.engine.demand import DemandIndex, Source, is_facts
+from sampler_lint.engine.sources import read_source
 from sampler_lint.engine.survey import Collectors, survey_source
 
 COLLECTORS = Collectors.for_rules(tuple(registry.all_rules()))
@@ -198,48 +199,46 @@ def _warmed(root: Path, folder: Path) -> tuple[list[Path], list[str], tuple[str,
     return files, names, made
 
 
+class Changed:
+    """A warm run's digests after ``edits`` to a warmed project, with what it searched and
+    parsed for them, and the digests before and without a cache."""
+
+    def __init__(self, tmp_path: Path, edits: dict[str, str | None]) -> None:
+        self.root = tmp_path / "project"
+        self.root.mkdir()
+        _, names, self.before = _warmed(self.root, tmp_path / "cache")
+        files = _write(self.root, edits)
+        warm = Run(tmp_path / "cache", files)
+        with mock.patch.object(DemandIndex, "_find_holders") as self.scan, \
+                mock.patch.object(demand, "_collect", side_effect=demand._collect) as parse:
+            self.got = warm.index.digests(names)
+        self.parsed = {call.args[1] for call in parse.call_args_list}
+        self.cold = _cold(files, names)
+        self.sources = {source.fact_path for source in _sources(files)}
+
+
 def test_a_change_to_a_file_that_answers_no_question_looks_for_no_name(tmp_path: Path) -> None:
-    root = tmp_path / "project"
-    root.mkdir()
-    files, names, before = _warmed(root, tmp_path / "cache")
     # Still a file of the index (it passes pre-filters), but it spells none of the names.
-    files = _write(root, {"plain.py": VARIANTS["plain.py"][1]})
-    warm = Run(tmp_path / "cache", files)
-    assert str(root / "plain.py") in {source.fact_path for source in _sources(files)}
-    with mock.patch.object(DemandIndex, "_find_holders") as scan, \
-            mock.patch.object(demand, "_collect", side_effect=demand._collect) as parse:
-        got = warm.index.digests(names)
-    scan.assert_not_called()
-    parse.assert_not_called()
-    assert got == before == _cold(files, names)
+    run = Changed(tmp_path, {"plain.py": VARIANTS["plain.py"][1]})
+    assert str(run.root / "plain.py") in run.sources
+    run.scan.assert_not_called()
+    assert not run.parsed
+    assert run.got == run.before == run.cold
 
 
 def test_a_changed_file_that_answers_a_question_is_read_alone(tmp_path: Path) -> None:
-    root = tmp_path / "project"
-    root.mkdir()
-    files, names, before = _warmed(root, tmp_path / "cache")
-    files = _write(root, {"base.py": VARIANTS["base.py"][1]})
-    warm = Run(tmp_path / "cache", files)
-    with mock.patch.object(DemandIndex, "_find_holders") as scan, \
-            mock.patch.object(demand, "_collect", side_effect=demand._collect) as parse:
-        got = warm.index.digests(names)
-    scan.assert_not_called()
-    assert {call.args[1] for call in parse.call_args_list} == {str(root / "base.py")}
-    assert got != before and got == _cold(files, names)
+    run = Changed(tmp_path, {"base.py": VARIANTS["base.py"][1]})
+    run.scan.assert_not_called()
+    assert run.parsed == {str(run.root / "base.py")}
+    assert run.got != run.before and run.got == run.cold
 
 
 def test_a_removed_file_that_answered_a_question_is_left_out_without_a_search(
     tmp_path: Path,
 ) -> None:
-    root = tmp_path / "project"
-    root.mkdir()
-    files, names, before = _warmed(root, tmp_path / "cache")
-    files = _write(root, {"other.py": None})
-    warm = Run(tmp_path / "cache", files)
-    with mock.patch.object(DemandIndex, "_find_holders") as scan:
-        got = warm.index.digests(names)
-    scan.assert_not_called()
-    assert got != before and got == _cold(files, names)
+    run = Changed(tmp_path, {"other.py": None})
+    run.scan.assert_not_called()
+    assert run.got != run.before and run.got == run.cold
 
 
 def test_past_many_changed_files_digests_are_made_again(
@@ -385,7 +384,7 @@ def test_a_warm_index_reads_cached_facts_without_reading_the_files(tmp_path: Pat
     made = first.index.digests(["sampler classes"])
     first.finish()
     warm = Run(tmp_path / "cache", files)
-    with mock.patch.object(demand, "read_source", side_effect=demand.read_source) as read:
+    with mock.patch("sampler_lint.engine.demand.read_source", side_effect=read_source) as read:
         assert warm.index.gather("sampler classes") == made[1]
         warm.index.get_for(sampler_family.FACT, str(root / "base.py"))
     read.assert_not_called()
