@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 from unittest import mock
 
 import pytest
@@ -323,6 +324,26 @@ def test_a_dataclass_with_keyword_only_fields_round_trips(
     monkeypatch.setattr(cache_module, "_KeyedForTest", Keyed, raising=False)
     value = Keyed(1, second="c")
     assert cache_module.decode(cache_module.encode(value)) == value
+
+    # An InitVar is not a field (not written): such a value is a miss, never fields misplaced.
+    def scaled(self: Any, scale: int) -> None:
+        object.__setattr__(self, "second", self.second * scale)
+
+    # Made, not declared: this module's annotations are strings, which hide an InitVar.
+    Derived = dataclasses.make_dataclass(
+        "Derived",
+        [("first", int), ("scale", dataclasses.InitVar[int]),
+         ("second", int, dataclasses.field(default=0))],
+        frozen=True, namespace={"__post_init__": scaled},
+    )
+    Derived.__module__, Derived.__qualname__ = cache_module.__name__, "_DerivedForTest"
+    monkeypatch.setattr(cache_module, "_DerivedForTest", Derived, raising=False)
+    with pytest.raises(cache_module._Invalid):
+        cache_module.decode(cache_module.encode(Derived(1, 2, 3)))
+    from sampler_lint.engine.findings import Location
+
+    cache_module.decode(cache_module.encode(Location(1, 2)))  # ours take the positional path
+    assert cache_module._CLASSES[f"{Location.__module__}:Location"][1] is None
 
 
 def test_without_a_key_the_run_is_uncached(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:

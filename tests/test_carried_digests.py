@@ -388,3 +388,23 @@ def test_a_warm_index_reads_cached_facts_without_reading_the_files(tmp_path: Pat
         assert warm.index.gather("sampler classes") == made[1]
         warm.index.get_for(sampler_family.FACT, str(root / "base.py"))
     read.assert_not_called()
+
+
+def test_what_a_worker_remembers_while_reading_its_digests_reaches_the_main_process(
+    tmp_path: Path,
+) -> None:
+    # A lint worker hands the main process its fresh cache entries with each result's reads:
+    # those its digests() call made (a digest remembered, a carried digest stamped) go with
+    # them, not with its next result (after its last one, never).
+    from sampler_lint.engine.runner import _index_reads
+
+    root = tmp_path / "project"
+    root.mkdir()
+    files = _project(root)
+    worker = Run(tmp_path / "cache", files)
+    sampler_family.project_subclass_names(worker.index, "DistributedSampler")
+    worker.index.fresh = []  # handed over with an earlier result
+    pairs, fresh = _index_reads(worker.index)
+    assert "sampler classes[bases DistributedSampler]" in pairs
+    assert any("carried" in value for _, value in fresh)
+    assert any("digest" in value for _, value in fresh)

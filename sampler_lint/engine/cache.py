@@ -31,6 +31,7 @@ import dataclasses
 import gc
 import hashlib
 import hmac
+import inspect
 import marshal
 import os
 import sys
@@ -196,9 +197,21 @@ def _dataclass_named(tag: Any) -> tuple[type, tuple[str, ...] | None]:
             or kind.__module__ != module_name:
         raise _Invalid(tag)
     names = _tagged(kind)[1]
-    keywords = any(field.kw_only for field in dataclasses.fields(kind) if field.init)
-    known = _CLASSES[tag] = (kind, names if keywords else None)
+    known = _CLASSES[tag] = (kind, None if _positional(kind, names) else names)
     return known
+
+
+def _positional(kind: type, names: tuple[str, ...]) -> bool:
+    """Whether ``kind(*values)`` is ``kind(**dict(zip(names, values)))``: its ``__init__``
+    takes exactly ``names``, in that order, each by position (not so with a keyword-only
+    field, or an ``InitVar``, which ``dataclasses.fields`` leaves out)."""
+    try:
+        parameters = list(inspect.signature(kind).parameters.values())
+    except (TypeError, ValueError):
+        return False
+    by_position = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    return all(p.kind in by_position for p in parameters) \
+        and tuple(p.name for p in parameters) == names
 
 
 def _dataclass(tag: Any, payload: tuple[Any, ...]) -> Any:

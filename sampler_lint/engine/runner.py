@@ -769,8 +769,9 @@ def _index_reads(index: ProjectIndex) -> tuple[tuple[str, ...], list[tuple[str, 
     from the index), and the facts gathered since the last call, for the main process's cache."""
     if not isinstance(index, DemandIndex):
         return (), []
+    pairs = index.digests(list(index.gathered))  # which may remember digests: fresh entries
     fresh, index.fresh = index.fresh, []
-    return index.digests(list(index.gathered)), fresh
+    return pairs, fresh
 
 
 def _collectors_in_play(
