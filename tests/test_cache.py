@@ -343,7 +343,7 @@ def test_a_dataclass_with_keyword_only_fields_round_trips(
     from sampler_lint.engine.findings import Location
 
     cache_module.decode(cache_module.encode(Location(1, 2)))  # ours take the positional path
-    assert cache_module._CLASSES[f"{Location.__module__}:Location"][1] is None
+    assert cache_module._CLASSES[f"{Location.__module__}:Location"][2]
 
 
 def test_without_a_key_the_run_is_uncached(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:

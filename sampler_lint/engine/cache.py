@@ -176,12 +176,12 @@ def decode(value: Any) -> Any:
     return _dataclass(tag, payload)
 
 
-_CLASSES: dict[str, tuple[type, tuple[str, ...] | None]] = {}
+_CLASSES: dict[str, tuple[type, tuple[str, ...], bool]] = {}
 
 
-def _dataclass_named(tag: Any) -> tuple[type, tuple[str, ...] | None]:
-    """One of our dataclasses and its ``__init__`` field names in order (``None`` when they are
-    all positional: a warm run builds thousands of surveys and results, a quarter faster
+def _dataclass_named(tag: Any) -> tuple[type, tuple[str, ...], bool]:
+    """One of our dataclasses, its ``__init__`` field names in order, and whether they can be
+    given by position (a warm run builds thousands of surveys and results, a quarter faster
     without a dict of keywords each), only from a module already imported (nothing is
     imported here), remembered per tag."""
     known = _CLASSES.get(tag) if type(tag) is str else None
@@ -197,7 +197,7 @@ def _dataclass_named(tag: Any) -> tuple[type, tuple[str, ...] | None]:
             or kind.__module__ != module_name:
         raise _Invalid(tag)
     names = _tagged(kind)[1]
-    known = _CLASSES[tag] = (kind, None if _positional(kind, names) else names)
+    known = _CLASSES[tag] = (kind, names, _positional(kind, names))
     return known
 
 
@@ -215,11 +215,11 @@ def _positional(kind: type, names: tuple[str, ...]) -> bool:
 
 
 def _dataclass(tag: Any, payload: tuple[Any, ...]) -> Any:
-    kind, names = _dataclass_named(tag)
-    if len(payload) != len(_tagged(kind)[1]):
+    kind, names, positional = _dataclass_named(tag)
+    if len(payload) != len(names):
         raise _Invalid(tag)
     try:
-        if names is None:
+        if positional:
             return kind(*[decode(field) for field in payload])
         return kind(**{name: decode(field) for name, field in zip(names, payload, strict=True)})
     except (TypeError, ValueError) as error:

@@ -71,7 +71,7 @@ class CarriedDigests(Generic[Source]):
         self._snapshot_state = ""
         # The digests (and their parts) stamped with this run's state, per question.
         self._stamped: dict[str, tuple[str, tuple[str, ...]]] = {}
-        self._refused: set[str] = set()  # questions whose carried digest does not hold
+        self._file_states: list[str] = []  # each file's part of the state (_file_state)
         self._kept = False  # a digest was stamped, here or in another process
 
     def state(self) -> str:
@@ -83,7 +83,8 @@ class CarriedDigests(Generic[Source]):
                 if source.content is None or source.fact_path in self._position:
                     return ""
                 self._position[source.fact_path] = number
-                parts += [source.fact_path, _file_state(source)]
+                self._file_states.append(_file_state(source))
+                parts += [source.fact_path, self._file_states[-1]]
             self._state = digest("carried state", *parts)
             self._compare()
         return self._state
@@ -97,8 +98,8 @@ class CarriedDigests(Generic[Source]):
         self._snapshot_state = stored[0]
         before = dict(zip(stored[1::2], stored[2::2], strict=True))
         changed = [
-            source for source in self._sources
-            if before.pop(source.fact_path, None) != _file_state(source)
+            source for source, state in zip(self._sources, self._file_states, strict=True)
+            if before.pop(source.fact_path, None) != state
         ]
         removed = list(before)  # what is left: files gone since
         if len(changed) + len(removed) <= MOST_CHANGED:
@@ -114,7 +115,7 @@ class CarriedDigests(Generic[Source]):
         Across changes, the parts of the files changed since are made again (``part_of`` a
         file: ``None`` when it does not answer the question), and their digest (``digest_of``
         the parts)."""
-        if not self.state() or name in self._refused:
+        if not self.state():
             return None
         known = self._stamped.get(name)
         if known is not None:
@@ -122,16 +123,13 @@ class CarriedDigests(Generic[Source]):
         hit = self._cache.get(entry_key(name))
         stored = hit.get("carried") if hit is not None else None
         if not stored or len(stored) % 2 or not all(isinstance(v, str) for v in stored):
-            self._refused.add(name)
             return None
         state, made, parts = stored[0], stored[1], tuple(stored[2:])
         if state != self._state:
             if self._changed is None or state != self._snapshot_state:
-                self._refused.add(name)
                 return None
             now = self._parts_now(parts, part_of)
             if now is None:
-                self._refused.add(name)
                 return None
             parts, made = now, digest_of(now)
         return made, parts
@@ -180,8 +178,8 @@ class CarriedDigests(Generic[Source]):
         process, once its workers are done: the digests they stamped hold for these files)."""
         if self._kept and self.state() and self._state != self._snapshot_state:
             parts: list[str] = [self._state or ""]
-            for source in self._sources:
-                parts += [source.fact_path, _file_state(source)]
+            for source, state in zip(self._sources, self._file_states, strict=True):
+                parts += [source.fact_path, state]
             self._cache.put(SNAPSHOT_KEY, {"snapshot": parts})
 
 

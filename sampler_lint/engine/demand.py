@@ -376,9 +376,9 @@ class DemandIndex(ProjectIndex):
         if made is not None:
             self._remember_digest(name, made)
             return made
-        made = self._carried_digest(name)
-        if made is not None:
-            return made
+        carried = self._carried_parts(name)
+        if carried is not None:
+            return carried[0]
         key = self._state_key(name)
         cache = self._digest_cache
         hit = cache.get(key) if key is not None and cache is not None else None
@@ -399,11 +399,6 @@ class DemandIndex(ProjectIndex):
         if key is not None and self._digest_cache is not None:
             self._digest_cache.put(key, {"digest": [made]})
             self.fresh.append((key, {"digest": [made]}))
-
-    def _carried_digest(self, name: str) -> str | None:
-        """The digest of a question about a name carried from an earlier run, if it holds."""
-        found = self._carried_parts(name)
-        return found[0] if found is not None else None
 
     def _carried_parts(self, name: str) -> tuple[str, tuple[str, ...]] | None:
         """The digest and parts of a question about a name carried from an earlier run, if
@@ -520,15 +515,16 @@ class DemandIndex(ProjectIndex):
     def _gather_keyed(self, keyed: str) -> str:
         """Gather ``collector[token]`` if not yet done; returns the digest of its facts."""
         if keyed not in self.gathered:
-            name, _, token = keyed.partition("[")
-            if (name, token[:-1]) not in self._holders:
+            name, _, bracketed = keyed.partition("[")
+            token = bracketed[:-1]
+            if (name, token) not in self._holders:
                 # The files that answered it when it was carried, checked since: those hold
                 # its facts, and no other file does (no search of every file for the name).
                 carried = self._carried_parts(keyed)
                 if carried is not None:
-                    self._holders[name, token[:-1]] = set(carried[1][0::2])
+                    self._holders[name, token] = set(carried[1][0::2])
             found = self._keyed[keyed] = ProjectIndex()
-            self.gathered[keyed] = self._gather(self._all[name], found, token[:-1])
+            self.gathered[keyed] = self._gather(self._all[name], found, token)
         return self.gathered[keyed]
 
     def _gather(self, collector: FactCollector, into: ProjectIndex, token: str = "") -> str:
