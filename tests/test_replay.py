@@ -120,6 +120,23 @@ def test_a_file_only_a_worker_read_is_watched(
     assert ran and "part3.py" in out
 
 
+def test_code_another_process_imported_for_the_run_is_watched(
+    project: Path, invoke: Invocations, tmp_path: Path
+) -> None:
+    # The lint helper imports libcst for the run (sampler_lint.engine.lint_helper) and names the
+    # modules it imported; a change to one of them makes the run again.
+    module = tmp_path / "elsewhere" / "helper_module.py"
+    module.parent.mkdir()
+    module.write_text("X = 1\n")
+    settle()
+    invoke.during = lambda: replay.note_code([str(module)])
+    invoke(".")
+    invoke.during = None
+    assert not invoke(".")[3]
+    module.write_text("X = 2\n")
+    assert invoke(".")[3]
+
+
 def test_a_new_or_removed_file_runs_again(project: Path, invoke: Invocations) -> None:
     invoke(".")
     (project / "more.py").write_text(BUGGY)

@@ -250,6 +250,7 @@ class Recording:
         self.read: set[str] = set()
         self.listed: set[str] = set()
         self.noted: set[str] = set()
+        self.code: set[str] = set()  # modules another process imported for the run
         self.chunks: list[tuple[str, str]] = []
         self.allowed = False
         self.spoiled = False
@@ -321,6 +322,13 @@ def note_input(path: str) -> None:
         _RECORDING.noted.add(os.path.abspath(path))
 
 
+def note_code(paths: list[str]) -> None:
+    """Modules a process the run forked imported for it (the lint helper's libcst): watched as
+    the modules this process imported are."""
+    if _RECORDING is not None:
+        _RECORDING.code.update(os.path.abspath(path) for path in paths)
+
+
 def may_replay(argv: list[str]) -> bool:
     """Whether ``sampler-lint ARGV`` may have a recording (the cli decides for good whether a
     run is recorded; this only spares other commands the lookup and the audit hook)."""
@@ -381,7 +389,7 @@ class _Inputs:
         modules = {
             os.path.abspath(location) for module in list(sys.modules.values())
             if isinstance(location := getattr(module, "__file__", None), str)
-        }
+        } | recording.code
         # What the run read, apart from the code it imported (kept below, with no folder above).
         seen = {
             path for path in recording.read if path not in modules and not path.endswith(".pyc")

@@ -39,6 +39,7 @@ from sampler_lint.engine.discovery import (
     project_roots,
 )
 from sampler_lint.engine.findings import FileResult, plural
+from sampler_lint.engine.lint_helper import LintHelper, worth_starting
 from sampler_lint.engine.linter import PARSE_ERROR, UNUSED_NOQA, LintOptions, decode, lint_source
 from sampler_lint.engine.sources import in_overlay, read_source, source_size
 from sampler_lint.engine.survey import (
@@ -90,6 +91,7 @@ class Stages:
     surveyed: int = 0
     asked: int = 0  # files the index stage asked about
     linted: int = 0  # files linted after every pre-filter (by the survey or the lint pass)
+    helped: int = 0  # of those, files the lint helper linted (:mod:`lint_helper`)
 
     def add(self, other: Stages) -> None:
         for name, value in vars(other).items():
@@ -611,7 +613,7 @@ class _LintStream:
     def __init__(
         self, jobs: list[_Job], surveys: list[Survey], lints: list[LintOptions],
         write: bool, index: DemandIndex, collectors: Collectors, processes: int,
-        sizes: dict[int, int],
+        sizes: dict[int, int], helper: LintHelper | None = None,
     ) -> None:
         self._jobs, self._surveys, self._lints = jobs, surveys, lints
         self._sizes = sizes  # measured by _largest_wanted_first
@@ -624,6 +626,8 @@ class _LintStream:
         self._submitted: list[tuple[list[int], Any]] = []
         self._here: list[int] = []  # linted in this process (options made after the fork)
         self._stack = contextlib.ExitStack()
+        self._helper = helper  # lints the files left for this process, if given
+        self.helped = 0
 
     def __enter__(self) -> _LintStream:
         return self
@@ -663,13 +667,20 @@ class _LintStream:
         for number in self._here:
             path, lint_id = self._jobs[number].path, self._jobs[number].lint_id
             assert lint_id is not None
-            result = check_file(
-                path, self._lints[lint_id], self._write, self._index, self._surveys[number].rules
-            )
+            lint, only = self._lints[lint_id], self._surveys[number].rules
+            result = None
+            if self._helper is not None:
+                result = self._helper.lint(path, lint, self._write, self._index, only)
+                self.helped += result is not None
+            if result is None:
+                result = check_file(path, lint, self._write, self._index, only)
             pairs, _ = _index_reads(self._index)  # facts gathered here are cached already
             linted(number, result, pairs)
 
     def _start(self) -> None:
+        if self._helper is not None:
+            self._helper.close()  # the pool's workers take the cores
+            self._helper = None
         # Every file to lint is parsed with libcst: import it here, once, so that the forked
         # workers start with it (sampler_lint.analysis.lazy_libcst).
         importlib.import_module("libcst")
@@ -895,10 +906,32 @@ def run(
     is linted alone, and no question about one project reads the files of the others."""
     if options.fix and not options.diff:
         writer.count_writes_in(_context().Value("q", 0))
-    groups = _by_project(paths) if given is None else [paths]
-    if len(groups) == 1:
-        return _run_project(paths, resolver, options, progress, given)
-    return _merged([_run_project(group, resolver, options, progress) for group in groups])
+    helper = LintHelper.start(check_file) if _may_lint_few(paths, options) else None
+    try:
+        groups = _by_project(paths) if given is None else [paths]
+        if len(groups) == 1:
+            return _run_project(paths, resolver, options, progress, given, helper)
+        return _merged([
+            _run_project(group, resolver, options, progress, helper=helper) for group in groups
+        ])
+    finally:
+        if helper is not None:
+            helper.close()
+
+
+def _may_lint_few(paths: list[Path], options: RunOptions) -> bool:
+    """Whether the run will likely lint only a file or a few, in this process, and a
+    :class:`LintHelper` pays (:func:`lint_helper.worth_starting`): files named one by one
+    (pre-commit, an editor), or a project linted before, whose cache leaves only the files
+    changed since. Wrong either way costs little: a helper not needed is killed at the end, a
+    run with many files to lint starts its pool (and stops the helper)."""
+    if not worth_starting(options.jobs):
+        return False
+    if len(paths) <= PRESURVEY_LIMIT and all(os.path.isfile(path) for path in paths):
+        return True
+    if not options.use_cache or options.diff:
+        return False
+    return Cache(options.cache_dir or project_root(paths) / DIRECTORY, "results").path.exists()
 
 
 def _by_project(paths: list[Path]) -> list[list[Path]]:
@@ -947,8 +980,10 @@ def _run_project(
     options: RunOptions,
     progress: Callable[[int, int, str], None] | None = None,
     given: Given | None = None,
+    helper: LintHelper | None = None,
 ) -> RunResult:
-    """:func:`run` over paths of one project."""
+    """:func:`run` over paths of one project; ``helper`` lints the files left for this process
+    (the survey leaves it those that need no index)."""
     forget_file_keys()
     stages = Stages()
     began = time.perf_counter()
@@ -1021,10 +1056,14 @@ def _run_project(
             progress(done, total, f"reading {plural(linted, 'file')}")
 
     began = time.perf_counter()
+    had_libcst = "libcst" in sys.modules
     surveys, contents, early = survey_files(
         jobs[:linted], lints, collectors, survey_cache, processes,
-        surveyed if progress else None, write, gather=False, stats=stats_cache,
+        surveyed if progress else None, write if helper is None else None, gather=False,
+        stats=stats_cache,
     )
+    if helper is not None and not had_libcst and "libcst" in sys.modules:
+        helper.close()  # the survey's pool had this process import it: it lints as fast here
     stages.survey, stages.surveyed = time.perf_counter() - began, linted
     began = time.perf_counter()  # the index stage: the index made, the files judged
     # The index gathers a collector's facts when a rule first asks for them; a lint result is
@@ -1058,7 +1097,9 @@ def _run_project(
     # Files the index stage keeps go to the lint workers as it keeps them (_LintStream).
     sizes: dict[int, int] = {}
     judging = _largest_wanted_first(jobs[:linted], surveys, lints, sizes)
-    stream = _LintStream(jobs, surveys, lints, write, index, collectors, processes, sizes)
+    stream = _LintStream(
+        jobs, surveys, lints, write, index, collectors, processes, sizes, helper
+    )
     # The bar's second stage: the files some rule wants, judged one by one (the index stage,
     # where a large project's questions are asked), then those kept, linted.
     wanted = len(sizes)
@@ -1137,6 +1178,7 @@ def _run_project(
 
         stream.finish(linted_one)
     stages.lint, stages.linted = time.perf_counter() - began, len(pending) + len(linted_early)
+    stages.helped = stream.helped
 
     began = time.perf_counter()
     if result_cache is not None and survey_cache is not None and reads_cache is not None:

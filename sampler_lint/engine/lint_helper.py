@@ -1,0 +1,216 @@
+"""The lint helper: for a run that lints a few files, a process forked as the run starts, which
+imports libcst while this one walks, surveys and questions the project, then lints the files
+the run keeps, asking this process's index each question a rule asks.
+
+Why: in such a run (pre-commit on a file or two, a warm run after an edit) libcst's import came
+after every other stage, alone on one core: about 0.15 s of CPU, nearly all of it libcst making
+the dataclasses of its nodes, a quarter of the run. On a second core it now happens meanwhile.
+
+Only questions and answers cross the pipe, never the index: the index answers here, so the
+digests of what a lint read are recorded here, as when the file is linted here. Whatever goes
+wrong on the way (the helper is gone, an answer cannot be pickled, the index raises), the file
+is linted here instead, from the start: the helper can make a run faster, never change what it
+reports. The messages are pickled between this process and its own fork; nothing read from the
+linted repository is ever unpickled from disk.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import pickle
+import signal
+import sys
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import IO, Any
+
+from sampler_lint.analysis.index import ProjectIndex
+from sampler_lint.engine import replay
+from sampler_lint.engine.findings import FileResult
+from sampler_lint.engine.linter import LintOptions
+
+#: How a file is linted (``runner.check_file``: path, options, write, index, rules to run).
+Lint = Callable[[Path, LintOptions, bool, ProjectIndex, "tuple[str, ...] | None"], FileResult]
+
+# The index methods a lint may call; a question names one of these and its arguments.
+_QUESTIONS = frozenset({"get", "get_for", "files_on_disk"})
+
+
+def worth_starting(jobs: int) -> bool:
+    """Whether a helper can take libcst's import off the run's path: a second core to run it
+    on (``--jobs 1`` asks for one process), a fork to start it cheaply with what this process
+    has imported, libcst not imported yet (a process that has it lints as fast itself), and no
+    other thread (a fork copies only the calling one, and a lock another held stays held)."""
+    return (
+        jobs != 1 and hasattr(os, "fork") and sys.platform != "darwin"
+        and "libcst" not in sys.modules and threading.active_count() == 1 and _cores() >= 2
+    )
+
+
+def _cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))  # the cores this process may use (a CI container)
+    except AttributeError:
+        return os.cpu_count() or 1
+
+
+class LintHelper:
+    """The run's end of the helper: :meth:`lint` a file there, or ``None`` to lint it here."""
+
+    def __init__(self, pid: int, tasks: IO[bytes], replies: IO[bytes]) -> None:
+        self._pid, self._tasks, self._replies = pid, tasks, replies
+        self._usable = True
+        self._busy = False  # a task handed over and not answered (an interruption came)
+        self.linted = 0  # files it linted, for ``-v``
+
+    @classmethod
+    def start(cls, lint: Lint) -> LintHelper | None:
+        """Fork the helper (``None`` if the system refuses)."""
+        task_read, task_write = os.pipe()
+        reply_read, reply_write = os.pipe()
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(Exception):
+                stream.flush()  # what is buffered now must not be written by both processes
+        try:
+            pid = os.fork()
+        except OSError:
+            for end in (task_read, task_write, reply_read, reply_write):
+                os.close(end)
+            return None
+        if pid == 0:  # the helper: it never returns into the run's code
+            code = 0
+            try:
+                os.close(task_write)
+                os.close(reply_read)
+                _serve(os.fdopen(task_read, "rb"), os.fdopen(reply_write, "wb"), lint)
+            except BaseException:
+                code = 1
+            finally:
+                os._exit(code)
+        os.close(task_read)
+        os.close(reply_write)
+        return cls(pid, os.fdopen(task_write, "wb"), os.fdopen(reply_read, "rb"))
+
+    def lint(
+        self, path: Path, options: LintOptions, write: bool, index: ProjectIndex,
+        only: tuple[str, ...] | None,
+    ) -> FileResult | None:
+        """The result of linting ``path`` in the helper, ``index`` answering its questions, or
+        ``None`` when it could not: then the caller lints the file itself."""
+        if not self._usable:
+            return None
+        try:
+            self._busy = True
+            _send(self._tasks, (path, options, write, only))
+            while True:
+                kind, value = pickle.load(self._replies)
+                if kind == "done":
+                    self._busy = False
+                    self.linted += 1
+                    result, imported = value
+                    replay.note_code(imported)  # a recorded run depends on libcst's code too
+                    return result  # type: ignore[no-any-return]
+                if kind != "ask" or value[0] not in _QUESTIONS:
+                    break  # given up there: linted here
+                try:
+                    reply = pickle.dumps(
+                        ("answer", getattr(index, value[0])(*value[1:])), pickle.HIGHEST_PROTOCOL
+                    )
+                except Exception:
+                    # The index raised (it raises the same here, where the lint reports it) or
+                    # its answer does not pickle: the helper gives the file up.
+                    reply = pickle.dumps(("unanswered", None))
+                self._tasks.write(reply)
+                self._tasks.flush()
+        except (OSError, EOFError, pickle.PickleError, AttributeError, TypeError, ValueError):
+            pass  # the helper is gone, or said something this end cannot read
+        self._busy = False
+        self.close()
+        return None
+
+    def close(self) -> None:
+        """Stop the helper. An idle one (or one still importing) is killed; one interrupted with
+        a file in hand finishes that file first, so that a fix is written whole or not at all."""
+        if self._pid == 0:
+            return  # closed already (its process id may belong to another process by now)
+        busy, self._usable = self._busy, False
+        for stream in (self._tasks, self._replies):
+            with contextlib.suppress(OSError):
+                stream.close()
+        if not busy:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self._pid, signal.SIGKILL)
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(self._pid, 0)
+        self._pid = 0
+
+
+class _GiveUp(BaseException):
+    """The run's process did not answer a question: the file is linted there instead. Not an
+    ``Exception``, which the lint would report as an internal error."""
+
+
+class _RemoteIndex(ProjectIndex):
+    """The run's index, in the helper: each question is asked there once per task."""
+
+    def __init__(self, ask: Callable[[tuple[Any, ...]], Any]) -> None:
+        super().__init__()
+        self._ask = ask
+        self._answers: dict[tuple[Any, ...], Any] = {}
+
+    def get(self, kind: str) -> list[Any]:
+        return self._asked(("get", kind))  # type: ignore[no-any-return]
+
+    def get_for(self, kind: str, token: str) -> list[Any]:
+        return self._asked(("get_for", kind, token))  # type: ignore[no-any-return]
+
+    def files_on_disk(self) -> bool:
+        return self._asked(("files_on_disk",))  # type: ignore[no-any-return]
+
+    def _asked(self, question: tuple[Any, ...]) -> Any:
+        if question not in self._answers:
+            self._answers[question] = self._ask(question)
+        return self._answers[question]
+
+
+def _serve(tasks: IO[bytes], replies: IO[bytes], lint: Lint) -> None:
+    """The helper's life: import libcst, then lint each file handed over until the run ends."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the run's to handle
+    reported = set(sys.modules)  # the run's process has these: told of the others, by file
+    import libcst  # noqa: F401  (the reason this process exists)
+
+    def ask(question: tuple[Any, ...]) -> Any:
+        try:
+            _send(replies, ("ask", question))
+            kind, answer = pickle.load(tasks)
+        except (OSError, EOFError, pickle.PickleError) as error:
+            raise _GiveUp from error
+        if kind != "answer":
+            raise _GiveUp
+        return answer
+
+    while True:
+        try:
+            path, options, write, only = pickle.load(tasks)
+        except EOFError:
+            return  # the run is over
+        try:
+            result = lint(path, options, write, _RemoteIndex(ask), only)
+            imported = [
+                location for name, module in list(sys.modules.items())
+                if name not in reported
+                and isinstance(location := getattr(module, "__file__", None), str)
+            ]
+            payload = pickle.dumps(("done", (result, imported)), pickle.HIGHEST_PROTOCOL)
+            reported.update(sys.modules)
+        except (_GiveUp, Exception):
+            payload = pickle.dumps(("given up", None))
+        replies.write(payload)
+        replies.flush()
+
+
+def _send(stream: IO[bytes], message: object) -> None:
+    stream.write(pickle.dumps(message, pickle.HIGHEST_PROTOCOL))
+    stream.flush()

@@ -1,0 +1,227 @@
+"""The lint helper (sampler_lint.engine.lint_helper): a process forked as a small run starts,
+which imports libcst meanwhile and lints the files left, asking the run's index its questions.
+It may make a run faster, never change what it reports: each test compares a run through it with
+one without, and the ways it can fail fall back to linting in the run's own process."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from sampler_lint.analysis.index import ProjectIndex
+from sampler_lint.engine import lint_helper, replay, runner, writer
+from sampler_lint.engine.config import ConfigResolver, RawSettings
+from sampler_lint.engine.demand import DemandIndex
+from sampler_lint.engine.findings import FileResult
+from sampler_lint.engine.linter import LintOptions
+
+pytestmark = pytest.mark.skipif(
+    not hasattr(os, "fork") or sys.platform == "darwin", reason="the helper is forked"
+)
+
+# SL301 holds for user.py only if the project's index says that QShuf, defined in base.py,
+# derives from DistributedSampler: the helper must ask the run's process.
+FILES = {
+    "base.py": "from torch.utils.data import DistributedSampler as DS\nclass QShuf(DS): pass\n",
+    "user.py": "from base import QShuf\n\n\ndef make(ds, seed):\n"
+               "    sampler = QShuf(ds, shuffle=True)\n    return sampler\n",
+    "plain.py": "def part(train_idx, world_size, rank):\n"
+                "    return train_idx.split(train_idx.size(0) // world_size)[rank]\n",
+}
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "project"
+    root.mkdir()
+    (root / "pyproject.toml").write_text("")
+    for name, text in FILES.items():
+        (root / name).write_text(text)
+    return root
+
+
+def _run(
+    root: Path, names: list[str], helped: bool, **options: object
+) -> runner.RunResult:
+    cwd = os.getcwd()
+    os.chdir(root)
+    try:
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(runner, "_may_lint_few", lambda paths, run_options: helped)
+            return runner.run(
+                [Path(name) for name in names], ConfigResolver(RawSettings(), isolated=True),
+                runner.RunOptions(**options),  # type: ignore[arg-type]
+            )
+    finally:
+        os.chdir(cwd)
+
+
+def _findings(result: runner.RunResult) -> list[tuple[str, int, int, str, str]]:
+    return sorted(
+        (f.filename, f.location.line, f.location.column, f.code, f.message)
+        for file in result.results for f in file.findings
+    )
+
+
+def _no_children() -> bool:
+    try:
+        os.waitpid(-1, os.WNOHANG)
+    except ChildProcessError:
+        return True
+    return False
+
+
+@pytest.mark.parametrize("names", [["user.py"], ["user.py", "plain.py"], ["."]])
+def test_files_linted_by_the_helper_get_the_findings_of_a_run_without_it(
+    project: Path, names: list[str]
+) -> None:
+    alone = _run(project, names, helped=False, use_cache=False)
+    helped = _run(project, names, helped=True, use_cache=False)
+    assert alone.stages.helped == 0
+    assert helped.stages.helped >= 1
+    assert _findings(helped) == _findings(alone)
+    assert ("user.py", 5, 15, "SL301") in [finding[:4] for finding in _findings(helped)]
+    assert _no_children()
+
+
+def test_a_warm_run_through_the_helper_caches_what_a_run_without_it_does(project: Path) -> None:
+    cold = _findings(_run(project, ["."], helped=False, use_cache=False))
+    _run(project, ["."], helped=True)  # fills the cache through the helper
+    (project / "base.py").write_text(FILES["base.py"] + "# changed\n")
+    assert _findings(_run(project, ["."], helped=True)) == cold
+    warm = _run(project, ["."], helped=True)  # nothing left to lint: the helper is stopped
+    assert warm.stages.helped == 0
+    assert _findings(warm) == cold
+    assert _no_children()
+
+
+def test_a_fix_written_by_the_helper_is_counted_and_whole(project: Path) -> None:
+    expected = project.parent / "expected"
+    expected.mkdir()
+    for name, text in FILES.items():
+        (expected / name).write_text(text)
+    (expected / "pyproject.toml").write_text("")
+    without = _run(
+        expected, ["plain.py"], helped=False, fix=True, unsafe_fixes=True, use_cache=False
+    )
+    helped = _run(
+        project, ["plain.py"], helped=True, fix=True, unsafe_fixes=True, use_cache=False
+    )
+    assert helped.stages.helped == 1
+    assert writer.files_written() == 1  # counted where an interrupted --fix reports it
+    assert (project / "plain.py").read_text() == (expected / "plain.py").read_text()
+    assert (project / "plain.py").read_text() != FILES["plain.py"]  # SL101's fix
+    assert [r.wrote for r in helped.results] == [r.wrote for r in without.results] == [True]
+    assert sorted(os.listdir(project)) == sorted(os.listdir(expected))  # no temporary file left
+
+
+def test_when_the_helper_is_gone_the_file_is_linted_here(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    started = lint_helper.LintHelper.start
+
+    def start_then_die(lint: lint_helper.Lint) -> lint_helper.LintHelper | None:
+        helper = started(lint)
+        assert helper is not None
+        os.kill(helper._pid, 9)
+        return helper
+
+    monkeypatch.setattr(lint_helper.LintHelper, "start", start_then_die)
+    result = _run(project, ["user.py"], helped=True, use_cache=False)
+    assert result.stages.helped == 0
+    assert _findings(result) == _findings(_run(project, ["user.py"], helped=False, use_cache=False))
+    assert _no_children()
+
+
+def test_a_question_the_run_cannot_answer_over_the_pipe_has_the_file_linted_here(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # An answer that does not pickle: the helper gives the file up, and it is linted here,
+    # where the same question gets the same answer, unpickled.
+    asked = DemandIndex.get_for
+
+    class Unpicklable(list):  # type: ignore[type-arg]
+        def __reduce__(self) -> str:
+            raise TypeError("not over a pipe")
+
+    monkeypatch.setattr(
+        DemandIndex, "get_for", lambda self, kind, token: Unpicklable(asked(self, kind, token))
+    )
+    result = _run(project, ["user.py"], helped=True, use_cache=False)
+    assert result.stages.helped == 0
+    assert ("user.py", 5, 15, "SL301") in [finding[:4] for finding in _findings(result)]
+    assert _no_children()
+
+
+def test_the_modules_the_helper_imports_are_named_to_a_recording(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "imported_by_the_helper.py").write_text("VALUE = 1\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+
+    def lint(
+        path: Path, options: LintOptions, write: bool, index: ProjectIndex,
+        only: tuple[str, ...] | None,
+    ) -> FileResult:
+        import imported_by_the_helper  # type: ignore[import-not-found]  # noqa: F401
+
+        return FileResult(filename=str(path))
+
+    noted: list[str] = []
+    monkeypatch.setattr(replay, "note_code", noted.extend)
+    helper = lint_helper.LintHelper.start(lint)
+    assert helper is not None
+    try:
+        options = LintOptions((), {}, None)  # type: ignore[arg-type]  # the fake lint reads none
+        result = helper.lint(Path("x.py"), options, False, ProjectIndex(), None)
+    finally:
+        helper.close()
+    assert result == FileResult(filename="x.py")
+    assert str(tmp_path / "imported_by_the_helper.py") in noted
+    assert "imported_by_the_helper" not in sys.modules  # imported there, not here
+    assert _no_children()
+
+
+def test_two_projects_named_together_share_one_helper(tmp_path: Path, project: Path) -> None:
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / ".git").mkdir()
+    (other / "plain.py").write_text(FILES["plain.py"])
+    names = [str(project / "user.py"), str(other / "plain.py")]
+    helped = _run(tmp_path, names, helped=True, use_cache=False)
+    assert helped.stages.helped == 2
+    assert _findings(helped) == _findings(_run(tmp_path, names, helped=False, use_cache=False))
+
+
+def test_it_is_not_started_where_it_cannot_help(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delitem(sys.modules, "libcst", raising=False)
+    monkeypatch.setattr(lint_helper, "_cores", lambda: 2)
+    assert lint_helper.worth_starting(0)
+    assert not lint_helper.worth_starting(1)  # --jobs 1: one process
+    monkeypatch.setattr(lint_helper, "_cores", lambda: 1)
+    assert not lint_helper.worth_starting(0)
+    monkeypatch.setattr(lint_helper, "_cores", lambda: 2)
+    monkeypatch.setitem(sys.modules, "libcst", object())
+    assert not lint_helper.worth_starting(0)  # this process lints as fast
+
+
+def test_a_run_from_the_command_line_lints_through_the_helper(project: Path) -> None:
+    # A new process, where libcst is not imported yet: the case the helper is for.
+    def check(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "sampler_lint", "check", "--isolated", "--no-cache",
+             "--output-format", "concise", *args],
+            cwd=project, capture_output=True, text=True, check=False,
+        )
+
+    helped = check("-v", "user.py", "plain.py")
+    alone = check("--jobs", "1", "-v", "user.py", "plain.py")
+    assert "2 in the helper process" in helped.stderr
+    assert "helper" not in alone.stderr
+    assert helped.stdout == alone.stdout
+    assert "user.py:5:15: SL301" in helped.stdout
+    assert helped.returncode == alone.returncode == 1
