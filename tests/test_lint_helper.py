@@ -67,6 +67,19 @@ def _findings(result: runner.RunResult) -> list[tuple[str, int, int, str, str]]:
     )
 
 
+def _counting_forks(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """A list that gets a 1 for each fork from now on."""
+    forks: list[int] = []
+    forked = os.fork
+
+    def fork() -> int:
+        forks.append(1)
+        return forked()
+
+    monkeypatch.setattr(os, "fork", fork)
+    return forks
+
+
 def _no_children() -> bool:
     try:
         os.waitpid(-1, os.WNOHANG)
@@ -75,17 +88,29 @@ def _no_children() -> bool:
     return False
 
 
-@pytest.mark.parametrize("names", [["user.py"], ["user.py", "plain.py"], ["."]])
+@pytest.mark.parametrize("names", [["user.py", "plain.py"], ["plain.py", "user.py"], ["."]])
 def test_files_linted_by_the_helper_get_the_findings_of_a_run_without_it(
     project: Path, names: list[str]
 ) -> None:
+    # plain.py starts the helper (SL101 lints it whatever the index says); user.py, which only
+    # SL301's index stage keeps, is then linted there too, asking this process about QShuf.
     alone = _run(project, names, helped=False, use_cache=False)
     helped = _run(project, names, helped=True, use_cache=False)
     assert alone.stages.helped == 0
-    assert helped.stages.helped >= 1
+    assert helped.stages.helped == 2
     assert _findings(helped) == _findings(alone)
     assert ("user.py", 5, 15, "SL301") in [finding[:4] for finding in _findings(helped)]
     assert _no_children()
+
+
+def test_a_file_only_the_index_stage_keeps_is_linted_here(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Forked once the index stage has kept it, the helper would have nothing left to overlap.
+    forks = _counting_forks(monkeypatch)
+    result = _run(project, ["user.py"], helped=True, use_cache=False)
+    assert (result.stages.helped, forks) == (0, [])
+    assert ("user.py", 5, 15, "SL301") in [finding[:4] for finding in _findings(result)]
 
 
 def test_a_warm_run_through_the_helper_caches_what_a_run_without_it_does(project: Path) -> None:
@@ -97,6 +122,24 @@ def test_a_warm_run_through_the_helper_caches_what_a_run_without_it_does(project
     assert warm.stages.helped == 0
     assert _findings(warm) == cold
     assert _no_children()
+
+
+def test_a_run_that_lints_nothing_forks_nothing(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _run(project, ["."], helped=True)
+    forks = _counting_forks(monkeypatch)
+    (project / "notes.py").write_text("print('no loader, no sampler')\n")
+    assert _run(project, ["."], helped=True).stages.helped == 0
+    assert forks == []
+    # Linted whatever the index says (SL101 has no index stage): forked as the survey meets it.
+    (project / "plain.py").write_text(FILES["plain.py"] + "# changed\n")
+    assert _run(project, ["."], helped=True).stages.helped == 1
+    assert forks == [1]
+    # Kept by SL301's index stage only: linted here, with nothing left to overlap a fork.
+    (project / "user.py").write_text(FILES["user.py"] + "# changed\n")
+    assert _run(project, ["."], helped=True).stages.helped == 0
+    assert forks == [1]
 
 
 def test_a_fix_written_by_the_helper_is_counted_and_whole(project: Path) -> None:
@@ -122,18 +165,18 @@ def test_a_fix_written_by_the_helper_is_counted_and_whole(project: Path) -> None
 def test_when_the_helper_is_gone_the_file_is_linted_here(
     project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    started = lint_helper.LintHelper.start
+    started = lint_helper.LintHelper.want
 
-    def start_then_die(lint: lint_helper.Lint) -> lint_helper.LintHelper | None:
-        helper = started(lint)
-        assert helper is not None
-        os.kill(helper._pid, 9)
-        return helper
+    def start_then_die(helper: lint_helper.LintHelper) -> None:
+        started(helper)
+        if helper._pid:
+            os.kill(helper._pid, 9)
 
-    monkeypatch.setattr(lint_helper.LintHelper, "start", start_then_die)
-    result = _run(project, ["user.py"], helped=True, use_cache=False)
+    monkeypatch.setattr(lint_helper.LintHelper, "want", start_then_die)
+    names = ["plain.py", "user.py"]
+    result = _run(project, names, helped=True, use_cache=False)
     assert result.stages.helped == 0
-    assert _findings(result) == _findings(_run(project, ["user.py"], helped=False, use_cache=False))
+    assert _findings(result) == _findings(_run(project, names, helped=False, use_cache=False))
     assert _no_children()
 
 
@@ -151,8 +194,10 @@ def test_a_question_the_run_cannot_answer_over_the_pipe_has_the_file_linted_here
     monkeypatch.setattr(
         DemandIndex, "get_for", lambda self, kind, token: Unpicklable(asked(self, kind, token))
     )
-    result = _run(project, ["user.py"], helped=True, use_cache=False)
-    assert result.stages.helped == 0
+    names = ["plain.py", "user.py"]
+    result = _run(project, names, helped=True, use_cache=False)
+    assert result.stages.helped <= 1  # plain.py, which asks nothing, if it came first
+    assert _findings(result) == _findings(_run(project, names, helped=False, use_cache=False))
     assert ("user.py", 5, 15, "SL301") in [finding[:4] for finding in _findings(result)]
     assert _no_children()
 
@@ -173,8 +218,8 @@ def test_the_modules_the_helper_imports_are_named_to_a_recording(
 
     noted: list[str] = []
     monkeypatch.setattr(replay, "note_code", noted.extend)
-    helper = lint_helper.LintHelper.start(lint)
-    assert helper is not None
+    helper = lint_helper.LintHelper(lint)
+    helper.want()
     try:
         options = LintOptions((), {}, None)  # type: ignore[arg-type]  # the fake lint reads none
         result = helper.lint(Path("x.py"), options, False, ProjectIndex(), None)
@@ -191,7 +236,7 @@ def test_two_projects_named_together_share_one_helper(tmp_path: Path, project: P
     other.mkdir()
     (other / ".git").mkdir()
     (other / "plain.py").write_text(FILES["plain.py"])
-    names = [str(project / "user.py"), str(other / "plain.py")]
+    names = [str(other / "plain.py"), str(project / "user.py")]  # plain.py's project first
     helped = _run(tmp_path, names, helped=True, use_cache=False)
     assert helped.stages.helped == 2
     assert _findings(helped) == _findings(_run(tmp_path, names, helped=False, use_cache=False))

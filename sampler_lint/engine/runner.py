@@ -348,7 +348,7 @@ def _workers_have_libcst() -> bool:
 def survey_files(
     jobs: list[_Job], lints: list[LintOptions], collectors: Collectors, cache: Cache | None,
     processes: int, progress: Callable[[int], None] | None = None, write: bool | None = None,
-    gather: bool = True, stats: Cache | None = None,
+    gather: bool = True, stats: Cache | None = None, linting: Callable[[], None] | None = None,
 ) -> tuple[list[Survey], list[str | None], dict[int, FileResult]]:
     """The survey of every job (from the cache where the file is unchanged), each file's
     content key (``None`` when unread: no cache, or unreadable) and, unless ``write`` is
@@ -356,13 +356,16 @@ def survey_files(
     lint results of the files that did not need the index (:func:`_survey_and_lint`).
     ``gather``: with each file's index facts (``False``: only which collectors want it, for
     :class:`DemandIndex`). ``stats``: file status recorded by earlier runs
-    (:func:`content_key`)."""
+    (:func:`content_key`). ``linting``: called when a surveyed file turns out to need the lint
+    pass (:meth:`LintHelper.want`); the first file not in the cache is then surveyed as soon as
+    it is met, not after the others' cached surveys are read."""
     early: dict[int, FileResult] = {}
     surveys: list[Survey | None] = [None] * len(jobs)
     contents: list[str | None] = [None] * len(jobs)
     keys: list[str | None] = [None] * len(jobs)
     lint_keys = [_lint_key(lint) for lint in lints]
     missing: list[int] = []
+    first: tuple[int, _Surveyed] | None = None  # with ``linting``: surveyed as it was met
     for number, job in enumerate(jobs):
         if cache is not None:
             content = content_key(job.path, stats)
@@ -379,19 +382,33 @@ def survey_files(
             if hit is not None:
                 surveys[number] = hit
                 continue
+        if linting is not None and first is None:
+            first = number, _survey_and_lint(job, lints, collectors, write, gather)
+            if job.lint_id is not None and first[1][1] is None \
+                    and _surely_linted(first[1][0], lints[job.lint_id]):
+                linting()
+            continue
         missing.append(number)
-    done = len(jobs) - len(missing)
+    done = len(jobs) - len(missing) - (first is not None)
     if progress is not None:
         progress(done)
+
     def record(number: int, surveyed: _Surveyed | None) -> None:
         nonlocal done
         survey, result = surveyed or (EMPTY_SURVEY, None)
         surveys[number] = survey
+        lint_id = jobs[number].lint_id
         if result is not None:
             early[number] = result
+        elif linting is not None and lint_id is not None \
+                and _surely_linted(survey, lints[lint_id]):
+            linting()
         done += 1
         if progress is not None:
             progress(done)
+
+    if first is not None:
+        record(*first)
 
     pool = _pool(
         processes, len(missing), _init_survey_worker, lints, collectors,
@@ -416,7 +433,7 @@ def survey_files(
         for number in missing:
             record(number, _survey_and_lint(jobs[number], lints, collectors, write, gather))
     if cache is not None:
-        for number in missing:
+        for number in missing if first is None else [first[0], *missing]:
             survey_key = keys[number]
             survey = surveys[number]
             if survey_key is not None and survey is not None:
@@ -872,6 +889,20 @@ def _wants_lint(survey: Survey, lint: LintOptions) -> bool:
     return survey.has_noqa and any(rule.code == UNUSED_NOQA for rule in lint.rules)
 
 
+def _surely_linted(survey: Survey, lint: LintOptions) -> bool:
+    """Whether the lint pass will lint a surveyed file whatever the index stage finds: the
+    survey could not decide, or a rule left (or the unused-noqa check) has no index stage that
+    could drop the file. What a :class:`LintHelper` waits for before it forks: SL301's survey
+    keeps any file with a call, which its index stage drops unless the call names a sampler."""
+    if survey.rules is None or not lint.use_prefilter:
+        return _wants_lint(survey, lint)
+    staged = {rule.code for rule in lint.rules if rule.has_index_stage()}
+    unstaged = tuple(code for code in survey.rules if code not in staged)
+    if unstaged != survey.rules:
+        survey = replace(survey, rules=unstaged)
+    return _wants_lint(survey, lint)
+
+
 def _has_fixes(result: FileResult, lint: LintOptions) -> bool:
     """Whether a fix run would apply a fix to a file with this (cached) result."""
     return any(
@@ -906,7 +937,7 @@ def run(
     is linted alone, and no question about one project reads the files of the others."""
     if options.fix and not options.diff:
         writer.count_writes_in(_context().Value("q", 0))
-    helper = LintHelper.start(check_file) if _may_lint_few(paths, options) else None
+    helper = LintHelper(check_file) if _may_lint_few(paths, options) else None
     try:
         groups = _by_project(paths) if given is None else [paths]
         if len(groups) == 1:
@@ -1024,7 +1055,7 @@ def _run_project(
     index_wanted = needs_index(all_enabled)
     project_files: Sequence[Path] | None = None  # None: as the project jobs spell them
     if index_wanted and given is None and not _is_whole_project(paths) \
-            and not _any_reads_index(jobs, lints):
+            and not _any_reads_index(jobs, lints, helper.want if helper else None):
         # A few files named (pre-commit, an editor): none of them keeps a rule that reads the
         # project index after the pre-filters, so the project is neither walked nor surveyed.
         # Their results are those of a run with the index, which those rules never read.
@@ -1060,7 +1091,7 @@ def _run_project(
     surveys, contents, early = survey_files(
         jobs[:linted], lints, collectors, survey_cache, processes,
         surveyed if progress else None, write if helper is None else None, gather=False,
-        stats=stats_cache,
+        stats=stats_cache, linting=helper.want if helper else None,
     )
     if helper is not None and not had_libcst and "libcst" in sys.modules:
         helper.close()  # the survey's pool had this process import it: it lints as fast here
@@ -1221,10 +1252,13 @@ def _is_whole_project(paths: list[Path]) -> bool:
         and paths[0].resolve() == project_root(paths)
 
 
-def _any_reads_index(jobs: list[_Job], lints: list[LintOptions]) -> bool:
+def _any_reads_index(
+    jobs: list[_Job], lints: list[LintOptions], linting: Callable[[], None] | None = None
+) -> bool:
     """Whether any of the linted ``jobs`` keeps, after the text and syntax pre-filters, a rule
     that reads the project index (or cannot be decided without linting it). Stops at the first
-    such file; more than :data:`PRESURVEY_LIMIT` files count as yes."""
+    such file; more than :data:`PRESURVEY_LIMIT` files count as yes. ``linting``: called on
+    meeting a file the lint pass will have to lint."""
     if len(jobs) > PRESURVEY_LIMIT:
         return True
     no_facts = Collectors()
@@ -1232,6 +1266,8 @@ def _any_reads_index(jobs: list[_Job], lints: list[LintOptions]) -> bool:
         assert job.lint_id is not None
         lint = lints[job.lint_id]
         survey = _survey(replace(job, fact_path=None), lints, no_facts)
+        if linting is not None and _surely_linted(survey, lint):
+            linting()
         if survey.rules is None or _reads_index(survey, lint):
             return True
         if not survey.rules and _cannot_parse(job.path, lint, None, None):
