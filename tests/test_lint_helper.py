@@ -14,10 +14,12 @@ import pytest
 
 from sampler_lint.analysis.index import ProjectIndex
 from sampler_lint.engine import lint_helper, replay, runner, writer
+from sampler_lint.engine.cache import Cache, decode
 from sampler_lint.engine.config import ConfigResolver, RawSettings
 from sampler_lint.engine.demand import DemandIndex
 from sampler_lint.engine.findings import FileResult
 from sampler_lint.engine.linter import LintOptions
+from sampler_lint.engine.survey import Collectors, is_survey
 
 pytestmark = pytest.mark.skipif(
     not hasattr(os, "fork") or sys.platform == "darwin", reason="the helper is forked"
@@ -270,3 +272,71 @@ def test_a_run_from_the_command_line_lints_through_the_helper(project: Path) -> 
     assert helped.stdout == alone.stdout
     assert "user.py:5:15: SL301" in helped.stdout
     assert helped.returncode == alone.returncode == 1
+
+
+# The survey's order with a helper (runner.survey_files, ``linting``): the files not in the
+# cache are surveyed before the cached surveys are decoded, so that the helper forks as early
+# as the run can know it will lint; a change large enough for a pool starts no helper.
+
+
+def _survey_jobs(root: Path, names: list[str]) -> tuple[list[runner._Job], LintOptions]:
+    paths = [root / name for name in names]
+    settings = ConfigResolver(RawSettings(), isolated=True).for_path(paths[0])
+    lint = runner.lint_options_for(settings, paths[0], runner.RunOptions())
+    return [runner._Job(path, None, 0) for path in paths], lint
+
+
+def _stored_surveys(root: Path, jobs: list[runner._Job], lint: LintOptions) -> Cache:
+    collectors = Collectors.for_rules(lint.rules)
+    cache = Cache(root / "cache", "survey", is_survey)
+    runner.survey_files(jobs, [lint], collectors, cache, 1)
+    cache.save()
+    return Cache(root / "cache", "survey", is_survey)
+
+
+def test_with_a_helper_changed_files_are_surveyed_before_cached_surveys_are_read(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    quiet = [f"quiet_{n}.py" for n in range(5)]
+    for name in quiet:
+        (project / name).write_text("x = 1\n")
+    jobs, lint = _survey_jobs(project, [*quiet, "plain.py"])
+    cache = _stored_surveys(project, jobs[:-1], lint)
+    events: list[str] = []
+    got = cache.get
+
+    def get(key: str) -> object:
+        events.append("get")
+        return got(key)
+
+    monkeypatch.setattr(cache, "get", get)
+    collectors = Collectors.for_rules(lint.rules)
+    surveys, _, _ = runner.survey_files(
+        jobs, [lint], collectors, cache, 1, linting=lambda: events.append("linting")
+    )
+    assert events[0] == "linting" and events.count("get") == len(quiet)
+    assert surveys == runner.survey_files(jobs, [lint], collectors, None, 1)[0]
+
+
+def test_a_change_large_enough_for_a_pool_starts_no_helper(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(runner, "PARALLEL_THRESHOLD", 2)
+    jobs, lint = _survey_jobs(project, ["plain.py", "user.py", "base.py"])
+    called: list[int] = []
+    runner.survey_files(
+        jobs, [lint], Collectors.for_rules(lint.rules), None, 1, linting=lambda: called.append(1)
+    )
+    assert called == []
+
+
+def test_a_stored_survey_this_version_cannot_read_is_surveyed_again(project: Path) -> None:
+    jobs, lint = _survey_jobs(project, ["plain.py", "user.py"])
+    collectors = Collectors.for_rules(lint.rules)
+    cache = _stored_surveys(project, jobs, lint)
+    for key in list(cache.old):
+        cache.old[key] = ("not", "a", "survey")
+    for linting in (None, lambda: None):
+        surveys, _, _ = runner.survey_files(jobs, [lint], collectors, cache, 1, linting=linting)
+        assert surveys == runner.survey_files(jobs, [lint], collectors, None, 1)[0]
+        assert len(cache.new) == 2 and all(is_survey(decode(value)) for value in cache.new.values())

@@ -280,6 +280,10 @@ class Cache:
                 gc.enable()
         return value if type(value) is dict else {}
 
+    def has(self, key: str) -> bool:
+        """Whether an entry is stored under ``key`` (it may still be a miss: :meth:`get`)."""
+        return key in self.old
+
     def get(self, key: str) -> Any:
         stored = self.old.get(key)
         if stored is None:

@@ -357,15 +357,16 @@ def survey_files(
     ``gather``: with each file's index facts (``False``: only which collectors want it, for
     :class:`DemandIndex`). ``stats``: file status recorded by earlier runs
     (:func:`content_key`). ``linting``: called when a surveyed file turns out to need the lint
-    pass (:meth:`LintHelper.want`); the first file not in the cache is then surveyed as soon as
-    it is met, not after the others' cached surveys are read."""
+    pass whatever the index says (:meth:`LintHelper.want`); the files not in the cache are then
+    surveyed before the others' cached surveys are decoded, unless there are enough of them for
+    a pool (then it is not called)."""
     early: dict[int, FileResult] = {}
     surveys: list[Survey | None] = [None] * len(jobs)
     contents: list[str | None] = [None] * len(jobs)
     keys: list[str | None] = [None] * len(jobs)
     lint_keys = [_lint_key(lint) for lint in lints]
     missing: list[int] = []
-    first: tuple[int, _Surveyed] | None = None  # with ``linting``: surveyed as it was met
+    stored: list[int] = []  # in the cache: decoded once the missing ones are surveyed
     for number, job in enumerate(jobs):
         if cache is not None:
             content = content_key(job.path, stats)
@@ -378,20 +379,13 @@ def survey_files(
                 "survey", collectors.salt, "gather" if gather else "on demand", lint_key,
                 job.fact_path or "", content,
             )
-            hit = cache.get(key)
-            if hit is not None:
-                surveys[number] = hit
+            if cache.has(key):
+                stored.append(number)
                 continue
-        if linting is not None and first is None:
-            first = number, _survey_and_lint(job, lints, collectors, write, gather)
-            if job.lint_id is not None and first[1][1] is None \
-                    and _surely_linted(first[1][0], lints[job.lint_id]):
-                linting()
-            continue
         missing.append(number)
-    done = len(jobs) - len(missing) - (first is not None)
-    if progress is not None:
-        progress(done)
+    if len(missing) >= PARALLEL_THRESHOLD:
+        linting = None  # enough to survey for a pool, whose workers take the cores
+    done = 0
 
     def record(number: int, surveyed: _Surveyed | None) -> None:
         nonlocal done
@@ -407,33 +401,53 @@ def survey_files(
         if progress is not None:
             progress(done)
 
-    if first is not None:
-        record(*first)
-
-    pool = _pool(
-        processes, len(missing), _init_survey_worker, lints, collectors,
-        write if _workers_have_libcst() else None, gather,
-    )
-    if pool is not None:
-        with _running(pool):
-            work = [
-                (str(jobs[number].path), jobs[number].fact_path, jobs[number].lint_id)
-                for number in missing
-            ]
-            computed = pool.map(_survey_task, work, chunksize=_chunksize(len(work), processes))
-            for number, surveyed in zip(missing, computed, strict=True):
-                record(number, surveyed)
-                if write is not None and surveyed is not None and surveyed[0].rules \
-                        and surveyed[1] is None:
-                    # A file is left for the lint pass, which parses it with libcst: import
-                    # libcst now, while the workers survey the rest, rather than after them
-                    # while they wait (the lint workers are forked from this process).
-                    importlib.import_module("libcst")
-    else:
+    # With ``linting``, the files not in the cache are surveyed before the others' surveys are
+    # decoded: a helper forks for the first one that needs it as early as the run can know.
+    surveyed_first = linting is not None
+    if surveyed_first:
         for number in missing:
             record(number, _survey_and_lint(jobs[number], lints, collectors, write, gather))
+    late: list[int] = []  # stored, but not what this version can decode: surveyed again
+    for number in stored:
+        assert cache is not None
+        hit = cache.get(keys[number] or "")
+        if hit is None:
+            late.append(number)
+        else:
+            surveys[number] = hit
+            done += 1
+    if progress is not None:
+        progress(done)
+    if surveyed_first:
+        for number in late:
+            record(number, _survey_and_lint(jobs[number], lints, collectors, write, gather))
+        missing += late
+    else:
+        missing = sorted(missing + late)
+        pool = _pool(
+            processes, len(missing), _init_survey_worker, lints, collectors,
+            write if _workers_have_libcst() else None, gather,
+        )
+        if pool is not None:
+            with _running(pool):
+                work = [
+                    (str(jobs[number].path), jobs[number].fact_path, jobs[number].lint_id)
+                    for number in missing
+                ]
+                computed = pool.map(_survey_task, work, chunksize=_chunksize(len(work), processes))
+                for number, surveyed in zip(missing, computed, strict=True):
+                    record(number, surveyed)
+                    if write is not None and surveyed is not None and surveyed[0].rules \
+                            and surveyed[1] is None:
+                        # A file is left for the lint pass, which parses it with libcst: import
+                        # libcst now, while the workers survey the rest, rather than after them
+                        # while they wait (the lint workers are forked from this process).
+                        importlib.import_module("libcst")
+        else:
+            for number in missing:
+                record(number, _survey_and_lint(jobs[number], lints, collectors, write, gather))
     if cache is not None:
-        for number in missing if first is None else [first[0], *missing]:
+        for number in missing:
             survey_key = keys[number]
             survey = surveys[number]
             if survey_key is not None and survey is not None:
