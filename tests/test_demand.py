@@ -1015,3 +1015,22 @@ def test_the_project_subclass_question_parses_only_files_whose_class_headers_may
     assert sorted(Path(path).name for path in holders) == [
         "continued.py", "generic.py", "long.py", "renamed.py",
     ]
+
+
+def test_a_collector_whose_gathering_raised_raises_again_when_asked_again(tmp_path: Path) -> None:
+    # Not an empty answer the second time: a file linted again after the index raised for it
+    # (the lint helper's fallback) must meet the same error, not fewer facts.
+    module = tmp_path / "module.py"
+    module.write_text("x = 1\n")
+    calls: list[str] = []
+
+    def collect(tree: ast.Module, path: str) -> dict[str, list[Any]]:
+        calls.append(path)
+        raise RecursionError("too deep")
+
+    collector = index_module.FactCollector("raising", (("x",),), collect, kinds=("raising",))
+    index = DemandIndex([Source(module, str(module))], [collector])
+    for _ in range(2):
+        with pytest.raises(RecursionError):
+            index.get("raising")
+    assert len(calls) == 2

@@ -340,3 +340,73 @@ def test_a_stored_survey_this_version_cannot_read_is_surveyed_again(project: Pat
         surveys, _, _ = runner.survey_files(jobs, [lint], collectors, cache, 1, linting=linting)
         assert surveys == runner.survey_files(jobs, [lint], collectors, None, 1)[0]
         assert len(cache.new) == 2 and all(is_survey(decode(value)) for value in cache.new.values())
+
+
+# Interruptions: a helper with a file in hand stops with the run.
+
+
+def _slow_lint(
+    path: Path, options: LintOptions, write: bool, index: ProjectIndex,
+    only: tuple[str, ...] | None,
+) -> FileResult:
+    import time
+
+    time.sleep(60)
+    return FileResult(filename=str(path))
+
+
+@pytest.mark.parametrize("write", [False, True])
+def test_an_interrupted_run_does_not_wait_for_the_helper_s_file(write: bool) -> None:
+    import signal
+    import threading
+    import time
+
+    helper = lint_helper.LintHelper(_slow_lint)
+    helper.want()
+    options = LintOptions((), {}, None)  # type: ignore[arg-type]
+    timer = threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGINT))
+    began = time.monotonic()
+    timer.start()
+    with pytest.raises(KeyboardInterrupt):
+        helper.lint(Path("x.py"), options, write, ProjectIndex(), None)
+    helper.close()  # as run() does on its way out
+    timer.join()
+    assert time.monotonic() - began < 30  # not the 60 s the file would take
+    assert _no_children()
+
+
+def test_a_helper_whose_run_was_killed_stops(tmp_path: Path) -> None:
+    # The run's process is killed (SIGKILL: no chance to close anything) while the helper
+    # lints: the helper is interrupted (Linux) rather than finishing, and writing, for no one.
+    script = tmp_path / "run.py"
+    script.write_text(
+        "import os, signal, sys, time\n"
+        "from pathlib import Path\n"
+        "from sampler_lint.engine import lint_helper\n"
+        "from sampler_lint.engine.linter import LintOptions\n"
+        "helper = lint_helper.LintHelper(lambda *task: time.sleep(60))\n"
+        "helper.want()\n"
+        "print(helper._pid, flush=True)\n"
+        "task = (Path('x.py'), LintOptions((), {}, None), True, None)\n"
+        "lint_helper._send(helper._tasks, task)\n"
+        "time.sleep(1.5)\n"
+        "os.kill(os.getpid(), signal.SIGKILL)\n"
+    )
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True)
+    assert done.stdout.strip(), done.stderr
+    pid = int(done.stdout.split()[0])
+
+    def alive() -> bool:
+        try:
+            state = Path(f"/proc/{pid}/status").read_text()
+        except OSError:
+            return False
+        return "\nState:\tZ" not in state
+
+    import time
+
+    for _ in range(100):
+        if not alive():
+            break
+        time.sleep(0.1)
+    assert not alive()

@@ -302,19 +302,29 @@ class DemandIndex(ProjectIndex):
         """Gather the collector ``name`` if not yet done; returns the digest of its facts."""
         collector = self._pending.pop(name, None)
         if collector is not None:
-            if self.shared is None:
-                self.gathered[name] = self._gather(collector, self)
-            else:
-                with self.shared.turn(name):
-                    # Another worker may have read these files already: reuse what it read.
-                    for key, facts in self.shared.load(name):
-                        self._read.setdefault(key, facts)
-                    before = set(self._read)
-                    self.gathered[name] = self._gather(collector, self)
-                    made = [(key, self._read[key]) for key in self._read if key not in before]
-                    if made:
-                        self.shared.store(name, made)
+            try:
+                self._gather_pending(name, collector)
+            except BaseException:
+                # Still pending: asked again, it raises again (a lint that reports the error
+                # the first time must not find an empty collector the second: the lint helper
+                # falls back to linting the file here after the index raised for it).
+                self._pending[name] = collector
+                raise
         return self.gathered.get(name, "")
+
+    def _gather_pending(self, name: str, collector: FactCollector) -> None:
+        if self.shared is None:
+            self.gathered[name] = self._gather(collector, self)
+        else:
+            with self.shared.turn(name):
+                # Another worker may have read these files already: reuse what it read.
+                for key, facts in self.shared.load(name):
+                    self._read.setdefault(key, facts)
+                before = set(self._read)
+                self.gathered[name] = self._gather(collector, self)
+                made = [(key, self._read[key]) for key in self._read if key not in before]
+                if made:
+                    self.shared.store(name, made)
 
     def digests(self, names: Sequence[str]) -> tuple[str, ...]:
         """``name, digest`` pairs of the collectors ``names`` (``collector[token]`` for the

@@ -73,12 +73,15 @@ class LintHelper:
         self._replies: IO[bytes] | None = None
         self._closed = False
         self._busy = False  # a task handed over and not answered (an interruption came)
+        self._writing = False  # and it may write a fix
         self.linted = 0  # files it linted, for ``-v``
 
     def want(self) -> None:
         """A file will be linted: fork the helper now, if it is not running yet, so that its
-        import of libcst overlaps whatever the run does before linting."""
-        if self._pid or self._closed:
+        import of libcst overlaps whatever the run does before linting. Not once another
+        thread runs (a progress bar's, a pool's feeder): a lock it held would stay held in the
+        helper."""
+        if self._pid or self._closed or threading.active_count() != 1:
             return
         self._closed = True  # one attempt: a system that refuses a fork refuses it again
         task_read, task_write = os.pipe()
@@ -104,7 +107,7 @@ class LintHelper:
                 os._exit(code)
         os.close(task_read)
         os.close(reply_write)
-        self._pid, self._closed = pid, False
+        self._pid, self._closed, self._writing = pid, False, False
         self._tasks, self._replies = os.fdopen(task_write, "wb"), os.fdopen(reply_read, "rb")
 
     def lint(
@@ -116,7 +119,7 @@ class LintHelper:
         if not self._pid or self._tasks is None or self._replies is None:
             return None
         try:
-            self._busy = True
+            self._busy, self._writing = True, write
             _send(self._tasks, (path, options, write, only))
             while True:
                 kind, value = pickle.load(self._replies)
@@ -145,8 +148,9 @@ class LintHelper:
         return None
 
     def close(self) -> None:
-        """Stop the helper. An idle one (or one still importing) is killed; one interrupted with
-        a file in hand finishes that file first, so that a fix is written whole or not at all."""
+        """Stop the helper. An idle one (or one still importing) is killed; one with a file in
+        hand (the run was interrupted) is interrupted too, and a fix it is writing is written
+        whole first (``writer.write_atomic`` defers the interruption)."""
         self._closed = True  # and never forked again
         if not self._pid:
             return  # not running (a stopped one's process id may be another process's by now)
@@ -154,9 +158,8 @@ class LintHelper:
             with contextlib.suppress(OSError):
                 if stream is not None:
                     stream.close()
-        if not self._busy:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(self._pid, signal.SIGKILL)
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(self._pid, signal.SIGINT if self._busy and self._writing else signal.SIGKILL)
         with contextlib.suppress(ChildProcessError):
             os.waitpid(self._pid, 0)
         self._pid = 0
@@ -192,12 +195,20 @@ class _RemoteIndex(ProjectIndex):
 
 def _serve(tasks: IO[bytes], replies: IO[bytes], lint: Lint) -> None:
     """The helper's life: import libcst, then lint each file handed over until the run ends."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the run's to handle
+    # Ctrl-C (or the run's SIGINT, :meth:`LintHelper.close`) stops a lint at once, a write only
+    # once it is whole; nothing it prints reaches the run's output, which closes with the run.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    parent = os.getppid()
+    null = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, 1)
+    os.dup2(null, 2)
     # Everything this process inherited stays out of its cycle collector, which would otherwise
     # write to each object's header, and so copy every page of the run's memory that holds one.
     gc.freeze()
     reported = set(sys.modules)  # the run's process has these: told of the others, by file
     import libcst  # noqa: F401  (the reason this process exists)
+
+    _interrupted_with(parent)
 
     def ask(question: tuple[Any, ...]) -> Any:
         try:
@@ -227,6 +238,18 @@ def _serve(tasks: IO[bytes], replies: IO[bytes], lint: Lint) -> None:
             payload = pickle.dumps(("given up", None))
         replies.write(payload)
         replies.flush()
+
+
+def _interrupted_with(parent: int) -> None:
+    """Have this process interrupted (SIGINT) when ``parent`` ends without closing it (killed):
+    a helper must not go on linting, and writing fixes, for a run that is gone (Linux only;
+    elsewhere it notices at its next message, once the file in hand is done)."""
+    with contextlib.suppress(Exception):
+        import ctypes
+
+        ctypes.CDLL(None).prctl(1, signal.SIGINT)  # PR_SET_PDEATHSIG
+    if os.getppid() != parent:
+        raise KeyboardInterrupt  # ended before the line above
 
 
 def _send(stream: IO[bytes], message: object) -> None:

@@ -1069,7 +1069,7 @@ def _run_project(
     index_wanted = needs_index(all_enabled)
     project_files: Sequence[Path] | None = None  # None: as the project jobs spell them
     if index_wanted and given is None and not _is_whole_project(paths) \
-            and not _any_reads_index(jobs, lints, helper.want if helper else None):
+            and not _any_reads_index(jobs, lints):
         # A few files named (pre-commit, an editor): none of them keeps a rule that reads the
         # project index after the pre-filters, so the project is neither walked nor surveyed.
         # Their results are those of a run with the index, which those rules never read.
@@ -1101,14 +1101,11 @@ def _run_project(
             progress(done, total, f"reading {plural(linted, 'file')}")
 
     began = time.perf_counter()
-    had_libcst = "libcst" in sys.modules
     surveys, contents, early = survey_files(
         jobs[:linted], lints, collectors, survey_cache, processes,
         surveyed if progress else None, write if helper is None else None, gather=False,
         stats=stats_cache, linting=helper.want if helper else None,
     )
-    if helper is not None and not had_libcst and "libcst" in sys.modules:
-        helper.close()  # the survey's pool had this process import it: it lints as fast here
     stages.survey, stages.surveyed = time.perf_counter() - began, linted
     began = time.perf_counter()  # the index stage: the index made, the files judged
     # The index gathers a collector's facts when a rule first asks for them; a lint result is
@@ -1266,13 +1263,10 @@ def _is_whole_project(paths: list[Path]) -> bool:
         and paths[0].resolve() == project_root(paths)
 
 
-def _any_reads_index(
-    jobs: list[_Job], lints: list[LintOptions], linting: Callable[[], None] | None = None
-) -> bool:
+def _any_reads_index(jobs: list[_Job], lints: list[LintOptions]) -> bool:
     """Whether any of the linted ``jobs`` keeps, after the text and syntax pre-filters, a rule
     that reads the project index (or cannot be decided without linting it). Stops at the first
-    such file; more than :data:`PRESURVEY_LIMIT` files count as yes. ``linting``: called on
-    meeting a file the lint pass will have to lint."""
+    such file; more than :data:`PRESURVEY_LIMIT` files count as yes."""
     if len(jobs) > PRESURVEY_LIMIT:
         return True
     no_facts = Collectors()
@@ -1280,8 +1274,6 @@ def _any_reads_index(
         assert job.lint_id is not None
         lint = lints[job.lint_id]
         survey = _survey(replace(job, fact_path=None), lints, no_facts)
-        if linting is not None and _surely_linted(survey, lint):
-            linting()
         if survey.rules is None or _reads_index(survey, lint):
             return True
         if not survey.rules and _cannot_parse(job.path, lint, None, None):
