@@ -968,8 +968,9 @@ def _may_lint_few(paths: list[Path], options: RunOptions) -> bool:
     """Whether the run will likely lint only a file or a few, in this process, and a
     :class:`LintHelper` pays (:func:`lint_helper.worth_starting`): files named one by one
     (pre-commit, an editor), or a project linted before, whose cache leaves only the files
-    changed since. Wrong either way costs little: a helper not needed is killed at the end, a
-    run with many files to lint starts its pool (and stops the helper)."""
+    changed since. Wrong either way costs little: the helper forks only once the survey meets
+    a file it will lint (:func:`_surely_linted`), and a run with many files to lint starts its
+    pool instead (and stops a helper already running)."""
     if not worth_starting(options.jobs):
         return False
     if len(paths) <= PRESURVEY_LIMIT and all(os.path.isfile(path) for path in paths):
