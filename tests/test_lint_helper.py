@@ -356,20 +356,28 @@ def _slow_lint(
 
 
 @pytest.mark.parametrize("write", [False, True])
-def test_an_interrupted_run_does_not_wait_for_the_helper_s_file(write: bool) -> None:
+def test_an_interrupted_run_does_not_wait_for_the_helper_s_file(
+    write: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import signal
     import threading
     import time
 
+    # Forked even if this test process runs other threads (the helper only sleeps).
+    monkeypatch.setattr(lint_helper.threading, "active_count", lambda: 1)
     helper = lint_helper.LintHelper(_slow_lint)
     helper.want()
+    assert helper._pid
     options = LintOptions((), {}, None)  # type: ignore[arg-type]
     timer = threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGINT))
     began = time.monotonic()
     timer.start()
-    with pytest.raises(KeyboardInterrupt):
-        helper.lint(Path("x.py"), options, write, ProjectIndex(), None)
-    helper.close()  # as run() does on its way out
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            helper.lint(Path("x.py"), options, write, ProjectIndex(), None)
+    finally:
+        timer.cancel()
+        helper.close()  # as run() does on its way out
     timer.join()
     assert time.monotonic() - began < 30  # not the 60 s the file would take
     assert _no_children()
