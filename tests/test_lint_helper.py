@@ -364,7 +364,7 @@ def test_an_interrupted_run_does_not_wait_for_the_helper_s_file(
     import time
 
     # Forked even if this test process runs other threads (the helper only sleeps).
-    monkeypatch.setattr(lint_helper.threading, "active_count", lambda: 1)
+    monkeypatch.setattr(threading, "active_count", lambda: 1)
     helper = lint_helper.LintHelper(_slow_lint)
     helper.want()
     assert helper._pid
