@@ -96,7 +96,8 @@ def walk(
             handlers = leave.get(kind, ())
         else:
             handlers = visit.get(kind, ())
-            stack.append((node, True))
+            if kind in leave:  # most kinds have no leave_ method: nothing to come back for
+                stack.append((node, True))
             for child in reversed(children(node)):
                 parents[child] = node
                 stack.append((child, False))
