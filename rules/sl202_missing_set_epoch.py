@@ -37,7 +37,7 @@ from sampler_lint.analysis.sampler_family import (
     spells_project_subclass,
 )
 from sampler_lint.analysis.syntax_summary import SyntaxSummary, argument, per_tree, walk
-from sampler_lint.analysis.tree import scope_body_statements
+from sampler_lint.analysis.tree import binds_surely, scope_body_statements
 from sampler_lint.rule import Applicability, Example, Fix, Rule, Severity
 
 # torch's samplers that never shuffle by epoch: an alternative to a DistributedSampler that
@@ -595,7 +595,7 @@ class MissingSetEpoch(Rule):
             if isinstance(ancestor, (cst.IndentedBlock, cst.Module)):
                 siblings: list[cst.CSTNode] = list(ancestor.body)
                 if node in siblings and any(
-                    _binds_surely(s, name) for s in siblings[: siblings.index(node)]
+                    binds_surely(s, name) for s in siblings[: siblings.index(node)]
                 ):
                     return True
             if isinstance(ancestor, cst.FunctionDef):
@@ -1186,37 +1186,6 @@ def _alternatives(values: list[cst.BaseExpression]) -> list[cst.BaseExpression]:
 
 def _is_none(node: cst.BaseExpression) -> bool:
     return isinstance(node, cst.Name) and node.value == "None"
-
-
-def _binds_surely(statement: cst.CSTNode, name: str) -> bool:
-    """Whether running ``statement`` always binds ``name``: an assignment, a ``with`` body that
-    does, an ``if`` whose every branch (``else`` included) does."""
-    if isinstance(statement, cst.SimpleStatementLine):
-        for small in statement.body:
-            if isinstance(small, cst.Assign):
-                targets = [t.target for t in small.targets]
-            elif isinstance(small, cst.AnnAssign) and small.value is not None:
-                targets = [small.target]
-            else:
-                continue
-            if any(isinstance(t, cst.Name) and t.value == name for t in targets):
-                return True
-        return False
-    if isinstance(statement, cst.With) and isinstance(statement.body, cst.IndentedBlock):
-        return any(_binds_surely(s, name) for s in statement.body.body)
-    if isinstance(statement, cst.If):
-        body = statement.body
-        if not isinstance(body, cst.IndentedBlock) or statement.orelse is None:
-            return False
-        if not any(_binds_surely(s, name) for s in body.body):
-            return False
-        other = statement.orelse
-        if isinstance(other, cst.If):
-            return _binds_surely(other, name)
-        return isinstance(other.body, cst.IndentedBlock) and any(
-            _binds_surely(s, name) for s in other.body.body
-        )
-    return False
 
 
 def _assigns(body: cst.CSTNode, name: str) -> bool:

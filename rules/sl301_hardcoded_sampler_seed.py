@@ -369,8 +369,10 @@ class HardcodedSamplerSeed(Rule):
     Flags a `DistributedSampler` (a known third-party subclass, or a project subclass at any
     depth, in the same file or another module of the project) with `shuffle` not literally
     `False` and a seed that is missing (torch's default is 0) or an integer literal, when
-    1. a shared seed is visible at the construction: a parameter, or a local or global bound
-       before it, named like a seed; `self.<seed>` assigned in the class body, in `__init__` or
+    1. a shared seed is visible at the construction: a parameter, a global, or a local bound
+       on every path to it (earlier in a block around it, or in each branch of an `if`; not
+       in another branch or in a loop, where passing it could raise UnboundLocalError), named
+       like a seed; `self.<seed>` assigned in the class body, in `__init__` or
        by a project base class; an `args.seed`-style attribute the code reads (its namespace
        bound before the construction, unpacking included: `args, _ = p.parse_known_args()`); a
        seed key the project defines or reads on a namespace the function holds (`config.SEED`,

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import ast
-import itertools
 
 import sampler_lint.analysis.lazy_libcst as cst
 from sampler_lint.analysis.imports import dotted_name
@@ -38,7 +37,7 @@ from sampler_lint.analysis.seed_facts import (
     seeded_epoch_names,
 )
 from sampler_lint.analysis.syntax_summary import SyntaxSummary, names_rank, per_tree
-from sampler_lint.analysis.tree import descendants, scope_body_statements
+from sampler_lint.analysis.tree import bound_on_every_path, descendants, scope_body_statements
 from sampler_lint.rule import FileContext
 
 # Calls whose value differs between processes.
@@ -513,80 +512,12 @@ def _shared(context: FileContext, values: list[cst.BaseExpression]) -> bool:
 def _bound_before(
     context: FileContext, function: cst.FunctionDef, name: str, node: cst.CSTNode
 ) -> bool:
-    """A local ``name`` of ``function`` is bound on every path that reaches ``node``: assigned
-    by a statement that runs before it in a block around it, or by an ``if`` (or ``try``) each
-    of whose branches binds it or leaves. An assignment in a branch that does not hold ``node``
-    does not count: speechbrain sets ``seed`` under ``if shuffle and not distributed:`` and
-    builds its DistributedSampler under ``if distributed:``, where ``seed=seed`` would raise
-    UnboundLocalError. Nor does one after ``node``: a seed bound after the sampler is built
-    cannot be passed to it."""
-    chain = [node]
-    for ancestor in context.ancestors(node):
-        if ancestor is function:
-            break
-        chain.append(ancestor)
-    else:
-        return False  # not inside ``function``
-    # Only the blocks of ``function`` itself: inside a nested function or class, the name
-    # would be that scope's own.
-    for depth in range(len(chain) - 1, -1, -1):
-        if isinstance(chain[depth], (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
-            chain = chain[depth:]
-            break
-    for child, block in itertools.pairwise(chain):
-        if isinstance(block, (cst.IndentedBlock, cst.SimpleStatementSuite,
-                              cst.SimpleStatementLine)):
-            for statement in block.body:
-                if statement is child:
-                    break
-                if _binds(statement, name):
-                    return True
-    return False
-
-
-def _binds(statement: cst.CSTNode, name: str) -> bool:
-    """Whether ``statement``, run to its end, always binds ``name``."""
-    if isinstance(statement, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
-        return any(_binds(small, name) for small in statement.body)
-    targets: list[cst.BaseExpression] = []
-    if isinstance(statement, cst.Assign):
-        targets = [t.target for t in statement.targets]
-    elif isinstance(statement, cst.AugAssign) or (
-        # `seed: int` alone binds nothing
-        isinstance(statement, cst.AnnAssign) and statement.value is not None
-    ):
-        targets = [statement.target]
-    if targets:
-        return any(
-            isinstance(n, cst.Name) and n.value == name for t in targets for n in _walk(t)
-        )
-    if isinstance(statement, cst.If):
-        orelse = statement.orelse
-        if orelse is None:
-            return False  # the test may be false
-        other = _binds(orelse, name) if isinstance(orelse, cst.If) else _suite_binds(
-            orelse.body, name
-        )
-        return other and _suite_binds(statement.body, name)
-    if isinstance(statement, cst.With):
-        return _suite_binds(statement.body, name)
-    if isinstance(statement, cst.Try):
-        return _suite_binds(statement.body, name) and all(
-            _suite_binds(handler.body, name) for handler in statement.handlers
-        )
-    return False  # a loop may run no time; anything else is not followed
-
-
-def _suite_binds(suite: cst.BaseSuite, name: str) -> bool:
-    """Whether a block, run to its end, always binds ``name`` or never reaches its end (it
-    returns or raises: the code after it is not reached through it)."""
-    statements = list(suite.body)
-    if any(_binds(statement, name) for statement in statements):
-        return True
-    last = statements[-1] if statements else None
-    if isinstance(last, (cst.SimpleStatementLine, cst.SimpleStatementSuite)) and last.body:
-        last = last.body[-1]
-    return isinstance(last, (cst.Return, cst.Raise, cst.Continue, cst.Break))
+    """A local ``name`` of ``function`` is bound on every path to ``node``
+    (:func:`~sampler_lint.analysis.tree.bound_on_every_path`): speechbrain binds ``seed`` under
+    ``if shuffle and not distributed:`` and builds its samplers under ``if distributed:``,
+    where ``seed=seed`` would raise UnboundLocalError; and a seed bound after the sampler is
+    built cannot be passed to it."""
+    return bound_on_every_path(list(context.ancestors(node)), function, name, node)
 
 
 def _reachable(context: FileContext, node: cst.CSTNode, candidate: cst.CSTNode) -> bool:

@@ -11,6 +11,7 @@ function they decorate). Whitespace and comments are skipped: no rule reads them
 from __future__ import annotations
 
 import dataclasses
+import itertools
 from collections.abc import Callable, Iterator
 
 import sampler_lint.analysis.lazy_libcst as cst
@@ -149,3 +150,90 @@ def assignment_table(scope: cst.CSTNode) -> dict[str, list[cst.BaseExpression]]:
                 if name is not None:
                     table.setdefault(name, []).append(small.value)
     return table
+
+
+def binds_surely(statement: cst.CSTNode, name: str) -> bool:
+    """Whether running ``statement`` to its end always binds ``name``: an assignment to it
+    (unpacking included), a ``with`` body that does, an ``if`` each of whose branches
+    (``else`` included) does, a ``try`` whose body and every handler do. A branch that returns,
+    raises, breaks or continues counts as binding: the code after the statement is not reached
+    through it. A loop may run no time, so it never binds surely."""
+    if isinstance(statement, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+        return any(binds_surely(small, name) for small in statement.body)
+    if isinstance(statement, cst.Assign):
+        return any(name in _target_names(t.target) for t in statement.targets)
+    if isinstance(statement, (cst.AnnAssign, cst.AugAssign)):
+        # `seed: int` alone binds nothing; `seed += 1` needs it bound already
+        value = statement.value if isinstance(statement, cst.AnnAssign) else True
+        return value is not None and name in _target_names(statement.target)
+    if isinstance(statement, cst.With):
+        return _suite_binds_surely(statement.body, name)
+    if isinstance(statement, cst.If):
+        orelse = statement.orelse
+        if orelse is None or not _suite_binds_surely(statement.body, name):
+            return False  # the test may be false, or this branch may not bind
+        if isinstance(orelse, cst.If):
+            return binds_surely(orelse, name)
+        return _suite_binds_surely(orelse.body, name)
+    if isinstance(statement, cst.Try):
+        return _suite_binds_surely(statement.body, name) and all(
+            _suite_binds_surely(handler.body, name) for handler in statement.handlers
+        )
+    return False
+
+
+def _suite_binds_surely(suite: cst.BaseSuite, name: str) -> bool:
+    statements = list(suite.body)
+    if any(binds_surely(statement, name) for statement in statements):
+        return True
+    last: cst.CSTNode | None = statements[-1] if statements else None
+    if isinstance(last, (cst.SimpleStatementLine, cst.SimpleStatementSuite)) and last.body:
+        last = last.body[-1]
+    return isinstance(last, (cst.Return, cst.Raise, cst.Continue, cst.Break))
+
+
+def _target_names(target: cst.BaseExpression) -> set[str]:
+    """The names an assignment target binds (``a``; ``a, (b, *c)``), not those it only reads
+    (``x[a]``, ``a.b``)."""
+    if isinstance(target, cst.Name):
+        return {target.value}
+    if isinstance(target, (cst.Tuple, cst.List)):
+        names: set[str] = set()
+        for element in target.elements:
+            value = element.value
+            names |= _target_names(value)
+        return names
+    if isinstance(target, cst.StarredElement):
+        return _target_names(target.value)
+    return set()
+
+
+def bound_on_every_path(
+    ancestors: list[cst.CSTNode], scope: cst.CSTNode, name: str, node: cst.CSTNode
+) -> bool:
+    """Whether a local ``name`` of ``scope`` (a function) is bound on every path that reaches
+    ``node``, whose ancestors (innermost first) are ``ancestors``: some statement before it, in
+    a block of ``scope`` around it, binds it surely (:func:`binds_surely`). One in a branch that
+    does not hold ``node`` does not count (``seed`` set under ``if not distributed:`` is unbound
+    under ``if distributed:``), nor one after it, nor one in a function or class nested in
+    ``scope`` around ``node`` (a name of its own)."""
+    chain = [node]
+    for ancestor in ancestors:
+        if ancestor is scope:
+            break
+        chain.append(ancestor)
+    else:
+        return False  # not inside ``scope``
+    for depth in range(len(chain) - 1, -1, -1):
+        if isinstance(chain[depth], (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            chain = chain[depth:]  # only the blocks of ``scope`` itself
+            break
+    for child, block in itertools.pairwise(chain):
+        if isinstance(block, (cst.IndentedBlock, cst.SimpleStatementSuite,
+                              cst.SimpleStatementLine, cst.Module)):
+            for statement in block.body:
+                if statement is child:
+                    break
+                if binds_surely(statement, name):
+                    return True
+    return False
