@@ -16,7 +16,7 @@ from sampler_lint.analysis.loaders import (
     origins_at,
 )
 from sampler_lint.analysis.syntax_summary import SyntaxSummary
-from sampler_lint.analysis.tree import children, scope_body_statements
+from sampler_lint.analysis.tree import children, leaves, scope_body_statements, target_names
 from sampler_lint.rule import Applicability, Example, Fix, Rule, Severity
 
 # Calls a reused guard may keep: they read, they do not act.
@@ -283,7 +283,7 @@ class SetEpochSamplerOnly(Rule):
                         if (
                             isinstance(earlier, cst.If)
                             and _reads_any(self.context.code_for(earlier.test), readers)
-                            and _exits(earlier)
+                            and leaves(earlier.body)
                         ):
                             return True
             node = ancestor
@@ -557,42 +557,22 @@ def _binds(node: cst.CSTNode, name: str) -> bool:
     class _Collector(cst.CSTVisitor):
         def visit_AssignTarget(self, target: cst.AssignTarget) -> None:
             nonlocal found
-            found |= any(n.value == name for n in _target_names(target.target))
+            found |= name in target_names(target.target)
 
         def visit_AugAssign(self, assign: cst.AugAssign) -> None:
             nonlocal found
-            found |= any(n.value == name for n in _target_names(assign.target))
+            found |= name in target_names(assign.target)
 
         def visit_For(self, loop: cst.For) -> None:
             nonlocal found
-            found |= any(n.value == name for n in _target_names(loop.target))
+            found |= name in target_names(loop.target)
 
         def visit_AsName(self, asname: cst.AsName) -> None:
             nonlocal found
-            found |= any(n.value == name for n in _target_names(asname.name))
+            found |= name in target_names(asname.name)
 
     node.visit(_Collector())
     return found
-
-
-def _target_names(target: cst.CSTNode) -> list[cst.Name]:
-    if isinstance(target, cst.Name):
-        return [target]
-    if isinstance(target, (cst.Tuple, cst.List)):
-        return [n for element in target.elements for n in _target_names(element.value)]
-    return []
-
-
-def _exits(statement: cst.If) -> bool:
-    """An ``if`` whose body ends by leaving the block (``return``, ``continue``, ``break``,
-    ``raise``)."""
-    body = statement.body
-    last = body.body[-1] if isinstance(body, cst.IndentedBlock) else body
-    if isinstance(last, cst.SimpleStatementLine):
-        return isinstance(last.body[-1], (cst.Return, cst.Continue, cst.Break, cst.Raise))
-    if isinstance(last, cst.SimpleStatementSuite):
-        return isinstance(last.body[-1], (cst.Return, cst.Continue, cst.Break, cst.Raise))
-    return False
 
 
 def _has_call(node: cst.CSTNode) -> bool:

@@ -37,7 +37,7 @@ from sampler_lint.analysis.sampler_family import (
     spells_project_subclass,
 )
 from sampler_lint.analysis.syntax_summary import SyntaxSummary, argument, per_tree, walk
-from sampler_lint.analysis.tree import binds_surely, scope_body_statements
+from sampler_lint.analysis.tree import bound_on_every_path, scope_body_statements
 from sampler_lint.rule import Applicability, Example, Fix, Rule, Severity
 
 # torch's samplers that never shuffle by epoch: an alternative to a DistributedSampler that
@@ -588,24 +588,21 @@ class MissingSetEpoch(Rule):
 
     # -- the fix ----------------------------------------------------------------------------------
     def _bound_before(self, loop: cst.CSTNode, name: str) -> bool:
-        """``name`` is bound on every path into ``loop``: a parameter, or an earlier statement of
-        an enclosing block that always binds it."""
-        node = loop
-        for ancestor in self.context.ancestors(loop):
-            if isinstance(ancestor, (cst.IndentedBlock, cst.Module)):
-                siblings: list[cst.CSTNode] = list(ancestor.body)
-                if node in siblings and any(
-                    binds_surely(s, name) for s in siblings[: siblings.index(node)]
-                ):
-                    return True
-            if isinstance(ancestor, cst.FunctionDef):
-                params = ancestor.params
-                every = [*params.posonly_params, *params.params, *params.kwonly_params]
-                return any(p.name.value == name for p in every)
-            if isinstance(ancestor, cst.ClassDef):
-                return False
-            node = ancestor
-        return False
+        """``name`` is bound on every path into ``loop``: a parameter of the function around
+        it, or bound surely before it (:func:`~sampler_lint.analysis.tree.bound_on_every_path`)."""
+        ancestors = list(self.context.ancestors(loop))
+        scope = next(
+            (a for a in ancestors if isinstance(a, (cst.FunctionDef, cst.ClassDef))),
+            self.context.module,
+        )
+        if isinstance(scope, cst.ClassDef):
+            return False
+        if isinstance(scope, cst.FunctionDef):
+            params = scope.params
+            every = [*params.posonly_params, *params.params, *params.kwonly_params]
+            if any(p.name.value == name for p in every):
+                return True
+        return bound_on_every_path(ancestors, scope, name, loop)
 
     def _guarded_call(self, sampler: str, epoch: str) -> cst.BaseStatement:
         config = self.context.module.config_for_parsing

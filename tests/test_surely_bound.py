@@ -46,7 +46,9 @@ def _bound_at_sampler(code: str) -> bool:
     module = cst.parse_module(code)
     wrapper = cst.MetadataWrapper(module, unsafe_skip_copy=True)
     parents = wrapper.resolve(cst.metadata.ParentNodeProvider)
-    function = next(n for n in descendants(module) if isinstance(n, cst.FunctionDef))
+    scope: cst.CSTNode = next(
+        (n for n in descendants(module) if isinstance(n, cst.FunctionDef)), module
+    )
     call = next(
         n for n in descendants(module)
         if isinstance(n, cst.Call) and isinstance(n.func, cst.Name) and n.func.value == "Sampler"
@@ -56,7 +58,7 @@ def _bound_at_sampler(code: str) -> bool:
     while node in parents:
         node = parents[node]
         ancestors.append(node)
-    return bound_on_every_path(ancestors, function, "seed", call)
+    return bound_on_every_path(ancestors, scope, "seed", call)
 
 
 @pytest.mark.parametrize(
@@ -75,6 +77,9 @@ def _bound_at_sampler(code: str) -> bool:
         # a nested function's own `seed` is not the outer one's
         ("def f():\n    def g():\n        seed = 1\n        Sampler(seed)\n", False),
         ("def f():\n    seed = 1\n    def g():\n        Sampler(seed)\n", True),
+        # a script's own statements (no function: the module is the scope)
+        ("seed = 1\nfor epoch in range(3):\n    Sampler(seed)\n", True),
+        ("if a:\n    seed = 1\nfor epoch in range(3):\n    Sampler(seed)\n", False),
     ],
 )
 def test_bound_on_every_path(code: str, bound: bool) -> None:

@@ -161,11 +161,11 @@ def binds_surely(statement: cst.CSTNode, name: str) -> bool:
     if isinstance(statement, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
         return any(binds_surely(small, name) for small in statement.body)
     if isinstance(statement, cst.Assign):
-        return any(name in _target_names(t.target) for t in statement.targets)
+        return any(name in target_names(t.target) for t in statement.targets)
     if isinstance(statement, (cst.AnnAssign, cst.AugAssign)):
         # `seed: int` alone binds nothing; `seed += 1` needs it bound already
         value = statement.value if isinstance(statement, cst.AnnAssign) else True
-        return value is not None and name in _target_names(statement.target)
+        return value is not None and name in target_names(statement.target)
     if isinstance(statement, cst.With):
         return _suite_binds_surely(statement.body, name)
     if isinstance(statement, cst.If):
@@ -183,35 +183,38 @@ def binds_surely(statement: cst.CSTNode, name: str) -> bool:
 
 
 def _suite_binds_surely(suite: cst.BaseSuite, name: str) -> bool:
-    statements = list(suite.body)
-    if any(binds_surely(statement, name) for statement in statements):
-        return True
-    last: cst.CSTNode | None = statements[-1] if statements else None
+    return any(binds_surely(statement, name) for statement in suite.body) or leaves(suite)
+
+
+def leaves(suite: cst.BaseSuite) -> bool:
+    """Whether a block ends by leaving it (``return``, ``raise``, ``continue``, ``break``): the
+    code after the statement that holds it is not reached through it."""
+    last: cst.CSTNode | None = suite.body[-1] if suite.body else None
     if isinstance(last, (cst.SimpleStatementLine, cst.SimpleStatementSuite)) and last.body:
         last = last.body[-1]
     return isinstance(last, (cst.Return, cst.Raise, cst.Continue, cst.Break))
 
 
-def _target_names(target: cst.BaseExpression) -> set[str]:
-    """The names an assignment target binds (``a``; ``a, (b, *c)``), not those it only reads
-    (``x[a]``, ``a.b``)."""
+def target_names(target: cst.CSTNode) -> set[str]:
+    """The names an assignment (or ``for``, ``as``) target binds (``a``; ``a, (b, *c)``), not
+    those it only reads (``x[a]``, ``a.b``)."""
     if isinstance(target, cst.Name):
         return {target.value}
     if isinstance(target, (cst.Tuple, cst.List)):
         names: set[str] = set()
         for element in target.elements:
-            value = element.value
-            names |= _target_names(value)
+            names |= target_names(element.value)
         return names
     if isinstance(target, cst.StarredElement):
-        return _target_names(target.value)
+        return target_names(target.value)
     return set()
 
 
 def bound_on_every_path(
     ancestors: list[cst.CSTNode], scope: cst.CSTNode, name: str, node: cst.CSTNode
 ) -> bool:
-    """Whether a local ``name`` of ``scope`` (a function) is bound on every path that reaches
+    """Whether a local ``name`` of ``scope`` (a function, or the module) is bound on every path
+    that reaches
     ``node``, whose ancestors (innermost first) are ``ancestors``: some statement before it, in
     a block of ``scope`` around it, binds it surely (:func:`binds_surely`). One in a branch that
     does not hold ``node`` does not count (``seed`` set under ``if not distributed:`` is unbound
@@ -220,6 +223,8 @@ def bound_on_every_path(
     chain = [node]
     for ancestor in ancestors:
         if ancestor is scope:
+            if isinstance(scope, cst.Module):
+                chain.append(scope)  # its statements are its own block
             break
         chain.append(ancestor)
     else:
