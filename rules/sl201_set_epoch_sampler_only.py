@@ -328,7 +328,8 @@ class SetEpochSamplerOnly(Rule):
     appended), constructor and function arguments,
     `self.<attr>`, `self.method()` (its definitions in the class, its bases and subclasses),
     methods of instances of project classes (`x = ProjectClass(...)`, or `x = factory()` whose
-    every return builds one, then `x.method(...)` in that class or its project bases), import
+    every return builds one, in a file that may name no loader at all, as OpenRLHF's
+    `get_strategy`, then `x.method(...)` in that class or its project bases), import
     aliases and package re-exports (an `__init__.py` that names no loader included), across
     the files of the project. Code that
     receives loaders from outside the project (a library's public method, a hook, a loop

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from sampler_lint.analysis.loader_facts import INDEX_REQUIRES
 from sampler_lint.cli import main
 
 TRAINER = '''\
@@ -504,6 +505,74 @@ def test_an_inherited_method_of_the_built_class_is_followed(
         "    def loader_workers(self):\n        return 4\n"
     )
     assert _codes(project, ".") == expected
+
+
+# OpenRLHF's `utils.py` as it is: nothing in it names a loader (or a sampler), so the loader
+# facts skip the file; the factory is read because the question meets it.
+PLAIN_FACTORIES = FACTORIES.split("\n\n\n", 1)[1]
+PLAIN_INIT = "from .utils import get_strategy\n"
+
+
+def _plain_strategy_project(project: Path, arguments: str = SAMPLER_ARGS) -> Path:
+    pkg = _strategy_project(project, arguments=arguments, factories=PLAIN_FACTORIES)
+    (pkg / "__init__.py").write_text(PLAIN_INIT)
+    for text in (PLAIN_FACTORIES, PLAIN_INIT):
+        assert not any(word in text for words in INDEX_REQUIRES for word in words)
+    return pkg
+
+
+@pytest.mark.parametrize(("arguments", "expected"), [
+    (SAMPLER_ARGS, []),
+    (BATCH_ARGS, [("trainer.py", 9)]),
+])
+@pytest.mark.parametrize("target", [".", "trainer.py"])
+def test_a_factory_in_a_file_that_names_no_loader_is_followed(
+    project: Path, arguments: str, expected: list[tuple[str, int]], target: str
+) -> None:
+    pkg = _plain_strategy_project(project, arguments=arguments)
+    assert _codes(project, "." if target == "." else str(pkg / target)) == expected
+
+
+@pytest.mark.parametrize("factories", [
+    # the factory builds a class through an alias the facts do not follow
+    PLAIN_FACTORIES.replace("import Strategy", "import Strategy as Built")
+    .replace("Strategy(args)", "Built(args)"),
+    # a method of the factory's class, not a module function
+    "class Holder:\n    " + PLAIN_FACTORIES.replace("\n", "\n    ")
+    .replace("get_strategy(args)", "get_strategy(self, args)"),
+    # a factory that returns what another, unknown, function builds
+    PLAIN_FACTORIES.replace("strategy = Strategy(args)", "strategy = make(args)"),
+])
+def test_a_plain_factory_the_project_cannot_follow_keeps_the_finding(
+    project: Path, factories: str
+) -> None:
+    pkg = _plain_strategy_project(project)
+    (pkg / "utils.py").write_text(factories)
+    assert _codes(project, ".") == [("trainer.py", 9)]
+
+
+def test_a_warm_run_sees_the_plain_factory_change(project: Path, tmp_path: Path) -> None:
+    pkg = _plain_strategy_project(project)
+    (pkg / "batched.py").write_text(
+        STRATEGY.format(name="Batched", base="", arguments=BATCH_ARGS)
+    )
+    cache = tmp_path / "cache"
+
+    def warm() -> list[tuple[str, int]]:
+        result = CliRunner().invoke(main, [
+            "check", "--cache-dir", str(cache), "--output-format", "json", "--select", "SL201",
+            str(project),
+        ])
+        assert result.exit_code in (0, 1), result.output
+        return [(Path(f["filename"]).name, f["location"]["row"])
+                for f in json.loads(result.stdout)]
+
+    assert warm() == warm() == []
+    (pkg / "utils.py").write_text(
+        PLAIN_FACTORIES.replace("pkg.strategy import Strategy", "pkg.batched import Batched")
+        .replace("Strategy(args)", "Batched(args)")
+    )
+    assert warm() == [("trainer.py", 9)]
 
 
 @pytest.mark.parametrize("factories", [

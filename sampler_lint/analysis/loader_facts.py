@@ -20,7 +20,7 @@ from sampler_lint.analysis.index import (
     dotted_expression,
     imported_module,
 )
-from sampler_lint.analysis.syntax_summary import SyntaxSummary, walk
+from sampler_lint.analysis.syntax_summary import SyntaxSummary, per_tree, walk
 
 # An expression's provenance, as plain tuples (picklable, comparable, stable in the index):
 #   ("loader", built_with_sampler, built_with_batch_sampler)  a DataLoader(...) construction
@@ -57,6 +57,10 @@ FACT_CALLS = "sl2_calls"  # (callee name, path, positional origins, keyword orig
 FACT_SELF = "sl2_self"  # (class name, path, attr, origin)
 FACT_NAMES = "sl2_names"  # (path, names defined there, (name, module) imported there)
 FACT_PACKAGE_NAMES = "sl2_package_names"  # the same, for a package __init__.py without the above
+# FACT_NAMES' and FACT_RETURNS' rows of a file whose text names no loader, read only when a
+# question meets it as the home of a factory of project objects (FACTORY_FACTS, below).
+FACT_FACTORY_NAMES = "sl2_factory_names"
+FACT_FACTORY_RETURNS = "sl2_factory_returns"
 # (an imported module keeps the leading dots of a relative import: `..data`)
 FACT_ALIASES = "sl2_aliases"  # (path, local name, module, original name): `import x as y`
 FACT_SET_EPOCH = "sl2_set_epoch"  # dotted receivers of every `.set_epoch(...)` call
@@ -66,11 +70,10 @@ FACT_EPOCH_USERS = "sl2_epoch_users"
 # Files on a loader's way mention it somehow; a file missed here can only make SL201 flag more
 # (an origin without facts may carry a batch sampler). "_data" was here too: it added 549 files
 # to parse over the 9 benchmark trees and changed no finding on 13 trees (Composer at #3124,
-# LAVIS, catalyst and the DDP tutorials among them). Known miss: a factory of a project object
-# (`strategy = get_strategy(args)`, then `strategy.setup_dataloader(...)`) in a file that names no
-# loader is not indexed, so the object stays unknown (OpenRLHF); indexing every file would follow
-# it but doubled an SL2xx-only run on detectron2. A package `__init__.py` that re-exports it is
-# read when an import resolution meets it (PACKAGE_NAMES, below).
+# LAVIS, catalyst and the DDP tutorials among them). Indexing every file doubled an SL2xx-only
+# run on detectron2; instead, the two kinds of file a question may need although they name no
+# loader are read when it meets them: a package `__init__.py` that re-exports a name
+# (PACKAGE_NAMES) and the home of a factory of project objects (FACTORY_FACTS), both below.
 INDEX_REQUIRES: tuple[tuple[str, ...], ...] = (
     ("DataLoader", "loader", "Loader", "set_epoch", "sampler"),
 )
@@ -678,7 +681,12 @@ def is_epoch_loop_ast(loop: ast.For | ast.AsyncFor) -> bool:
 
 
 def collect_loader_facts(tree: ast.Module, path: str) -> dict[str, list[Any]]:
-    """The SL2xx facts of one file."""
+    """The SL2xx facts of one file (once per parse: :func:`collect_factory_facts` reads them
+    too)."""
+    return per_tree(tree, f"loader facts of {path}", lambda: _loader_facts(tree, path))
+
+
+def _loader_facts(tree: ast.Module, path: str) -> dict[str, list[Any]]:
     collector = _FactCollector(path, SyntaxSummary.of(tree))
     collector.collect()
     return {
@@ -759,5 +767,27 @@ PACKAGE_NAMES = FactCollector(
     kinds=(FACT_PACKAGE_NAMES,), costly=True,
 )
 
+
+
+def collect_factory_facts(tree: ast.Module, path: str) -> dict[str, list[Any]]:
+    """A file's defined and imported names and its functions' returns, as the loader facts
+    hold them, under names of their own: for the home of a factory of project objects whose
+    text names no loader (OpenRLHF's ``utils.py``: ``strategy = DeepspeedStrategy(...)``,
+    ``return strategy``), which ``strategy = get_strategy(args)`` then
+    ``strategy.setup_dataloader(...)`` must follow."""
+    facts = collect_loader_facts(tree, path)
+    return {
+        FACT_FACTORY_NAMES: facts[FACT_NAMES],
+        FACT_FACTORY_RETURNS: facts[FACT_RETURNS],
+    }
+
+
+# Read only for a file that a question about the object a call returns reaches by module path
+# and that has no loader facts (its text names no loader): the factory's `return`.
+FACTORY_FACTS = FactCollector(
+    "project factories", (("return",),), collect_factory_facts,
+    kinds=(FACT_FACTORY_NAMES, FACT_FACTORY_RETURNS), costly=True,
+)
+
 #: What the rules that follow loaders across files collect.
-LOADER_COLLECTORS = (LOADER_FACTS, PACKAGE_NAMES)
+LOADER_COLLECTORS = (LOADER_FACTS, PACKAGE_NAMES, FACTORY_FACTS)

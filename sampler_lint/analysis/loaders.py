@@ -32,6 +32,8 @@ from sampler_lint.analysis.loader_facts import (
     FACT_CALLS,
     FACT_CLASSES,
     FACT_EPOCH_USERS,
+    FACT_FACTORY_NAMES,
+    FACT_FACTORY_RETURNS,
     FACT_NAMES,
     FACT_PACKAGE_NAMES,
     FACT_RETURNS,
@@ -580,7 +582,7 @@ def _constructed_or_returned(
     homes = _resolve_class(index, name, caller)
     if homes:
         return frozenset((name, home) for home in homes)
-    returned = _returned(index, call)
+    returned = _returned(index, call) or _factory_returned(index, call)
     if not returned:
         return None
     classes: set[tuple[str, str]] = set()
@@ -592,6 +594,30 @@ def _constructed_or_returned(
             return None
         classes |= inner
     return frozenset(classes) or None
+
+
+def _factory_returned(index: ProjectIndex, call: Origin) -> list[Origin]:
+    """What the function a ``call`` origin names returns, read from the files it resolves to
+    that have no loader facts (their text names no loader): the home of a factory of project
+    objects (OpenRLHF's ``get_strategy``), which the loader facts skip. From then on the names
+    such a file defines and imports are known, so that what it returns resolves from there."""
+    caller, name = call[1], call[2]
+    passed = call[3] if len(call) > 3 else None
+    names = _names(index)
+    found: list[Origin] = []
+    for path in _reach_with(names, caller, name, any_file=True):
+        if facts_in_file(index, FACT_NAMES, path, 0):
+            continue  # indexed for loaders: `_returned` read its returns
+        returns = [
+            origins for function, _, origins, owner in facts_in_file(
+                index, FACT_FACTORY_RETURNS, path, 1
+            )
+            if function == name and not owner
+        ]
+        if returns:
+            names.read_as_factory(path)
+            found += [origin for origins in returns for origin in origins]
+    return _reachable(found, passed)
 
 
 def _reachable(
@@ -674,14 +700,16 @@ _NO_NAMES: tuple[frozenset[str], frozenset[tuple[str, str]]] = (frozenset(), fro
 
 class _Modules(ModuleResolver):
     """Resolves imports to the project files that have loader facts, asking about each file it
-    meets (:func:`facts_in_file`) instead of knowing every file up front."""
+    meets (:func:`facts_in_file`) instead of knowing every file up front; or, ``any_file``, to
+    every file there (for a factory, whose file may name no loader: :func:`_factory_returned`)."""
 
-    def __init__(self, names: _Names) -> None:
+    def __init__(self, names: _Names, any_file: bool = False) -> None:
         super().__init__(())
         self._names = names
+        self._any_file = any_file
 
     def is_known(self, path: str) -> bool:
-        return self._names.has(path)
+        return self._any_file or self._names.has(path)
 
     def _may_be(self, path: str) -> bool:
         # Standard input's buffer and `--since`'s revision hold files that are not on disk.
@@ -698,7 +726,9 @@ class _Names:
         self.on_disk = index.files_on_disk()  # a path that is not there holds no names
         self._by_file: dict[str, tuple[frozenset[str], frozenset[tuple[str, str]]] | None] = {}
         self.modules = _Modules(self)
-        self.reach_memo: dict[tuple[str, str], tuple[str, ...]] = {}
+        self.any_modules = _Modules(self, any_file=True)
+        self.reach_memo: dict[tuple[str, str, bool], tuple[str, ...]] = {}
+        self._factories: set[str] = set()  # files read for their factories' returns
 
     def _row(self, path: str) -> tuple[frozenset[str], frozenset[tuple[str, str]]] | None:
         if path not in self._by_file:
@@ -706,6 +736,8 @@ class _Names:
             if not rows and is_package_init(path):
                 # A package that names no loader may still re-export what the question follows.
                 rows = facts_in_file(self._index, FACT_PACKAGE_NAMES, path, 0)
+            if not rows and path in self._factories:
+                rows = facts_in_file(self._index, FACT_FACTORY_NAMES, path, 0)
             self._by_file[path] = (
                 (frozenset(rows[-1][1]), frozenset(rows[-1][2])) if rows else None
             )
@@ -713,6 +745,15 @@ class _Names:
 
     def has(self, path: str) -> bool:
         return self._row(path) is not None
+
+    def read_as_factory(self, path: str) -> None:
+        """Know the names of ``path``, a file without loader facts that holds a factory a
+        question follows (:func:`_factory_returned`), as those of an indexed file."""
+        if path not in self._factories:
+            self._factories.add(path)
+            self._by_file.pop(path, None)
+            for key in [key for key in self.reach_memo if key[0] == path]:
+                del self.reach_memo[key]
 
     def get(self, path: str) -> tuple[frozenset[str], frozenset[tuple[str, str]]]:
         return self._row(path) or _NO_NAMES
@@ -732,36 +773,43 @@ def _reach(index: ProjectIndex, caller: str, name: str) -> tuple[str, ...]:
     ``recipes/trainer.py``), also through a package or module that re-exports it, and the modules
     it imports whole (``import pkg.module``, then ``module.name(...)``). An import the project
     cannot resolve reaches nothing. Only the files on the way are read."""
-    names = _names(index)
-    key = (caller, name)
+    return _reach_with(_names(index), caller, name, any_file=False)
+
+
+def _reach_with(names: _Names, caller: str, name: str, any_file: bool) -> tuple[str, ...]:
+    """:func:`_reach`; ``any_file``: to files without loader facts too."""
+    key = (caller, name, any_file)
     found = names.reach_memo.get(key)
     if found is None:
+        modules = names.any_modules if any_file else names.modules
         files = [caller]
         defined, imported = names.get(caller)
         if name not in defined:
             for local, module in sorted(imported):
                 if local == name:  # from <module> import name
-                    files += _offered(names, caller, module, name)
+                    files += _offered(names, caller, module, name, modules=modules)
                 elif not local:
-                    files += names.modules.resolve(caller, module)
+                    files += modules.resolve(caller, module)
         found = names.reach_memo[key] = tuple(dict.fromkeys(files))
     return found
 
 
 def _offered(
     names: _Names, importer: str, module: str, name: str, depth: int = 0,
-    seen: frozenset[str] = frozenset(),
+    seen: frozenset[str] = frozenset(), modules: _Modules | None = None,
 ) -> list[str]:
     """The files whose ``name`` the file ``importer`` gets by ``from <module> import name``: the
     module's files by module path, and the files they re-export it from (:func:`_providers`)."""
+    modules = modules or names.modules
     return [
-        provider for module_file in names.modules.resolve(importer, module)
-        for provider in _providers(names, module_file, name, depth, seen)
+        provider for module_file in modules.resolve(importer, module)
+        for provider in _providers(names, module_file, name, depth, seen, modules)
     ]
 
 
 def _providers(
-    names: _Names, module_file: str, name: str, depth: int, seen: frozenset[str]
+    names: _Names, module_file: str, name: str, depth: int, seen: frozenset[str],
+    modules: _Modules,
 ) -> list[str]:
     """The files whose ``name`` the module at ``module_file`` offers: itself, and unless it
     defines its own, those of the modules it imports ``name`` from (``timm/data/__init__.py``
@@ -776,7 +824,7 @@ def _providers(
     seen = seen | {module_file}
     for local, module in sorted(imported):
         if local == name:
-            found += _offered(names, module_file, module, name, depth + 1, seen)
+            found += _offered(names, module_file, module, name, depth + 1, seen, modules)
     return found
 
 
