@@ -525,12 +525,21 @@ def _plain_strategy_project(project: Path, arguments: str = SAMPLER_ARGS) -> Pat
     (SAMPLER_ARGS, []),
     (BATCH_ARGS, [("trainer.py", 9)]),
 ])
-@pytest.mark.parametrize("target", [".", "trainer.py"])
+@pytest.mark.parametrize("target", [".", "trainer.py", "stdin"])
 def test_a_factory_in_a_file_that_names_no_loader_is_followed(
     project: Path, arguments: str, expected: list[tuple[str, int]], target: str
 ) -> None:
     pkg = _plain_strategy_project(project, arguments=arguments)
-    assert _codes(project, "." if target == "." else str(pkg / target)) == expected
+    if target != "stdin":
+        assert _codes(project, "." if target == "." else str(pkg / target)) == expected
+        return
+    # An editor's buffer: the index over the project is built whole, not on demand.
+    result = CliRunner().invoke(main, [
+        "check", "--no-cache", "--output-format", "json", "--select", "SL201",
+        "--stdin-filename", str(pkg / "trainer.py"), "-",
+    ], input=SFT_TRAINER)
+    assert result.exit_code in (0, 1), result.output
+    assert [("trainer.py", f["location"]["row"]) for f in json.loads(result.stdout)] == expected
 
 
 @pytest.mark.parametrize("factories", [

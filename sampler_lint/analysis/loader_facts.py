@@ -20,7 +20,7 @@ from sampler_lint.analysis.index import (
     dotted_expression,
     imported_module,
 )
-from sampler_lint.analysis.syntax_summary import SyntaxSummary, per_tree, walk
+from sampler_lint.analysis.syntax_summary import SyntaxSummary, walk
 
 # An expression's provenance, as plain tuples (picklable, comparable, stable in the index):
 #   ("loader", built_with_sampler, built_with_batch_sampler)  a DataLoader(...) construction
@@ -159,8 +159,7 @@ class _FactCollector:
 
     def collect(self) -> None:
         nodes = self.summary.nodes
-        self.imported, self.aliases = _imports(self.summary, self.path)
-        self.defined.update(node.name for node in _definitions(self.summary))
+        self.collect_names_and_returns()
         for definition in nodes(ast.ClassDef):
             bases = tuple(
                 name.rsplit(".", 1)[-1]
@@ -174,19 +173,6 @@ class _FactCollector:
                     (function.name, self.path, name, position, use)
                     for name, position, use in epoch_uses(function)
                 )
-        for ret in nodes(ast.Return):
-            if ret.value is not None and self._enter(ret):
-                origins = tuple(self._origins(ret.value))
-                function = self._function[-1]
-                falsy = self._falsy.get(function)
-                if falsy is None:
-                    falsy = self._falsy[function] = _falsy_defaults(function)
-                given = _required_parameters(ret, function, bool(self._class), self.summary,
-                                             falsy)
-                if given:
-                    origins = tuple(("given", given, o) for o in origins)
-                klass = self._class[-1] if self._class else ""
-                self.returns.append((self._function[-1].name, self.path, origins, klass))
         for call in nodes(ast.Call):
             self._call(call)
         for assign in nodes(ast.Assign):
@@ -199,6 +185,28 @@ class _FactCollector:
                     ):
                         for origin in self._origins(assign.value):
                             self.selfs.append((self._class[-1], self.path, target.attr, origin))
+
+    def collect_names_and_returns(self, functions_only: bool = False) -> None:
+        """The names the file defines and imports, and what its functions return (only those
+        outside classes, ``functions_only``: all a factory's file is read for)."""
+        nodes = self.summary.nodes
+        self.imported, self.aliases = _imports(self.summary, self.path)
+        self.defined.update(node.name for node in _definitions(self.summary))
+        for ret in nodes(ast.Return):
+            if ret.value is not None and self._enter(ret) and not (
+                functions_only and self._class
+            ):
+                origins = tuple(self._origins(ret.value))
+                function = self._function[-1]
+                falsy = self._falsy.get(function)
+                if falsy is None:
+                    falsy = self._falsy[function] = _falsy_defaults(function)
+                given = _required_parameters(ret, function, bool(self._class), self.summary,
+                                             falsy)
+                if given:
+                    origins = tuple(("given", given, o) for o in origins)
+                klass = self._class[-1] if self._class else ""
+                self.returns.append((self._function[-1].name, self.path, origins, klass))
 
     def _enter(self, node: ast.AST) -> bool:
         """Set the scope to ``node``'s; whether it is inside a function."""
@@ -681,12 +689,7 @@ def is_epoch_loop_ast(loop: ast.For | ast.AsyncFor) -> bool:
 
 
 def collect_loader_facts(tree: ast.Module, path: str) -> dict[str, list[Any]]:
-    """The SL2xx facts of one file (once per parse: :func:`collect_factory_facts` reads them
-    too)."""
-    return per_tree(tree, f"loader facts of {path}", lambda: _loader_facts(tree, path))
-
-
-def _loader_facts(tree: ast.Module, path: str) -> dict[str, list[Any]]:
+    """The SL2xx facts of one file."""
     collector = _FactCollector(path, SyntaxSummary.of(tree))
     collector.collect()
     return {
@@ -775,10 +778,13 @@ def collect_factory_facts(tree: ast.Module, path: str) -> dict[str, list[Any]]:
     text names no loader (OpenRLHF's ``utils.py``: ``strategy = DeepspeedStrategy(...)``,
     ``return strategy``), which ``strategy = get_strategy(args)`` then
     ``strategy.setup_dataloader(...)`` must follow."""
-    facts = collect_loader_facts(tree, path)
+    collector = _FactCollector(path, SyntaxSummary.of(tree))
+    collector.collect_names_and_returns(functions_only=True)
     return {
-        FACT_FACTORY_NAMES: facts[FACT_NAMES],
-        FACT_FACTORY_RETURNS: facts[FACT_RETURNS],
+        FACT_FACTORY_NAMES: [(
+            collector.path, tuple(sorted(collector.defined)), tuple(sorted(collector.imported))
+        )],
+        FACT_FACTORY_RETURNS: sorted(collector.returns, key=repr),
     }
 
 
