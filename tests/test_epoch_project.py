@@ -542,6 +542,21 @@ def test_a_factory_in_a_file_that_names_no_loader_is_followed(
     assert [("trainer.py", f["location"]["row"]) for f in json.loads(result.stdout)] == expected
 
 
+@pytest.mark.parametrize(("arguments", "expected"), [
+    (SAMPLER_ARGS, []),
+    (BATCH_ARGS, [("trainer.py", 9)]),
+])
+def test_a_plain_factory_imported_under_another_name_is_followed(
+    project: Path, arguments: str, expected: list[tuple[str, int]]
+) -> None:
+    _plain_strategy_project(project, arguments=arguments)
+    (project / "train_sft.py").write_text(
+        SFT_MAIN.replace("import get_strategy", "import get_strategy as make_strategy")
+        .replace("= get_strategy(", "= make_strategy(")
+    )
+    assert _codes(project, ".") == expected
+
+
 @pytest.mark.parametrize("factories", [
     # the factory builds a class through an alias the facts do not follow
     PLAIN_FACTORIES.replace("import Strategy", "import Strategy as Built")

@@ -604,15 +604,23 @@ def _factory_returned(index: ProjectIndex, call: Origin) -> list[Origin]:
     caller, name = call[1], call[2]
     passed = call[3] if len(call) > 3 else None
     names = _names(index)
+    homes = [(path, name) for path in _reach_with(names, caller, name, any_file=True)]
+    for _, local, module, original in facts_in_file(index, FACT_ALIASES, caller, 0):
+        if local == name:  # `from .utils import get_strategy as make_strategy`
+            homes += [
+                (path, original) for path in _offered(
+                    names, caller, module, original, modules=names.any_modules
+                )
+            ]
     found: list[Origin] = []
-    for path in _reach_with(names, caller, name, any_file=True):
+    for path, function_name in dict.fromkeys(homes):
         if facts_in_file(index, FACT_NAMES, path, 0):
             continue  # indexed for loaders: `_returned` read its returns
         returns = [
             origins for function, _, origins, owner in facts_in_file(
                 index, FACT_FACTORY_RETURNS, path, 1
             )
-            if function == name and not owner
+            if function == function_name and not owner
         ]
         if returns:
             names.read_as_factory(path)
