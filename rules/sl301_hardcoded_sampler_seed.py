@@ -382,7 +382,10 @@ class HardcodedSamplerSeed(Rule):
        it, directly or through the packages whose `__init__.py` re-exports it: `from data import
        build_loader`); or the value given to `torch.manual_seed` / `seed_everything` / `set_seed` in
        the module, and the same on every rank (never a generator's own: `g.manual_seed(epoch)`
-       seeds that generator, and `g.manual_seed` itself is no seed); or
+       seeds that generator, and `g.manual_seed` itself is no seed). A seed that the function
+       (or, for an attribute such as `args.seed`, the module) also makes differ between ranks
+       (`seed += rank`, `args.seed = args.seed + dist.get_rank()`) is not shared: passing it
+       would give each rank its own permutation, so the ranks' shares overlap; or
     2. the construction is in a sampler factory: a function (not `main`) whose sampler's dataset
        is one of its parameters, an element of one, or a `for` target over one (`for ds, flag in
        zip(datasets, flags)`), and which returns something.

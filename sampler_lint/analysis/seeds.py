@@ -355,12 +355,16 @@ def visible_shared_seed(context: FileContext, node: cst.CSTNode) -> str | None:
     # Parameters and locals of the function and the functions around it, innermost first.
     for function in scopes:
         for param in _parameters(function):
-            if is_shared_seed_name(context, param):
+            if is_shared_seed_name(context, param) and not _made_rank_dependent(
+                context, param, function
+            ):
                 return param
         for name, values in context.assignments(function).items():
             if "." not in name and is_shared_seed_name(context, name) and _shared(
                 context, values
-            ) and _bound_before(context, function, name, node):
+            ) and _bound_before(context, function, name, node) and not _made_rank_dependent(
+                context, name, function
+            ):
                 return name
     for name, values in context.assignments(context.module).items():
         if "." not in name and is_shared_seed_name(context, name) and _shared(context, values):
@@ -379,7 +383,9 @@ def visible_shared_seed(context: FileContext, node: cst.CSTNode) -> str | None:
             dotted = dotted_name(candidate)
             if dotted and dotted.split(".")[0] not in ("self", "torch", "np", "random"):
                 seedlike = is_shared_seed_name(context, candidate.attr.value)
-                if seedlike and _reachable(context, node, candidate):
+                if seedlike and _reachable(context, node, candidate) and not (
+                    _made_rank_dependent(context, dotted, context.module)
+                ):
                     return dotted
         if isinstance(candidate, cst.Call) and candidate.args:
             called = dotted_name(candidate.func) or ""
@@ -387,11 +393,41 @@ def visible_shared_seed(context: FileContext, node: cst.CSTNode) -> str | None:
             if called.rsplit(".", 1)[-1] in SEEDING_CALLS and isinstance(
                 value, (cst.Name, cst.Attribute)
             ) and _seeds_the_run(context, called):
+                seed = dotted_name(value)
                 if rank_dependent_part(context, value) is None and _reachable(
                     context, node, value
-                ):
-                    return dotted_name(value)
+                ) and seed is not None and not _made_rank_dependent(context, seed, context.module):
+                    return seed
     return _project_key(context, node, scopes)
+
+
+def _made_rank_dependent(context: FileContext, name: str, scope: cst.CSTNode) -> bool:
+    """Whether code in ``scope`` gives ``name`` a value that differs between ranks, anywhere in
+    it (``args.seed += rank``, ``seed = seed + dist.get_rank()``): passed to a
+    DistributedSampler, such a seed gives each rank its own permutation and the shards overlap
+    (SL302 reports that code). For an attribute (``args.seed``) ``scope`` is the module: the
+    namespace object is shared by every function."""
+    for statement in scope_body_statements(scope) if not isinstance(scope, cst.Module) else (
+        _module_statements(context)
+    ):
+        if not isinstance(statement, cst.SimpleStatementLine):
+            continue
+        for small in statement.body:
+            for value, _ in _assigned_values(small, name):
+                if rank_dependent_part(context, value) is not None:
+                    return True
+    return False
+
+
+def _module_statements(context: FileContext) -> list[cst.CSTNode]:
+    """Every simple statement line of the file, functions' and classes' included, once."""
+    found: list[cst.CSTNode] | None = context.__dict__.get("_seed_statements")
+    if found is None:
+        nodes, _ = _module_nodes(context)
+        found = context.__dict__["_seed_statements"] = [
+            n for n in nodes if isinstance(n, cst.SimpleStatementLine)
+        ]
+    return found
 
 
 def _seeds_the_run(context: FileContext, called: str) -> bool:
@@ -461,8 +497,11 @@ def _project_key(
             if "." in namespace or namespace in ("self", "cls"):
                 continue
             for key in seed_keys(context.index, namespace, str(context.path), imported):
-                if is_shared_seed_name(context, key):
-                    return f"{namespace}.{key}"
+                seed = f"{namespace}.{key}"
+                if is_shared_seed_name(context, key) and not _made_rank_dependent(
+                    context, seed, context.module
+                ):
+                    return seed
     return None
 
 
