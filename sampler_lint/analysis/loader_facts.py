@@ -771,7 +771,6 @@ PACKAGE_NAMES = FactCollector(
 )
 
 
-
 def collect_factory_facts(tree: ast.Module, path: str) -> dict[str, list[Any]]:
     """A file's defined and imported names and its functions' returns, as the loader facts
     hold them, under names of their own: for the home of a factory of project objects whose
@@ -788,11 +787,17 @@ def collect_factory_facts(tree: ast.Module, path: str) -> dict[str, list[Any]]:
     }
 
 
+def _names_no_loader(text: str) -> bool:
+    """The loader facts skip this file: a file they read already holds its functions' returns
+    (so one left for SL201 is not collected twice, nor an editor's whole index)."""
+    return not LOADER_FACTS.admits(text)
+
+
 # Read only for a file that a question about the object a call returns reaches by module path
 # and that has no loader facts (its text names no loader): the factory's `return`.
 FACTORY_FACTS = FactCollector(
     "project factories", (("return",),), collect_factory_facts,
-    kinds=(FACT_FACTORY_NAMES, FACT_FACTORY_RETURNS), costly=True,
+    kinds=(FACT_FACTORY_NAMES, FACT_FACTORY_RETURNS), costly=True, shape=_names_no_loader,
 )
 
 #: What the rules that follow loaders across files collect.

@@ -466,22 +466,11 @@ def _returned(index: ProjectIndex, origin: Origin) -> list[Origin]:
         caller, name = origin[1], origin[2]
         passed = origin[3] if len(origin) > 3 else None
         found = [
-            o for function, _, origins, _ in _defined_in(
-                index, FACT_RETURNS, _reach(index, caller, name)
-            )
-            if function == name
+            o for path, defined_as in _function_homes(index, caller, name, any_file=False)
+            for function, _, origins, _ in facts_in_file(index, FACT_RETURNS, path, 1)
+            if function == defined_as
             for o in origins
         ]
-        for _, local, module, original in facts_in_file(index, FACT_ALIASES, caller, 0):
-            if local == name:  # `from .build import build_loader as bl`
-                offered = _offered(_names(index), caller, module, original)
-                found += [
-                    o for function, _, origins, _ in _defined_in(
-                        index, FACT_RETURNS, dict.fromkeys(offered)
-                    )
-                    if function == original
-                    for o in origins
-                ]
         if not found:  # not the project's: a library factory whose loaders are known?
             found = _library_returned(index, caller, name)
         return _reachable(found, passed)
@@ -604,16 +593,8 @@ def _factory_returned(index: ProjectIndex, call: Origin) -> list[Origin]:
     caller, name = call[1], call[2]
     passed = call[3] if len(call) > 3 else None
     names = _names(index)
-    homes = [(path, name) for path in _reach_with(names, caller, name, any_file=True)]
-    for _, local, module, original in facts_in_file(index, FACT_ALIASES, caller, 0):
-        if local == name:  # `from .utils import get_strategy as make_strategy`
-            homes += [
-                (path, original) for path in _offered(
-                    names, caller, module, original, modules=names.any_modules
-                )
-            ]
     found: list[Origin] = []
-    for path, function_name in dict.fromkeys(homes):
+    for path, function_name in _function_homes(index, caller, name, any_file=True):
         if facts_in_file(index, FACT_NAMES, path, 0):
             continue  # indexed for loaders: `_returned` read its returns
         returns = [
@@ -626,6 +607,25 @@ def _factory_returned(index: ProjectIndex, call: Origin) -> list[Origin]:
             names.read_as_factory(path)
             found += [origin for origins in returns for origin in origins]
     return _reachable(found, passed)
+
+
+def _function_homes(
+    index: ProjectIndex, caller: str, name: str, any_file: bool
+) -> list[tuple[str, str]]:
+    """``(file, its name there)`` for each file where the function ``name`` called in the file
+    ``caller`` may be defined: those :func:`_reach` finds, and those an import under another
+    name leads to (`from .build import build_loader as bl`); ``any_file``: files without loader
+    facts too (:func:`_reach_with`)."""
+    names = _names(index)
+    homes = [(path, name) for path in _reach_with(names, caller, name, any_file)]
+    modules = names.any_modules if any_file else names.modules
+    for _, local, module, original in facts_in_file(index, FACT_ALIASES, caller, 0):
+        if local == name:
+            homes += [
+                (path, original)
+                for path in _offered(names, caller, module, original, modules=modules)
+            ]
+    return list(dict.fromkeys(homes))
 
 
 def _reachable(

@@ -384,7 +384,7 @@ def visible_shared_seed(context: FileContext, node: cst.CSTNode) -> str | None:
             if dotted and dotted.split(".")[0] not in ("self", "torch", "np", "random"):
                 seedlike = is_shared_seed_name(context, candidate.attr.value)
                 if seedlike and _reachable(context, node, candidate) and not (
-                    _made_rank_dependent(context, dotted, context.module)
+                    _made_rank_dependent(context, dotted)
                 ):
                     return dotted
         if isinstance(candidate, cst.Call) and candidate.args:
@@ -396,20 +396,23 @@ def visible_shared_seed(context: FileContext, node: cst.CSTNode) -> str | None:
                 seed = dotted_name(value)
                 if rank_dependent_part(context, value) is None and _reachable(
                     context, node, value
-                ) and seed is not None and not _made_rank_dependent(context, seed, context.module):
+                ) and seed is not None and not _made_rank_dependent(context, seed):
                     return seed
     return _project_key(context, node, scopes)
 
 
-def _made_rank_dependent(context: FileContext, name: str, scope: cst.CSTNode) -> bool:
-    """Whether code in ``scope`` gives ``name`` a value that differs between ranks, anywhere in
-    it (``args.seed += rank``, ``seed = seed + dist.get_rank()``): passed to a
-    DistributedSampler, such a seed gives each rank its own permutation and the shards overlap
-    (SL302 reports that code). For an attribute (``args.seed``) ``scope`` is the module: the
-    namespace object is shared by every function."""
-    for statement in scope_body_statements(scope) if not isinstance(scope, cst.Module) else (
-        _module_statements(context)
-    ):
+def _made_rank_dependent(
+    context: FileContext, name: str, function: cst.FunctionDef | None = None
+) -> bool:
+    """Whether ``function`` (``None``: any code of the file, for an attribute such as
+    ``args.seed``, whose namespace object every function shares) gives ``name`` a value that
+    differs between ranks, anywhere in it (``args.seed += rank``,
+    ``seed = seed + dist.get_rank()``): passed to a DistributedSampler, such a seed gives each
+    rank its own permutation and the shards overlap (SL302 reports that code)."""
+    statements = (
+        _module_statements(context) if function is None else scope_body_statements(function)
+    )
+    for statement in statements:
         if not isinstance(statement, cst.SimpleStatementLine):
             continue
         for small in statement.body:
@@ -498,9 +501,7 @@ def _project_key(
                 continue
             for key in seed_keys(context.index, namespace, str(context.path), imported):
                 seed = f"{namespace}.{key}"
-                if is_shared_seed_name(context, key) and not _made_rank_dependent(
-                    context, seed, context.module
-                ):
+                if is_shared_seed_name(context, key) and not _made_rank_dependent(context, seed):
                     return seed
     return None
 
