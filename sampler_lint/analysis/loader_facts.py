@@ -20,6 +20,7 @@ from sampler_lint.analysis.index import (
     dotted_expression,
     imported_module,
 )
+from sampler_lint.analysis.reaching import only_reaching_value
 from sampler_lint.analysis.syntax_summary import SyntaxSummary, walk
 
 # An expression's provenance, as plain tuples (picklable, comparable, stable in the index):
@@ -355,6 +356,12 @@ class _FactCollector:
                 listed = self._appended_list(node.id, values, depth)
                 if listed is not None:
                     return [listed]
+                if len(values) > 1:
+                    # Rebound as a loader is wrapped (`loader = Wrapper(loader)`): the one
+                    # value that reaches this use, when the code proves there is only one.
+                    reaching = only_reaching_value(self.summary, function, node)
+                    if reaching is not None:
+                        values = [reaching]
                 return [o for value in values for o in self._origins(value, depth + 1)]
             return [UNKNOWN]
         if isinstance(node, ast.Name) and not self._class:
