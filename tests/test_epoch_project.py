@@ -898,3 +898,107 @@ def test_a_project_of_the_libraries_name_is_read_for_itself(project: Path) -> No
         TIMM_TRAIN.format(module="timm.data", alias="", name="create_loader", more="")
     )
     assert _codes(project, ".") == [("train.py", 8)]
+
+
+# A runner that wraps each loader twice as it builds it, rebinding one name (LAVIS's
+# `_create_loader` and the projects built on it): a prefetching wrapper that hands every
+# attribute it lacks to the loader, then an endless iterator that sets the epoch on
+# `.sampler` when the loader runs out.
+WRAPPERS = '''\
+import time
+
+
+class Prefetcher(object):
+    def __init__(self, loader):
+        self.loader = loader
+        self.batch = None
+
+    def __iter__(self):
+        return iter(self.loader)
+{extra}
+    def __getattr__(self, name):
+{forward}
+
+
+class Endless:
+    def __init__(self, dataloader, use_distributed=False):
+        self._dataloader = dataloader
+        self._iter = iter(self._dataloader)
+        self._epoch = 0
+
+    def __next__(self):
+        try:
+            return next(self._iter)
+        except StopIteration:
+            self._epoch += 1
+            if hasattr(self._dataloader.sampler, "set_epoch"):
+                self._dataloader.sampler.set_epoch(self._epoch)
+            time.sleep(1)
+            self._iter = iter(self._dataloader)
+            return next(self._iter)
+'''
+
+GETATTR = "        return getattr(self.loader, name)\n"
+
+RUNNER = '''\
+from torch.utils.data import BatchSampler, DataLoader, DistributedSampler
+
+from wrappers import Endless, Prefetcher
+
+
+def build(dataset, batch_size, is_train, streaming):
+    if streaming:
+        loader = iter(DataLoader(dataset, batch_size=batch_size))
+    else:
+        sampler = DistributedSampler(dataset, shuffle=is_train)
+        loader = DataLoader(dataset, batch_size=batch_size, sampler=sampler)
+{between}        loader = Prefetcher(loader)
+        if is_train:
+            loader = Endless(loader, use_distributed=True)
+    return loader
+'''
+
+SHARDED_BATCHES = (
+    "        if is_train:\n"
+    "            batches = BatchSampler(sampler, batch_size, drop_last=True)\n"
+    "            loader = DataLoader(dataset, batch_sampler=batches)\n"
+)
+
+
+@pytest.mark.parametrize("forward", [
+    GETATTR,
+    "        return self.loader.__getattribute__(name)\n",
+    "        method = self.loader.__getattribute__(name)\n        return method\n",
+])
+def test_a_loader_wrapped_in_a_forwarding_wrapper_is_followed(
+    project: Path, forward: str
+) -> None:
+    # Each wrap sees the value just before it: Endless gets the Prefetcher, which forwards
+    # `.sampler` and `.batch_sampler` to a loader built with `sampler=` only.
+    (project / "wrappers.py").write_text(WRAPPERS.format(extra="", forward=forward))
+    (project / "runner.py").write_text(RUNNER.format(between=""))
+    assert _codes(project, ".") == []
+    assert _codes(project, "wrappers.py") == []
+
+
+def test_a_batch_sampler_on_some_path_through_the_wrapper_is_flagged(project: Path) -> None:
+    # A branch before the wrap may bind a loader with `batch_sampler=`: both values reach it.
+    (project / "wrappers.py").write_text(WRAPPERS.format(extra="", forward=GETATTR))
+    (project / "runner.py").write_text(RUNNER.format(between=SHARDED_BATCHES))
+    assert _codes(project, ".") == [("wrappers.py", 29)]
+
+
+@pytest.mark.parametrize(("extra", "forward"), [
+    # A wrapper that answers `.sampler` itself is not taken for the loader's.
+    ("\n    @property\n    def sampler(self):\n        return self.loader.sampler\n", GETATTR),
+    ("\n    sampler = None\n", GETATTR),
+    # A `__getattr__` that does more than forward.
+    ("", "        if name == 'sampler':\n            return None\n" + GETATTR),
+])
+def test_a_wrapper_that_may_answer_sampler_itself_keeps_the_finding(
+    project: Path, extra: str, forward: str
+) -> None:
+    (project / "wrappers.py").write_text(WRAPPERS.format(extra=extra, forward=forward))
+    (project / "runner.py").write_text(RUNNER.format(between=""))
+    line = 28 + extra.count("\n") + forward.count("\n")  # the `set_epoch` call
+    assert _codes(project, ".") == [("wrappers.py", line)]

@@ -11,7 +11,7 @@ import libcst
 import pytest
 
 from sampler_lint.analysis.index import ProjectIndex
-from sampler_lint.analysis.loader_facts import file_key
+from sampler_lint.analysis.loader_facts import file_key, forwarded_attribute
 from sampler_lint.analysis.loaders import at_path, origins_ast, origins_at
 from sampler_lint.analysis.syntax_summary import SyntaxSummary
 from sampler_lint.analysis.tree import descendants
@@ -118,3 +118,33 @@ def test_without_the_source_the_twin_follows_no_name() -> None:
     probe = next(n.value for n in summary.nodes(ast.Attribute) if n.attr == "sampler")
     assert origins_ast(summary, probe) is None
     assert _ast_origins(SNIPPETS["parameter"]) is not None  # a parameter needs no table
+
+
+@pytest.mark.parametrize(("code", "expected"), [
+    ("class W:\n    def __getattr__(self, name):\n        return getattr(self.inner, name)\n",
+     "inner"),
+    ("class W(object):\n    def __getattr__(self, key):\n        '''Forward.'''\n"
+     "        return self.loader.__getattribute__(key)\n", "loader"),
+    # A base, a decorator or a metaclass may answer `.sampler` first.
+    ("class W(Base):\n    def __getattr__(self, name):\n        return getattr(self.inner, name)\n",
+     None),
+    ("@dataclass\nclass W:\n    def __getattr__(self, name):\n"
+     "        return getattr(self.inner, name)\n", None),
+    ("class W(metaclass=M):\n    def __getattr__(self, name):\n"
+     "        return getattr(self.inner, name)\n", None),
+    # The class stores a sampler of its own, or may (`setattr`).
+    ("class W:\n    def __init__(self, inner):\n        self.sampler = inner.sampler\n"
+     "    def __getattr__(self, name):\n        return getattr(self.inner, name)\n", None),
+    ("class W:\n    def __init__(self, inner, k, v):\n        setattr(self, k, v)\n"
+     "    def __getattr__(self, name):\n        return getattr(self.inner, name)\n", None),
+    # Not a plain forward: another name, a default, another object.
+    ("class W:\n    def __getattr__(self, name):\n        return getattr(self.inner, 'x')\n",
+     None),
+    ("class W:\n    def __getattr__(self, name):\n"
+     "        return getattr(self.inner, name, None)\n", None),
+    ("class W:\n    def __getattr__(self, name):\n        return getattr(other, name)\n", None),
+])
+def test_a_forwarding_wrapper_is_recognised(code: str, expected: str | None) -> None:
+    klass = ast.parse(code).body[0]
+    assert isinstance(klass, ast.ClassDef)
+    assert forwarded_attribute(klass) == expected

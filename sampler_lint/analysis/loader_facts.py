@@ -56,6 +56,10 @@ FACT_RETURNS = "sl2_returns"  # (function name, path, origins returned, class or
 FACT_CLASSES = "sl2_classes"  # (class name, path, simple names of its bases)
 FACT_CALLS = "sl2_calls"  # (callee name, path, positional origins, keyword origins)
 FACT_SELF = "sl2_self"  # (class name, path, attr, origin)
+# (class name, path, attr): a wrapper whose `__getattr__` hands every attribute it lacks over to
+# `self.attr` (LAVIS's `PrefetchLoader`): its `.sampler` and `.batch_sampler` are the wrapped
+# object's (:func:`forwarded_attribute`).
+FACT_FORWARDS = "sl2_forwards"
 FACT_NAMES = "sl2_names"  # (path, names defined there, (name, module) imported there)
 FACT_PACKAGE_NAMES = "sl2_package_names"  # the same, for a package __init__.py without the above
 # FACT_NAMES' and FACT_RETURNS' rows of a file whose text names no loader, read only when a
@@ -142,6 +146,7 @@ class _FactCollector:
         self.classes: list[tuple[str, str, tuple[str, ...]]] = []
         self.calls: list[tuple[str, str, tuple[Origin, ...], tuple[tuple[str, Origin], ...]]] = []
         self.selfs: list[tuple[str, str, str, Origin]] = []
+        self.forwards: list[tuple[str, str, str]] = []
         self.defined: set[str] = set()
         self.imported: set[tuple[str, str]] = set()
         self.aliases: set[tuple[str, str, str, str]] = set()
@@ -167,6 +172,9 @@ class _FactCollector:
                 for name in map(dotted_expression, definition.bases) if name
             )
             self.classes.append((definition.name, self.path, bases))
+            forwarded = forwarded_attribute(definition)
+            if forwarded is not None:
+                self.forwards.append((definition.name, self.path, forwarded))
         functions: list[_Function] = [*nodes(ast.FunctionDef), *nodes(ast.AsyncFunctionDef)]
         for function in functions:
             if isinstance(self.summary.parent(function), ast.Module):
@@ -705,12 +713,97 @@ def collect_loader_facts(tree: ast.Module, path: str) -> dict[str, list[Any]]:
         FACT_ALIASES: sorted(collector.aliases),
         FACT_CALLS: sorted(collector.calls, key=repr),
         FACT_SELF: sorted(collector.selfs, key=repr),
+        FACT_FORWARDS: sorted(collector.forwards),
         FACT_NAMES: [(
             collector.path, tuple(sorted(collector.defined)), tuple(sorted(collector.imported))
         )],
         FACT_SET_EPOCH: sorted(collector.set_epoch),
         FACT_EPOCH_USERS: sorted(collector.epoch_users),
     }
+
+
+# What a loader wrapper must not define itself for its `.sampler` / `.batch_sampler` to be the
+# wrapped loader's.
+_LOADER_PARTS = frozenset({"sampler", "batch_sampler"})
+
+
+def forwarded_attribute(klass: ast.ClassDef) -> str | None:
+    """``attr`` when every attribute lookup ``klass`` cannot answer goes to ``self.attr``, and
+    it answers ``sampler`` and ``batch_sampler`` never itself: no base but ``object``, no
+    decorator or metaclass, no ``__getattribute__``, nothing of those names defined or stored
+    on any object in the class (nor a ``setattr``), and a ``__getattr__(self, name)`` that
+    returns ``getattr(self.attr, name)`` or ``self.attr.__getattribute__(name)``, directly or
+    through one local. Anything else: ``None`` (the wrapper may hold a sampler of its own)."""
+    if klass.decorator_list or klass.keywords or any(
+        not (isinstance(base, ast.Name) and base.id == "object") for base in klass.bases
+    ):
+        return None
+    getattrs = []
+    for node in walk(klass):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            if node.name == "__getattribute__" or node.name in _LOADER_PARTS:
+                return None
+            if node.name == "__getattr__" and node in klass.body:
+                getattrs.append(node)
+        elif isinstance(node, ast.Attribute) and node.attr in _LOADER_PARTS \
+                and not isinstance(node.ctx, ast.Load):
+            return None
+        elif isinstance(node, ast.Name) and node.id in (*_LOADER_PARTS, "setattr"):
+            # A class-level `sampler = ...`, or a `setattr(self, name, ...)` anywhere.
+            if node.id == "setattr" or node in _class_level_targets(klass):
+                return None
+    if len(getattrs) != 1 or not isinstance(getattrs[0], ast.FunctionDef):
+        return None
+    return _forwarded_by(getattrs[0])
+
+
+def _class_level_targets(klass: ast.ClassDef) -> list[ast.expr]:
+    return [
+        target for statement in klass.body
+        for target in (
+            statement.targets if isinstance(statement, ast.Assign)
+            else [statement.target] if isinstance(statement, (ast.AnnAssign, ast.AugAssign))
+            else []
+        )
+    ]
+
+
+def _forwarded_by(method: ast.FunctionDef) -> str | None:
+    """``attr`` for ``def __getattr__(self, name): return getattr(self.attr, name)`` (or
+    ``self.attr.__getattribute__(name)``, or either kept in one local and returned)."""
+    arguments = method.args
+    if arguments.posonlyargs or arguments.vararg or arguments.kwonlyargs or arguments.kwarg \
+            or len(arguments.args) != 2:
+        return None
+    receiver, asked = (argument.arg for argument in arguments.args)
+    body = list(method.body)
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        body = body[1:]  # the docstring
+    if len(body) == 2 and isinstance(body[0], ast.Assign) and len(body[0].targets) == 1 \
+            and isinstance(body[0].targets[0], ast.Name) and isinstance(body[1], ast.Return) \
+            and isinstance(body[1].value, ast.Name) \
+            and body[1].value.id == body[0].targets[0].id:
+        value: ast.expr | None = body[0].value
+    elif len(body) == 1 and isinstance(body[0], ast.Return):
+        value = body[0].value
+    else:
+        return None
+    if not (isinstance(value, ast.Call) and len(value.args) in (1, 2) and not value.keywords):
+        return None
+    func = value.func
+    if isinstance(func, ast.Name) and func.id == "getattr" and len(value.args) == 2:
+        wrapped, name = value.args
+    elif isinstance(func, ast.Attribute) and func.attr == "__getattribute__" \
+            and len(value.args) == 1:
+        wrapped, name = func.value, value.args[0]
+    else:
+        return None
+    if not (isinstance(name, ast.Name) and name.id == asked):
+        return None
+    if isinstance(wrapped, ast.Attribute) and isinstance(wrapped.value, ast.Name) \
+            and wrapped.value.id == receiver:
+        return wrapped.attr
+    return None
 
 
 def _imports(
@@ -765,8 +858,8 @@ def set_epoch_receivers(index: ProjectIndex) -> set[str]:
 
 LOADER_FACTS = FactCollector(
     "loader provenance", INDEX_REQUIRES, collect_loader_facts,
-    kinds=(FACT_RETURNS, FACT_CLASSES, FACT_ALIASES, FACT_CALLS, FACT_SELF, FACT_NAMES,
-           FACT_SET_EPOCH, FACT_EPOCH_USERS),
+    kinds=(FACT_RETURNS, FACT_CLASSES, FACT_ALIASES, FACT_CALLS, FACT_SELF, FACT_FORWARDS,
+           FACT_NAMES, FACT_SET_EPOCH, FACT_EPOCH_USERS),
     costly=True,  # every call's arguments traced; asked by name about a few files
 )
 

@@ -34,6 +34,7 @@ from sampler_lint.analysis.loader_facts import (
     FACT_EPOCH_USERS,
     FACT_FACTORY_NAMES,
     FACT_FACTORY_RETURNS,
+    FACT_FORWARDS,
     FACT_NAMES,
     FACT_PACKAGE_NAMES,
     FACT_RETURNS,
@@ -402,6 +403,10 @@ def _may_carry(index: ProjectIndex, origin: Origin, depth: int, seen: frozenset[
         return bool(batch)
     if kind in ("call", "method", "objmethod"):
         returned = _returned(index, origin)
+        if not returned and kind == "call":
+            # A project wrapper that forwards what it lacks (`PrefetchLoader(loader)`): its
+            # `.sampler` and `.batch_sampler` are those of what it wraps.
+            returned = _forwarded(index, origin)
         return not returned or any(_may_carry(index, o, depth + 1, seen) for o in returned)
     if kind == "tuple":
         return False  # a tuple has no `.sampler`: that path never reaches the call (or fails)
@@ -458,6 +463,28 @@ def _item_may_carry(
         )
     # A loader or None is not a tuple on that path (unpacking a loader yields batches).
     return value[0] not in ("loader", "none")
+
+
+def _forwarded(index: ProjectIndex, call: Origin) -> list[Origin]:
+    """What ``self.attr`` may hold when the ``call`` origin builds a project class whose
+    ``__getattr__`` forwards to ``self.attr`` (``FACT_FORWARDS``), in every file it may come
+    from; empty when one of them is not such a wrapper or never stores the attribute (then
+    nothing is known of it)."""
+    caller, name = call[1], call[2]
+    found: list[Origin] = []
+    for home in _resolve_class(index, name, caller):
+        attributes = [
+            attribute for klass, _, attribute in facts_in_file(index, FACT_FORWARDS, home, 1)
+            if klass == name
+        ]
+        stored = [
+            origin for klass, _, attribute, origin in facts_in_file(index, FACT_SELF, home, 1)
+            if klass == name and attribute in attributes
+        ]
+        if not stored:
+            return []
+        found += stored
+    return found
 
 
 def _returned(index: ProjectIndex, origin: Origin) -> list[Origin]:
