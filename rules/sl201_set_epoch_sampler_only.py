@@ -320,7 +320,9 @@ class SetEpochSamplerOnly(Rule):
     neither, when torch's default batch sampler draws from `L.sampler` itself. A `**` spread
     beside a `sampler=` the call passes itself holds no batch sampler (torch refuses the two
     together); a spread alone may. Loaders are
-    followed through local assignments (tuple unpacking included) and a script's module-level
+    followed through local assignments (tuple unpacking included; where a name is rebound in
+    straight-line code, as in `loader = Wrapper(loader)`, only the value that reaches the use)
+    and a script's module-level
     ones (its `if __name__ == "__main__":` block), function returns (tuples
     included, an element such as `DataLoader(...) if d is not None else None` taken as either
     value; every `return` must be a tuple of that length; a list the function only appends to
@@ -329,7 +331,10 @@ class SetEpochSamplerOnly(Rule):
     `self.<attr>`, `self.method()` (its definitions in the class, its bases and subclasses),
     methods of instances of project classes (`x = ProjectClass(...)`, or `x = factory()` whose
     every return builds one, in a file that may name no loader at all, as OpenRLHF's
-    `get_strategy`, then `x.method(...)` in that class or its project bases), import
+    `get_strategy`, then `x.method(...)` in that class or its project bases), project
+    wrappers whose `__getattr__` hands every attribute they lack to the wrapped loader
+    (`return getattr(self.loader, name)`, as LAVIS's `PrefetchLoader`) and that define no
+    `sampler` / `batch_sampler` of their own, import
     aliases and package re-exports (an `__init__.py` that names no loader included), across
     the files of the project. Code that
     receives loaders from outside the project (a library's public method, a hook, a loop
