@@ -1002,3 +1002,76 @@ def test_a_wrapper_that_may_answer_sampler_itself_keeps_the_finding(
     (project / "runner.py").write_text(RUNNER.format(between=""))
     line = 28 + extra.count("\n") + forward.count("\n")  # the `set_epoch` call
     assert _codes(project, ".") == [("wrappers.py", line)]
+
+
+# Ranks that hold no data get a stand-in that only counts steps (GLM's finetuning): the epoch
+# call is guarded by the rank that holds the real loader, which the rule cannot see, but the
+# stand-in has no `.sampler` at all, so no batch sampler is missed through it.
+STAND_IN = '''\
+from torch.utils.data import BatchSampler, DataLoader, DistributedSampler
+
+
+class Placeholder:
+    def __init__(self, steps):
+        self.steps = steps
+
+    def __iter__(self):
+        for _ in range(self.steps):
+            yield None
+{extra}
+
+def build(dataset, steps, holds_data):
+    if holds_data:
+        loader = DataLoader(dataset, batch_size=8, sampler=DistributedSampler(dataset))
+    else:
+        loader = Placeholder(steps)
+    return loader
+
+
+def train(dataset, steps, holds_data, epochs):
+    loader = build(dataset, steps, holds_data)
+    for epoch in range(epochs):
+        if holds_data:
+            loader.sampler.set_epoch(epoch)
+        for batch in loader:
+            pass
+'''
+
+
+@pytest.mark.parametrize(("extra", "flagged"), [
+    ("", False),
+    # A stand-in that stores a batch sampler of its own (or may) is not known.
+    ("\n    def attach(self, batches):\n        self.batch_sampler = batches\n", True),
+    ("\n    def __getattr__(self, name):\n        return None\n", True),
+])
+def test_a_stand_in_without_a_sampler_carries_no_batch_sampler(
+    project: Path, extra: str, flagged: bool
+) -> None:
+    (project / "train.py").write_text(STAND_IN.format(extra=extra))
+    line = 26 + max(extra.count("\n") - 1, 0)  # the `set_epoch` call
+    assert _codes(project, ".") == ([("train.py", line)] if flagged else [])
+
+
+TUPLE_ARGUMENT = '''\
+from torch.utils.data import BatchSampler, DataLoader, DistributedSampler
+
+
+def train(model, loaders, epochs):
+    for epoch in range(epochs):
+        loaders[0].sampler.set_epoch(epoch)
+        for batch in loaders[0]:
+            model(batch)
+
+
+def main(dataset, model):
+    loader = DataLoader(dataset, {arguments})
+    train(model, (loader, None), 3)
+'''
+
+
+@pytest.mark.parametrize(("arguments", "flagged"), [(SAMPLER_ONLY, False), (BATCH_SAMPLER, True)])
+def test_an_element_of_a_tuple_argument_is_followed(
+    project: Path, arguments: str, flagged: bool
+) -> None:
+    (project / "train.py").write_text(TUPLE_ARGUMENT.format(arguments=arguments))
+    assert _codes(project, ".") == ([("train.py", 6)] if flagged else [])

@@ -143,6 +143,11 @@ def test_without_the_source_the_twin_follows_no_name() -> None:
     ("class W:\n    def __getattr__(self, name):\n"
      "        return getattr(self.inner, name, None)\n", None),
     ("class W:\n    def __getattr__(self, name):\n        return getattr(other, name)\n", None),
+    # No `__getattr__` and nothing of those names: its instances have neither.
+    ("class W:\n    def __init__(self, n):\n        self.n = n\n    def __iter__(self):\n"
+     "        yield from range(self.n)\n", ""),
+    ("class W:\n    def __init__(self, **options):\n        self.__dict__.update(options)\n", None),
+    ("class W:\n    sampler = None\n", None),
 ])
 def test_a_forwarding_wrapper_is_recognised(code: str, expected: str | None) -> None:
     klass = ast.parse(code).body[0]

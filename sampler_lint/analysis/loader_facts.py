@@ -56,9 +56,10 @@ FACT_RETURNS = "sl2_returns"  # (function name, path, origins returned, class or
 FACT_CLASSES = "sl2_classes"  # (class name, path, simple names of its bases)
 FACT_CALLS = "sl2_calls"  # (callee name, path, positional origins, keyword origins)
 FACT_SELF = "sl2_self"  # (class name, path, attr, origin)
-# (class name, path, attr): a wrapper whose `__getattr__` hands every attribute it lacks over to
-# `self.attr` (LAVIS's `PrefetchLoader`): its `.sampler` and `.batch_sampler` are the wrapped
-# object's (:func:`forwarded_attribute`).
+# (class name, path, attr): a plain class whose instances' `.sampler` and `.batch_sampler` are
+# those of `self.attr`, a wrapper whose `__getattr__` hands every attribute it lacks over to it
+# (LAVIS's `PrefetchLoader`); attr "": a class whose instances have neither (GLM's
+# `FakeDataloader`) (:func:`forwarded_attribute`).
 FACT_FORWARDS = "sl2_forwards"
 FACT_NAMES = "sl2_names"  # (path, names defined there, (name, module) imported there)
 FACT_PACKAGE_NAMES = "sl2_package_names"  # the same, for a package __init__.py without the above
@@ -728,12 +729,15 @@ _LOADER_PARTS = frozenset({"sampler", "batch_sampler"})
 
 
 def forwarded_attribute(klass: ast.ClassDef) -> str | None:
-    """``attr`` when every attribute lookup ``klass`` cannot answer goes to ``self.attr``, and
-    it answers ``sampler`` and ``batch_sampler`` never itself: no base but ``object``, no
-    decorator or metaclass, no ``__getattribute__``, nothing of those names defined or stored
-    on any object in the class (nor a ``setattr``), and a ``__getattr__(self, name)`` that
-    returns ``getattr(self.attr, name)`` or ``self.attr.__getattribute__(name)``, directly or
-    through one local. Anything else: ``None`` (the wrapper may hold a sampler of its own)."""
+    """Where the instances of ``klass`` get ``.sampler`` and ``.batch_sampler``, when the class
+    shows it: ``attr`` when every attribute lookup it cannot answer goes to ``self.attr``, ``""``
+    when it has neither attribute at all. Either way: no base but ``object``, no decorator or
+    metaclass, no ``__getattribute__``, nothing of those names defined or stored on any object
+    in the class (nor a ``setattr``, ``vars`` or ``__dict__`` that could store them), and either
+    no ``__getattr__`` or one ``__getattr__(self, name)`` that returns
+    ``getattr(self.attr, name)`` or ``self.attr.__getattribute__(name)``, directly or through
+    one local. Anything else: ``None`` (the class may hold a sampler of its own). An object
+    given the attributes from outside (``wrapper.batch_sampler = ...``) is not seen."""
     if klass.decorator_list or klass.keywords or any(
         not (isinstance(base, ast.Name) and base.id == "object") for base in klass.bases
     ):
@@ -743,15 +747,21 @@ def forwarded_attribute(klass: ast.ClassDef) -> str | None:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             if node.name == "__getattribute__" or node.name in _LOADER_PARTS:
                 return None
-            if node.name == "__getattr__" and node in klass.body:
+            if node.name == "__getattr__":
+                if node not in klass.body:
+                    return None  # defined some other way: not read here
                 getattrs.append(node)
-        elif isinstance(node, ast.Attribute) and node.attr in _LOADER_PARTS \
-                and not isinstance(node.ctx, ast.Load):
+        elif isinstance(node, ast.Attribute) and (
+            node.attr == "__dict__"
+            or (node.attr in _LOADER_PARTS and not isinstance(node.ctx, ast.Load))
+        ):
             return None
-        elif isinstance(node, ast.Name) and node.id in (*_LOADER_PARTS, "setattr"):
+        elif isinstance(node, ast.Name) and node.id in (*_LOADER_PARTS, "setattr", "vars"):
             # A class-level `sampler = ...`, or a `setattr(self, name, ...)` anywhere.
-            if node.id == "setattr" or node in _class_level_targets(klass):
+            if node.id in ("setattr", "vars") or node in _class_level_targets(klass):
                 return None
+    if not getattrs:
+        return ""
     if len(getattrs) != 1 or not isinstance(getattrs[0], ast.FunctionDef):
         return None
     return _forwarded_by(getattrs[0])

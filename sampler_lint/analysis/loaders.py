@@ -415,29 +415,35 @@ def _may_carry(index: ProjectIndex, origin: Origin, depth: int, seen: frozenset[
     if kind == "item":
         _, inner, position = origin
         return _item_may_carry(index, inner, position, depth + 1, seen)
-    if kind == "param":
-        _, path, owner, position, name = origin
-        passed = []
-        # Whoever calls it spells its name: only those files are read.
-        for callee, caller, positional, keywords in index.get_for(FACT_CALLS, owner):
-            if callee != owner or not _reaches(index, caller, path, owner):
-                continue
-            keyword = dict(keywords).get(name)
-            if keyword is not None:
-                passed.append(keyword)
-            elif 0 <= position < len(positional):
-                passed.append(positional[position])
-            else:
-                passed.append(UNKNOWN)  # passed some other way (a default, *args)
-        return not passed or any(_may_carry(index, o, depth + 1, seen) for o in passed)
-    if kind == "self":
+    if kind in ("param", "self"):
+        values = _held(index, origin)
+        return not values or any(_may_carry(index, o, depth + 1, seen) for o in values)
+    return True
+
+
+def _held(index: ProjectIndex, origin: Origin) -> list[Origin]:
+    """What a ``param`` origin may be passed by the project's calls of its function, or what
+    a ``self`` origin may be assigned in its class (empty: nothing known)."""
+    if origin[0] == "self":
         _, path, klass, attr = origin
-        assigned = [
+        return [
             o for c, _, a, o in facts_in_file(index, FACT_SELF, path, 1)
             if c == klass and a == attr
         ]
-        return not assigned or any(_may_carry(index, o, depth + 1, seen) for o in assigned)
-    return True
+    _, path, owner, position, name = origin
+    passed = []
+    # Whoever calls it spells its name: only those files are read.
+    for callee, caller, positional, keywords in index.get_for(FACT_CALLS, owner):
+        if callee != owner or not _reaches(index, caller, path, owner):
+            continue
+        keyword = dict(keywords).get(name)
+        if keyword is not None:
+            passed.append(keyword)
+        elif 0 <= position < len(positional):
+            passed.append(positional[position])
+        else:
+            passed.append(UNKNOWN)  # passed some other way (a default, *args)
+    return passed
 
 
 def _item_may_carry(
@@ -461,15 +467,21 @@ def _item_may_carry(
         return not returned or any(
             _item_may_carry(index, r, position, depth + 1, seen) for r in returned
         )
+    if value[0] in ("param", "self"):  # a tuple handed in: `train(model, (loader, extra))`
+        held = _held(index, value)
+        return not held or any(
+            _item_may_carry(index, o, position, depth + 1, seen) for o in held
+        )
     # A loader or None is not a tuple on that path (unpacking a loader yields batches).
     return value[0] not in ("loader", "none")
 
 
 def _forwarded(index: ProjectIndex, call: Origin) -> list[Origin]:
-    """What ``self.attr`` may hold when the ``call`` origin builds a project class whose
-    ``__getattr__`` forwards to ``self.attr`` (``FACT_FORWARDS``), in every file it may come
-    from; empty when one of them is not such a wrapper or never stores the attribute (then
-    nothing is known of it)."""
+    """Where ``.sampler`` and ``.batch_sampler`` come from on the object the ``call`` origin
+    builds, when it builds a project class that shows it (``FACT_FORWARDS``) in every file it
+    may come from: what ``self.attr`` may hold for a wrapper that forwards to it, ``none`` for
+    a class that has neither attribute (``x.sampler`` fails there: no batch sampler is missed).
+    Empty when one of those files shows neither (then nothing is known of the object)."""
     caller, name = call[1], call[2]
     found: list[Origin] = []
     for home in _resolve_class(index, name, caller):
@@ -477,6 +489,9 @@ def _forwarded(index: ProjectIndex, call: Origin) -> list[Origin]:
             attribute for klass, _, attribute in facts_in_file(index, FACT_FORWARDS, home, 1)
             if klass == name
         ]
+        if attributes == [""]:
+            found.append(NONE)
+            continue
         stored = [
             origin for klass, _, attribute, origin in facts_in_file(index, FACT_SELF, home, 1)
             if klass == name and attribute in attributes
