@@ -327,14 +327,17 @@ class SetEpochSamplerOnly(Rule):
     included, an element such as `DataLoader(...) if d is not None else None` taken as either
     value; every `return` must be a tuple of that length; a list the function only appends to
     and returns, as BLIP's `loaders.append(DataLoader(...))`, each element any of the values
-    appended), constructor and function arguments,
+    appended; a dict under string keys, as `loaders["train"]`, what the literal and the
+    function's later `loaders["train"] = ...` put there, unless it changes the dict some
+    other way), constructor and function arguments (an element of a tuple passed included),
     `self.<attr>`, `self.method()` (its definitions in the class, its bases and subclasses),
     methods of instances of project classes (`x = ProjectClass(...)`, or `x = factory()` whose
     every return builds one, in a file that may name no loader at all, as OpenRLHF's
     `get_strategy`, then `x.method(...)` in that class or its project bases), project
     wrappers whose `__getattr__` hands every attribute they lack to the wrapped loader
     (`return getattr(self.loader, name)`, as LAVIS's `PrefetchLoader`) and that define no
-    `sampler` / `batch_sampler` of their own, import
+    `sampler` / `batch_sampler` of their own (a project class with neither, and no
+    `__getattr__`, holds no batch sampler: `x.sampler` fails there), import
     aliases and package re-exports (an `__init__.py` that names no loader included), across
     the files of the project. Code that
     receives loaders from outside the project (a library's public method, a hook, a loop

@@ -1075,3 +1075,118 @@ def test_an_element_of_a_tuple_argument_is_followed(
 ) -> None:
     (project / "train.py").write_text(TUPLE_ARGUMENT.format(arguments=arguments))
     assert _codes(project, ".") == ([("train.py", 6)] if flagged else [])
+
+
+# Loaders kept in a dict under their split's name: the epoch loop reads `loaders["train"]`.
+KEYED = '''\
+from torch.utils.data import DataLoader, DistributedSampler
+
+from batching import batched
+
+
+def shuffled(dataset):
+    return DataLoader(dataset, batch_size=16, sampler=DistributedSampler(dataset))
+
+
+{build}
+
+
+def fit(splits, epochs):
+    loaders = build(splits)
+    for epoch in range(epochs):
+        loaders["train"].sampler.set_epoch(epoch)
+        for batch in loaders["train"]:
+            pass
+'''
+
+BATCHING = '''\
+from torch.utils.data import DataLoader
+
+
+def batched(dataset, batches):
+    return DataLoader(dataset, batch_sampler=batches)
+'''
+
+KEYED_BUILDS = {
+    "literal": (
+        "def build(splits):\n"
+        "    return {'train': shuffled(splits[0]), 'valid': DataLoader(splits[1])}\n"
+    ),
+    "named literal": (
+        "def build(splits):\n"
+        "    loaders = {'train': shuffled(splits[0])}\n"
+        "    loaders['valid'] = DataLoader(splits[1])\n"
+        "    return loaders\n"
+    ),
+    "stored": (
+        "def build(splits):\n"
+        "    loaders = {}\n"
+        "    loaders['train'] = shuffled(splits[0])\n"
+        "    return loaders\n"
+    ),
+    # Stored over, or changed some other way, or under a key not known: the batched loader
+    # (or anything) may be what the loop reads.
+    "stored over": (
+        "def build(splits):\n"
+        "    loaders = {'train': shuffled(splits[0])}\n"
+        "    loaders['train'] = batched(splits[0], splits[2])\n"
+        "    return loaders\n"
+    ),
+    "updated": (
+        "def build(splits):\n"
+        "    loaders = {'train': shuffled(splits[0])}\n"
+        "    loaders.update(train=batched(splits[0], splits[2]))\n"
+        "    return loaders\n"
+    ),
+    "computed key": (
+        "def build(splits):\n"
+        "    loaders = {'train': shuffled(splits[0])}\n"
+        "    for name in ('train',):\n"
+        "        loaders[name] = batched(splits[0], splits[2])\n"
+        "    return loaders\n"
+    ),
+    "aliased": (
+        "def build(splits):\n"
+        "    loaders = {'train': shuffled(splits[0])}\n"
+        "    other = loaders\n"
+        "    other['train'] = batched(splits[0], splits[2])\n"
+        "    return loaders\n"
+    ),
+    "missing key": (
+        "def build(splits):\n"
+        "    return {'valid': shuffled(splits[1])}\n"
+    ),
+}
+
+
+@pytest.mark.parametrize(("shape", "flagged"), [
+    ("literal", False), ("named literal", False), ("stored", False),
+    ("stored over", True), ("updated", True), ("computed key", True), ("aliased", True),
+    ("missing key", True),
+])
+def test_a_loader_kept_under_a_key_is_followed(project: Path, shape: str, flagged: bool) -> None:
+    (project / "batching.py").write_text(BATCHING)
+    code = KEYED.format(build=KEYED_BUILDS[shape])
+    (project / "train.py").write_text(code)
+    line = code.splitlines().index('        loaders["train"].sampler.set_epoch(epoch)') + 1
+    assert _codes(project, ".") == ([("train.py", line)] if flagged else [])
+
+
+def test_a_dict_built_in_the_epoch_loops_own_function_is_followed(project: Path) -> None:
+    # The linted file's side (libcst) reads the same shapes.
+    (project / "batching.py").write_text(BATCHING)
+    (project / "train.py").write_text(
+        "from torch.utils.data import DataLoader, DistributedSampler\n\n"
+        "from batching import batched\n\n\n"
+        "def fit(dataset, batches, epochs, resume):\n"
+        "    loaders = {}\n"
+        "    loaders['train'] = DataLoader(dataset, sampler=DistributedSampler(dataset))\n"
+        "    for epoch in range(epochs):\n"
+        "        loaders['train'].sampler.set_epoch(epoch)\n\n\n"
+        "def fit_resumed(dataset, batches, epochs):\n"
+        "    loaders = {'train': DataLoader(dataset, sampler=DistributedSampler(dataset))}\n"
+        "    loaders['train'] = batched(dataset, batches)\n"
+        "    for epoch in range(epochs):\n"
+        "        loaders['train'].sampler.set_epoch(epoch)\n"
+    )
+    assert _codes(project, ".") == [("train.py", 17)]

@@ -20,6 +20,7 @@ from sampler_lint.analysis.index import (
     dotted_expression,
     imported_module,
 )
+from sampler_lint.analysis.keyed import keyed_stores_ast, string_key_ast, string_key_pairs_ast
 from sampler_lint.analysis.reaching import only_reaching_value
 from sampler_lint.analysis.syntax_summary import SyntaxSummary, walk
 
@@ -38,6 +39,9 @@ from sampler_lint.analysis.syntax_summary import SyntaxSummary, walk
 #   ("any", (origin, ...))                  one of these values (`DataLoader(...) if c else None`
 #                                           inside a tuple, an argument assigned in two places)
 #   ("item", origin, i)                     element i of a value (`a, b = f()`, `f()[1]`)
+#   ("dict", ((key, origin), ...))          a dict literal with string keys, with what its
+#                                           function stores under them (analysis/keyed.py)
+#   ("key", origin, key)                    the value under a string key (`loaders["train"]`)
 #   ("list", (origin, ...))                 a list each element of which is one of these: a
 #                                           list literal a function only appends to and returns
 #   ("param", path, owner, position, name)  a parameter of function `owner` defined at `path`
@@ -307,6 +311,17 @@ class _FactCollector:
                     self._module_table[name].append(value)
         return self._module_table
 
+    def _with_stores(
+        self, found: list[Origin], scope: ast.AST, name: str, depth: int
+    ) -> list[Origin]:
+        """``found`` with what ``scope`` stores under string keys of a dict ``name`` holds."""
+        if not any(origin[0] == "dict" for origin in found):
+            return found
+        stores = keyed_stores_ast(self.summary, scope, name)
+        return with_keyed_stores(found, None if stores is None else [
+            (key, merge_origins(self._origins(value, depth + 1))) for key, value in stores
+        ])
+
     def _names_loader_class(self, func: ast.expr) -> bool:
         """``loader_class(...)`` after ``loader_class = torch.utils.data.DataLoader`` (or a
         DataLoader subclass) in this function: a loader construction."""
@@ -348,12 +363,22 @@ class _FactCollector:
             return [("call", self.path, name.rsplit(".", 1)[-1], passed)]
         if isinstance(node, ast.Tuple):
             return [("tuple", tuple(merge_origins(self._origins(e, depth)) for e in node.elts))]
+        if isinstance(node, ast.Dict):
+            pairs = string_key_pairs_ast(node)
+            if pairs is None:
+                return [UNKNOWN]
+            return [dict_origin(
+                (key, merge_origins(self._origins(value, depth))) for key, value in pairs
+            )]
         if (
             isinstance(node, ast.Subscript)
             and isinstance(node.slice, ast.Constant)
             and type(node.slice.value) is int
         ):
             return [("item", merge_origins(self._origins(node.value, depth)), node.slice.value)]
+        if isinstance(node, ast.Subscript) and string_key_ast(node) is not None:
+            inner = merge_origins(self._origins(node.value, depth))
+            return [("key", inner, string_key_ast(node))]
         if isinstance(node, ast.Name) and self._function:
             function = self._function[-1]
             position = parameter_position(function, node.id, bool(self._class))
@@ -371,14 +396,16 @@ class _FactCollector:
                     reaching = only_reaching_value(self.summary, function, node)
                     if reaching is not None:
                         values = [reaching]
-                return [o for value in values for o in self._origins(value, depth + 1)]
+                found = [o for value in values for o in self._origins(value, depth + 1)]
+                return self._with_stores(found, function, node.id, depth)
             return [UNKNOWN]
         if isinstance(node, ast.Name) and not self._class:
             # Module-level code (a script's `if __name__ == "__main__":` block): the values the
             # module assigns the name outside any function or class.
             values = self._module_assignments().get(node.id, [])
             if values and depth < 3:
-                return [o for value in values for o in self._origins(value, depth + 1)]
+                found = [o for value in values for o in self._origins(value, depth + 1)]
+                return self._with_stores(found, self.summary.tree, node.id, depth)
             return [UNKNOWN]
         if (
             isinstance(node, ast.Attribute)
@@ -388,6 +415,32 @@ class _FactCollector:
         ):
             return [("self", self.path, self._class[-1], node.attr)]
         return [UNKNOWN]
+
+
+def dict_origin(pairs: Iterable[tuple[str, Origin]]) -> Origin:
+    """``("dict", ((key, origin), ...))`` for a dict's values under string keys (the last value
+    of a key written twice), in key order."""
+    return ("dict", tuple(sorted(dict(pairs).items(), key=lambda pair: pair[0])))
+
+
+def with_keyed_stores(
+    found: list[Origin], stores: list[tuple[str, Origin]] | None
+) -> list[Origin]:
+    """``found`` with each dict among them holding also what the function stores under its
+    keys (``stores``; ``None``: it may change the dict some other way, so the dict is unknown)."""
+    if not any(origin[0] == "dict" for origin in found):
+        return found
+    if stores is None:
+        return [UNKNOWN if origin[0] == "dict" else origin for origin in found]
+    merged = []
+    for origin in found:
+        if origin[0] == "dict":
+            held: dict[str, list[Origin]] = {key: [value] for key, value in origin[1]}
+            for key, value in stores:
+                held.setdefault(key, []).append(value)
+            origin = dict_origin((key, merge_origins(values)) for key, values in held.items())
+        merged.append(origin)
+    return merged
 
 
 def passed_arguments(

@@ -27,6 +27,12 @@ from sampler_lint.analysis.index import (
     ProjectIndex,
     facts_in_file,
 )
+from sampler_lint.analysis.keyed import (
+    keyed_stores_cst,
+    string_key_ast,
+    string_key_cst,
+    string_key_pairs_cst,
+)
 from sampler_lint.analysis.loader_facts import (
     FACT_ALIASES,
     FACT_CALLS,
@@ -44,6 +50,7 @@ from sampler_lint.analysis.loader_facts import (
     UNKNOWN,
     EpochUse,
     Origin,
+    dict_origin,
     file_key,
     gives,
     is_call_receiver,
@@ -55,6 +62,7 @@ from sampler_lint.analysis.loader_facts import (
     opened_alternatives,
     parameter_position,
     passed_arguments,
+    with_keyed_stores,
 )
 from sampler_lint.analysis.syntax_summary import SyntaxSummary, dotted_chain, per_tree
 from sampler_lint.analysis.tree import scope_body_statements
@@ -99,11 +107,21 @@ def origins_at(context: FileContext, node: cst.BaseExpression) -> list[Origin]:
     if isinstance(node, cst.Tuple):
         items = tuple(merge_origins(origins_at(context, e.value)) for e in node.elements)
         return [("tuple", items)]
+    if isinstance(node, cst.Dict):
+        pairs = string_key_pairs_cst(node)
+        if pairs is None:
+            return [UNKNOWN]
+        return [dict_origin(
+            (key, merge_origins(origins_at(context, value))) for key, value in pairs
+        )]
     if isinstance(node, cst.Subscript) and len(node.slice) == 1:
         index = node.slice[0].slice
         if isinstance(index, cst.Index) and isinstance(index.value, cst.Integer):
             inner = merge_origins(origins_at(context, node.value))
             return [("item", inner, int(index.value.value, 0))]
+        key = string_key_cst(node)
+        if key is not None:
+            return [("key", merge_origins(origins_at(context, node.value)), key)]
         return [UNKNOWN]
     if isinstance(node, cst.Name) and function is not None:
         position = _cst_parameter_position(function, node.value, klass is not None)
@@ -115,6 +133,11 @@ def origins_at(context: FileContext, node: cst.BaseExpression) -> list[Origin]:
         found = [o for value in values for o in origins_at(context, value)]
         for value, position in _unpacked(function, node.value):  # `a, b = f()`
             found.append(("item", merge_origins(origins_at(context, value)), position))
+        if any(origin[0] == "dict" for origin in found):
+            stores = keyed_stores_cst(function, node.value)  # `loaders["train"] = ...`
+            found = with_keyed_stores(found, None if stores is None else [
+                (key, merge_origins(origins_at(context, value))) for key, value in stores
+            ])
         return found or [UNKNOWN]
     if (
         isinstance(node, cst.Attribute)
@@ -204,6 +227,10 @@ def _origins_ast(summary: SyntaxSummary, node: ast.expr, depth: int) -> list[Ori
         return [("tuple", tuple(
             merge_origins(_origins_ast(summary, e, depth)) for e in node.elts
         ))]
+    if isinstance(node, ast.Dict) or (
+        isinstance(node, ast.Subscript) and string_key_ast(node) is not None
+    ):
+        raise _Unsure  # dicts of loaders are read with libcst alone
     if isinstance(node, ast.Subscript):
         index = node.slice
         if isinstance(index, ast.Constant) and type(index.value) is int:
@@ -408,8 +435,11 @@ def _may_carry(index: ProjectIndex, origin: Origin, depth: int, seen: frozenset[
             # `.sampler` and `.batch_sampler` are those of what it wraps.
             returned = _forwarded(index, origin)
         return not returned or any(_may_carry(index, o, depth + 1, seen) for o in returned)
-    if kind == "tuple":
+    if kind in ("tuple", "dict"):
         return False  # a tuple has no `.sampler`: that path never reaches the call (or fails)
+    if kind == "key":
+        _, inner, key = origin
+        return _key_may_carry(index, inner, key, depth + 1, seen)
     if kind == "any":
         return any(_may_carry(index, o, depth + 1, seen) for o in origin[1])
     if kind == "item":
@@ -419,6 +449,33 @@ def _may_carry(index: ProjectIndex, origin: Origin, depth: int, seen: frozenset[
         values = _held(index, origin)
         return not values or any(_may_carry(index, o, depth + 1, seen) for o in values)
     return True
+
+
+def _key_may_carry(
+    index: ProjectIndex, value: Origin, key: str, depth: int, seen: frozenset[Origin]
+) -> bool:
+    """Whether what ``value`` holds under ``key`` may carry a batch sampler: the value a dict
+    literal (and its function's stores) puts there, through returns, arguments and
+    ``self.<attr>``. A key the dict is not seen to get is unknown."""
+    if depth > MAX_DEPTH:
+        return True
+    kind: str = value[0]
+    if kind == "dict":
+        held = dict(value[1]).get(key)
+        return held is None or _may_carry(index, held, depth + 1, seen)
+    if kind == "any":
+        return any(_key_may_carry(index, o, key, depth + 1, seen) for o in value[1])
+    if kind in ("call", "method", "objmethod"):
+        returned = _returned(index, value)
+        return not returned or any(
+            _key_may_carry(index, r, key, depth + 1, seen) for r in returned
+        )
+    if kind in ("param", "self"):
+        held_values = _held(index, value)
+        return not held_values or any(
+            _key_may_carry(index, o, key, depth + 1, seen) for o in held_values
+        )
+    return kind != "none"  # `None["train"]` fails: that path never reaches the call
 
 
 def _held(index: ProjectIndex, origin: Origin) -> list[Origin]:

@@ -1,0 +1,163 @@
+"""Dicts of loaders under constant keys: ``loaders = {"train": DataLoader(...), ...}``, then
+``loaders["train"]`` (the common shape of a training script's epoch loop).
+
+A dict literal whose keys are all string constants becomes the origin ``("dict", pairs)`` and
+``x["train"]`` the origin ``("key", origin of x, "train")`` (:mod:`sampler_lint.analysis.
+loader_facts`). What a dict holds under a key is what the literal puts there and what the
+function that built it stores later (``loaders["train"] = DataLoader(...)``): this module finds
+those stores, in Python's ``ast`` (the project's facts) and in libcst (the file being linted),
+and gives up (``None``) where the function may change the dict some other way: a store under a
+key that is not a constant, an augmented or unpacked store, ``del``, a method that writes
+(``update``, ``setdefault``, ``pop``...), or the dict bound to a second name. A dict handed to
+another function is taken to be read there, not written (as an object's attributes are).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+import sampler_lint.analysis.lazy_libcst as cst
+from sampler_lint.analysis.syntax_summary import SyntaxSummary, walk
+from sampler_lint.analysis.tree import descendants
+
+#: What a dict's methods may be called for without changing it.
+_READS = frozenset({"get", "items", "keys", "values", "copy", "__getitem__", "__contains__"})
+
+
+def string_key_pairs_ast(node: ast.Dict) -> list[tuple[str, ast.expr]] | None:
+    """``(key, value)`` of a dict literal whose keys are all string constants (no ``**``)."""
+    pairs = []
+    for key, value in zip(node.keys, node.values, strict=True):
+        if not (isinstance(key, ast.Constant) and type(key.value) is str):
+            return None
+        pairs.append((key.value, value))
+    return pairs
+
+
+def string_key_ast(node: ast.Subscript) -> str | None:
+    index = node.slice
+    return index.value if isinstance(index, ast.Constant) and type(index.value) is str else None
+
+
+def keyed_stores_ast(
+    summary: SyntaxSummary, function: ast.AST, name: str
+) -> list[tuple[str, ast.expr]] | None:
+    """``(key, value)`` for each ``name["key"] = value`` in ``function``, or ``None`` when the
+    function may change the dict ``name`` holds some other way."""
+    stores: list[tuple[str, ast.expr]] = []
+    for node in walk(function):
+        if not (isinstance(node, ast.Name) and node.id == name
+                and isinstance(node.ctx, ast.Load)):
+            continue
+        parent = summary.parent(node)
+        if isinstance(parent, ast.Subscript) and parent.value is node:
+            if isinstance(parent.ctx, ast.Load):
+                continue
+            statement = summary.parent(parent)
+            key = string_key_ast(parent)
+            value = _stored_value(statement, parent)
+            if key is None or value is None:
+                return None
+            stores.append((key, value))
+        elif isinstance(parent, ast.Attribute) and parent.value is node:
+            if parent.attr not in _READS:
+                return None
+        elif isinstance(parent, (ast.Assign, ast.AnnAssign, ast.NamedExpr, ast.AugAssign)) \
+                and parent.value is node:
+            return None  # a second name for the same dict
+    if any(
+        isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name)
+        and node.target.id == name for node in walk(function)
+    ):
+        return None  # `name |= other` changes the dict in place
+    return stores
+
+
+def _stored_value(statement: ast.AST | None, target: ast.expr) -> ast.expr | None:
+    """The value ``statement`` stores in ``target`` when it is a plain assignment to it."""
+    if isinstance(statement, ast.Assign) and any(t is target for t in statement.targets):
+        return statement.value
+    if isinstance(statement, ast.AnnAssign) and statement.target is target:
+        return statement.value
+    return None
+
+
+def string_key_pairs_cst(node: cst.Dict) -> list[tuple[str, cst.BaseExpression]] | None:
+    pairs = []
+    for element in node.elements:
+        if not isinstance(element, cst.DictElement):
+            return None  # `**other`
+        key = _string(element.key)
+        if key is None:
+            return None
+        pairs.append((key, element.value))
+    return pairs
+
+
+def string_key_cst(node: cst.Subscript) -> str | None:
+    if len(node.slice) != 1:
+        return None
+    index = node.slice[0].slice
+    return _string(index.value) if isinstance(index, cst.Index) else None
+
+
+def _string(node: cst.BaseExpression) -> str | None:
+    if isinstance(node, cst.SimpleString) and "f" not in node.prefix.lower() \
+            and "b" not in node.prefix.lower():
+        value = node.evaluated_value
+        return value if isinstance(value, str) else None
+    return None
+
+
+def keyed_stores_cst(
+    function: cst.CSTNode, name: str
+) -> list[tuple[str, cst.BaseExpression]] | None:
+    """:func:`keyed_stores_ast` for a libcst function."""
+    stores: list[tuple[str, cst.BaseExpression]] = []
+    for node in descendants(function):
+        if isinstance(node, cst.Assign):
+            if _is_name(node.value, name):
+                return None
+            for target in node.targets:
+                if _on(target.target, name):
+                    key = string_key_cst(target.target)  # type: ignore[arg-type]
+                    if key is None:
+                        return None
+                    stores.append((key, node.value))
+                elif any(_on(inner, name) for inner in _below(target.target)):
+                    return None  # unpacked into
+        elif isinstance(node, cst.AugAssign):
+            if _is_name(node.target, name) or _on(node.target, name) \
+                    or _is_name(node.value, name):
+                return None  # `name |= other`, `name[k] += x`, `other += name`
+        elif isinstance(node, cst.AnnAssign):
+            if node.value is not None and _is_name(node.value, name):
+                return None
+            if _on(node.target, name):
+                key = string_key_cst(node.target)  # type: ignore[arg-type]
+                if key is None or node.value is None:
+                    return None
+                stores.append((key, node.value))
+        elif isinstance(node, cst.NamedExpr) and _is_name(node.value, name):
+            return None
+        elif isinstance(node, (cst.Del, cst.For, cst.CompFor)):
+            if any(_on(inner, name) for inner in _below(node.target)):
+                return None
+        elif isinstance(node, cst.Attribute) and _is_name(node.value, name) \
+                and node.attr.value not in _READS:
+            return None
+    return stores
+
+
+def _is_name(node: cst.CSTNode, name: str) -> bool:
+    return isinstance(node, cst.Name) and node.value == name
+
+
+def _on(node: cst.CSTNode, name: str) -> bool:
+    """A subscript of ``name``: ``name[...]``."""
+    return isinstance(node, cst.Subscript) and _is_name(node.value, name)
+
+
+def _below(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    return descendants(node)
