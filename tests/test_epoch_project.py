@@ -1190,3 +1190,23 @@ def test_a_dict_built_in_the_epoch_loops_own_function_is_followed(project: Path)
         "        loaders['train'].sampler.set_epoch(epoch)\n"
     )
     assert _codes(project, ".") == [("train.py", 17)]
+
+
+@pytest.mark.parametrize(("train", "flagged"), [
+    ("shuffled(splits[0])", False), ("batched(splits[0], splits[2])", True),
+])
+def test_a_dict_of_loaders_returned_in_a_tuple_is_followed(
+    project: Path, train: str, flagged: bool
+) -> None:
+    # `datasets, loaders, mixup = build_loader(config)`, then `loaders["train"]`.
+    (project / "batching.py").write_text(BATCHING)
+    build = (
+        "def build(splits):\n"
+        f"    return splits, {{'train': {train}, 'valid': DataLoader(splits[1])}}, None\n"
+    )
+    code = KEYED.format(build=build).replace(
+        "    loaders = build(splits)\n", "    datasets, loaders, mixing = build(splits)\n"
+    )
+    (project / "train.py").write_text(code)
+    line = code.splitlines().index('        loaders["train"].sampler.set_epoch(epoch)') + 1
+    assert _codes(project, ".") == ([("train.py", line)] if flagged else [])

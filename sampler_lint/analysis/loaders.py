@@ -437,45 +437,54 @@ def _may_carry(index: ProjectIndex, origin: Origin, depth: int, seen: frozenset[
         return not returned or any(_may_carry(index, o, depth + 1, seen) for o in returned)
     if kind in ("tuple", "dict"):
         return False  # a tuple has no `.sampler`: that path never reaches the call (or fails)
-    if kind == "key":
-        _, inner, key = origin
-        return _key_may_carry(index, inner, key, depth + 1, seen)
+    if kind in ("item", "key"):
+        _, inner, at = origin
+        return _part_may_carry(index, inner, ((kind, at),), depth + 1, seen)
     if kind == "any":
         return any(_may_carry(index, o, depth + 1, seen) for o in origin[1])
-    if kind == "item":
-        _, inner, position = origin
-        return _item_may_carry(index, inner, position, depth + 1, seen)
     if kind in ("param", "self"):
         values = _held(index, origin)
         return not values or any(_may_carry(index, o, depth + 1, seen) for o in values)
     return True
 
 
-def _key_may_carry(
-    index: ProjectIndex, value: Origin, key: str, depth: int, seen: frozenset[Origin]
+def _part_may_carry(
+    index: ProjectIndex, value: Origin, parts: tuple[tuple[str, Any], ...], depth: int,
+    seen: frozenset[Origin],
 ) -> bool:
-    """Whether what ``value`` holds under ``key`` may carry a batch sampler: the value a dict
-    literal (and its function's stores) puts there, through returns, arguments and
-    ``self.<attr>``. A key the dict is not seen to get is unknown."""
+    """Whether what ``value`` holds at ``parts`` may carry a batch sampler: ``("item", i)``
+    is element ``i`` (of a returned tuple, or of a list a function appends to), ``("key",
+    k)`` the value under ``k`` (of a dict literal and its function's stores), outermost first
+    (``loaders["train"]`` of ``_, loaders = build()``), through functions that return what
+    other functions return, arguments and ``self.<attr>``."""
+    if not parts:
+        return _may_carry(index, value, depth, seen)
     if depth > MAX_DEPTH:
         return True
     kind: str = value[0]
-    if kind == "dict":
-        held = dict(value[1]).get(key)
-        return held is None or _may_carry(index, held, depth + 1, seen)
     if kind == "any":
-        return any(_key_may_carry(index, o, key, depth + 1, seen) for o in value[1])
-    if kind in ("call", "method", "objmethod"):
-        returned = _returned(index, value)
-        return not returned or any(
-            _key_may_carry(index, r, key, depth + 1, seen) for r in returned
+        return any(_part_may_carry(index, o, parts, depth + 1, seen) for o in value[1])
+    if kind in ("call", "method", "objmethod", "param", "self"):
+        found = _returned(index, value) if kind in ("call", "method", "objmethod") \
+            else _held(index, value)
+        return not found or any(_part_may_carry(index, o, parts, depth + 1, seen) for o in found)
+    if kind in ("item", "key"):  # a part of a part: `loaders[0]["train"]`
+        return _part_may_carry(index, value[1], ((kind, value[2]), *parts), depth + 1, seen)
+    (part, at), rest = parts[0], parts[1:]
+    if part == "item" and kind == "tuple":
+        elements = value[1]
+        return not 0 <= at < len(elements) or _part_may_carry(
+            index, elements[at], rest, depth + 1, seen
         )
-    if kind in ("param", "self"):
-        held_values = _held(index, value)
-        return not held_values or any(
-            _key_may_carry(index, o, key, depth + 1, seen) for o in held_values
+    if part == "item" and kind == "list":  # any element may be at ``at``
+        return not value[1] or any(
+            _part_may_carry(index, o, rest, depth + 1, seen) for o in value[1]
         )
-    return kind != "none"  # `None["train"]` fails: that path never reaches the call
+    if part == "key" and kind == "dict":
+        held = dict(value[1]).get(at)  # a key the dict is not seen to get: unknown
+        return held is None or _part_may_carry(index, held, rest, depth + 1, seen)
+    # A loader or None is no tuple or dict on that path (unpacking a loader yields batches).
+    return kind not in ("loader", "none")
 
 
 def _held(index: ProjectIndex, origin: Origin) -> list[Origin]:
@@ -501,36 +510,6 @@ def _held(index: ProjectIndex, origin: Origin) -> list[Origin]:
         else:
             passed.append(UNKNOWN)  # passed some other way (a default, *args)
     return passed
-
-
-def _item_may_carry(
-    index: ProjectIndex, value: Origin, position: int, depth: int, seen: frozenset[Origin]
-) -> bool:
-    """Whether element ``position`` of ``value`` may carry a batch sampler: the element of a
-    returned tuple, through functions that return what other functions return."""
-    if depth > MAX_DEPTH:
-        return True
-    if value[0] == "tuple":
-        elements = value[1]
-        if not 0 <= position < len(elements):
-            return True
-        return _may_carry(index, elements[position], depth + 1, seen)
-    if value[0] == "any":
-        return any(_item_may_carry(index, o, position, depth + 1, seen) for o in value[1])
-    if value[0] == "list":  # any element may be at ``position``
-        return not value[1] or any(_may_carry(index, o, depth + 1, seen) for o in value[1])
-    if value[0] in ("call", "method", "objmethod"):
-        returned = _returned(index, value)
-        return not returned or any(
-            _item_may_carry(index, r, position, depth + 1, seen) for r in returned
-        )
-    if value[0] in ("param", "self"):  # a tuple handed in: `train(model, (loader, extra))`
-        held = _held(index, value)
-        return not held or any(
-            _item_may_carry(index, o, position, depth + 1, seen) for o in held
-        )
-    # A loader or None is not a tuple on that path (unpacking a loader yields batches).
-    return value[0] not in ("loader", "none")
 
 
 def _forwarded(index: ProjectIndex, call: Origin) -> list[Origin]:
