@@ -376,9 +376,9 @@ class _FactCollector:
             and type(node.slice.value) is int
         ):
             return [("item", merge_origins(self._origins(node.value, depth)), node.slice.value)]
-        if isinstance(node, ast.Subscript) and string_key_ast(node) is not None:
-            inner = merge_origins(self._origins(node.value, depth))
-            return [("key", inner, string_key_ast(node))]
+        key = string_key_ast(node) if isinstance(node, ast.Subscript) else None
+        if isinstance(node, ast.Subscript) and key is not None:
+            return [key_origin(merge_origins(self._origins(node.value, depth)), key)]
         if isinstance(node, ast.Name) and self._function:
             function = self._function[-1]
             position = parameter_position(function, node.id, bool(self._class))
@@ -419,8 +419,17 @@ class _FactCollector:
 
 def dict_origin(pairs: Iterable[tuple[str, Origin]]) -> Origin:
     """``("dict", ((key, origin), ...))`` for a dict's values under string keys (the last value
-    of a key written twice), in key order."""
-    return ("dict", tuple(sorted(dict(pairs).items(), key=lambda pair: pair[0])))
+    of a key written twice), in key order; unknown when it holds only unknown values (most
+    dicts a call is passed, `{"lr": lr}`: nothing to follow, no fact to keep)."""
+    held = dict(pairs)
+    if held and all(origin == UNKNOWN for origin in held.values()):
+        return UNKNOWN
+    return ("dict", tuple(sorted(held.items(), key=lambda pair: pair[0])))
+
+
+def key_origin(inner: Origin, key: str) -> Origin:
+    """``("key", inner, key)``: the value under ``key`` of ``inner`` (unknown of an unknown)."""
+    return UNKNOWN if inner == UNKNOWN else ("key", inner, key)
 
 
 def with_keyed_stores(

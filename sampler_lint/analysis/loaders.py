@@ -56,6 +56,7 @@ from sampler_lint.analysis.loader_facts import (
     is_call_receiver,
     is_loader_constructor,
     is_package_init,
+    key_origin,
     loader_origin,
     merge_origins,
     method_owner,
@@ -121,7 +122,7 @@ def origins_at(context: FileContext, node: cst.BaseExpression) -> list[Origin]:
             return [("item", inner, int(index.value.value, 0))]
         key = string_key_cst(node)
         if key is not None:
-            return [("key", merge_origins(origins_at(context, node.value)), key)]
+            return [key_origin(merge_origins(origins_at(context, node.value)), key)]
         return [UNKNOWN]
     if isinstance(node, cst.Name) and function is not None:
         position = _cst_parameter_position(function, node.value, klass is not None)
