@@ -18,11 +18,13 @@ import ast
 from collections.abc import Iterator
 
 import sampler_lint.analysis.lazy_libcst as cst
-from sampler_lint.analysis.syntax_summary import SyntaxSummary, walk
+from sampler_lint.analysis.syntax_summary import SyntaxSummary, per_tree
 from sampler_lint.analysis.tree import descendants
 
-#: What a dict's methods may be called for without changing it.
-_READS = frozenset({"get", "items", "keys", "values", "copy", "__getitem__", "__contains__"})
+#: The methods that change a dict (the others only read it).
+_WRITES = frozenset({
+    "clear", "pop", "popitem", "setdefault", "update", "__setitem__", "__delitem__", "__ior__",
+})
 
 
 def string_key_pairs_ast(node: ast.Dict) -> list[tuple[str, ast.expr]] | None:
@@ -45,33 +47,46 @@ def keyed_stores_ast(
 ) -> list[tuple[str, ast.expr]] | None:
     """``(key, value)`` for each ``name["key"] = value`` in ``function``, or ``None`` when the
     function may change the dict ``name`` holds some other way."""
+    changes = _changes_by_name(summary)
     stores: list[tuple[str, ast.expr]] = []
-    for node in walk(function):
-        if not (isinstance(node, ast.Name) and node.id == name
-                and isinstance(node.ctx, ast.Load)):
+    for node in changes.get(name, ()):
+        if not any(ancestor is function for ancestor in summary.ancestors(node)):
             continue
-        parent = summary.parent(node)
-        if isinstance(parent, ast.Subscript) and parent.value is node:
-            if isinstance(parent.ctx, ast.Load):
-                continue
-            statement = summary.parent(parent)
-            key = string_key_ast(parent)
-            value = _stored_value(statement, parent)
-            if key is None or value is None:
-                return None
-            stores.append((key, value))
-        elif isinstance(parent, ast.Attribute) and parent.value is node:
-            if parent.attr not in _READS:
-                return None
-        elif isinstance(parent, (ast.Assign, ast.AnnAssign, ast.NamedExpr, ast.AugAssign)) \
-                and parent.value is node:
-            return None  # a second name for the same dict
-    if any(
-        isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name)
-        and node.target.id == name for node in walk(function)
-    ):
-        return None  # `name |= other` changes the dict in place
+        if not isinstance(node, ast.Subscript):
+            return None  # a method that writes, a second name, `name |= other`
+        key = string_key_ast(node)
+        value = _stored_value(summary.parent(node), node)
+        if key is None or value is None:
+            return None
+        stores.append((key, value))
     return stores
+
+
+def _changes_by_name(summary: SyntaxSummary) -> dict[str, list[ast.AST]]:
+    """Per name, the nodes of a file that may change a dict it holds: a subscript stored to or
+    deleted (``name[k] = v``), a method that writes (``name.update(...)``), the name given
+    a second name (``other = name``) or changed in place (``name |= other``). Once per file,
+    from the summary's node lists."""
+    def make() -> dict[str, list[ast.AST]]:
+        found: dict[str, list[ast.AST]] = {}
+        for node in summary.nodes(ast.Subscript):
+            if not isinstance(node.ctx, ast.Load) and isinstance(node.value, ast.Name):
+                found.setdefault(node.value.id, []).append(node)
+        for attribute in summary.nodes(ast.Attribute):
+            if attribute.attr in _WRITES and isinstance(attribute.value, ast.Name):
+                found.setdefault(attribute.value.id, []).append(attribute)
+        bindings: list[ast.Assign | ast.AnnAssign | ast.NamedExpr | ast.AugAssign] = [
+            *summary.nodes(ast.Assign), *summary.nodes(ast.AnnAssign),
+            *summary.nodes(ast.NamedExpr), *summary.nodes(ast.AugAssign),
+        ]
+        for binding in bindings:
+            if isinstance(binding.value, ast.Name):
+                found.setdefault(binding.value.id, []).append(binding)
+            if isinstance(binding, ast.AugAssign) and isinstance(binding.target, ast.Name):
+                found.setdefault(binding.target.id, []).append(binding)
+        return found
+
+    return per_tree(summary.tree, "dict changes by name", make)
 
 
 def _stored_value(statement: ast.AST | None, target: ast.expr) -> ast.expr | None:
@@ -145,7 +160,7 @@ def keyed_stores_cst(
             if any(_on(inner, name) for inner in _below(node.target)):
                 return None
         elif isinstance(node, cst.Attribute) and _is_name(node.value, name) \
-                and node.attr.value not in _READS:
+                and node.attr.value in _WRITES:
             return None
     return stores
 

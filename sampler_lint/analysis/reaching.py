@@ -34,26 +34,15 @@ _TRIES: tuple[type[ast.Try], ...] = (
 )
 
 
-@dataclass
-class _Bindings:
-    """Per name, the ids of the function's statements that bind it somewhere inside (nested
-    scopes included: a closure may rebind it through ``nonlocal``); the names declared
-    ``global`` or ``nonlocal`` anywhere in it."""
-
-    holding: dict[str, set[int]] = field(default_factory=dict)
-    declared: set[str] = field(default_factory=set)
-
-
 def only_reaching_value(
     summary: SyntaxSummary, function: _Function, use: ast.Name
 ) -> ast.expr | None:
     """The value of the one assignment that reaches ``use`` (a name read inside ``function``,
     its innermost function), or ``None`` when the code does not prove there is only one."""
-    bindings = _bindings_of(summary, function)
     name = use.id
-    if name in bindings.declared:
+    holding = _holding(summary, function, name)
+    if holding is None:
         return None
-    holding = bindings.holding.get(name, set())
     statement = _statement_of(summary, use)
     if statement is None or isinstance(statement, (*_LOOPS, ast.FunctionDef,
                                                    ast.AsyncFunctionDef, ast.ClassDef)):
@@ -65,10 +54,11 @@ def only_reaching_value(
         parent = summary.parent(current)
         if parent is None or isinstance(parent, (ast.Module, ast.ClassDef)):
             return None
-        block = _block_holding(parent, current)
-        if block is None:
+        place = _place(parent, current)
+        if place is None:
             return None
-        for earlier in reversed(block[:_position(block, current)]):
+        block, position = place
+        for earlier in reversed(block[:position]):
             if id(earlier) in holding:
                 return _plain_value(earlier, name)
         if parent is function:
@@ -98,16 +88,15 @@ def _statement_of(summary: SyntaxSummary, use: ast.AST) -> ast.stmt | None:
     return None
 
 
-def _block_holding(parent: ast.AST, child: ast.AST) -> list[ast.stmt] | None:
+def _place(parent: ast.AST, child: ast.AST) -> tuple[list[ast.stmt], int] | None:
+    """The block of ``parent`` that holds ``child``, and where."""
     for name in ("body", "orelse", "finalbody"):
         block = getattr(parent, name, None)
-        if isinstance(block, list) and any(item is child for item in block):
-            return block
+        if isinstance(block, list):
+            for position, item in enumerate(block):
+                if item is child:
+                    return block, position
     return None
-
-
-def _position(block: list[ast.stmt], child: ast.AST) -> int:
-    return next(at for at, item in enumerate(block) if item is child)
 
 
 def _may_pass(
@@ -158,46 +147,94 @@ def _binds(node: ast.AST, name: str) -> bool:
     )
 
 
-def _bindings_of(summary: SyntaxSummary, function: _Function) -> _Bindings:
-    made: dict[int, _Bindings] = per_tree(summary.tree, "bindings by function", dict)
-    found = made.get(id(function))
-    if found is None:
-        found = made[id(function)] = _collect_bindings(summary, function)
+def _holding(summary: SyntaxSummary, function: _Function, name: str) -> set[int] | None:
+    """The ids of ``function``'s statements that bind ``name`` somewhere inside (nested scopes
+    included: a closure may rebind it through ``nonlocal``); ``None`` when the function
+    declares it ``global`` or ``nonlocal`` anywhere. Made once per function and name."""
+    made: dict[tuple[int, str], set[int] | None] = per_tree(
+        summary.tree, "statements binding a name", dict
+    )
+    key = (id(function), name)
+    if key not in made:
+        made[key] = _statements_binding(summary, function, name)
+    return made[key]
+
+
+def _statements_binding(
+    summary: SyntaxSummary, function: _Function, name: str
+) -> set[int] | None:
+    index = binders_by_name(summary)
+    if any(_within(summary, node, function) for node in index.declared.get(name, ())):
+        return None
+    holding: set[int] = set()
+    for node in index.binders.get(name, ()):
+        chain: list[int] = []
+        for ancestor in summary.ancestors(node):
+            if ancestor is function:
+                holding.update(chain)
+                break
+            if isinstance(ancestor, ast.stmt):
+                chain.append(id(ancestor))
+        else:
+            continue  # outside the function
+        if isinstance(node, ast.stmt):
+            holding.add(id(node))
+    return holding
+
+
+def _within(summary: SyntaxSummary, node: ast.AST, scope: ast.AST) -> bool:
+    return any(ancestor is scope for ancestor in summary.ancestors(node))
+
+
+@dataclass
+class NameBinders:
+    """Per name, every node of a file that binds it (a stored or deleted name, a definition,
+    an import, an ``except ... as``, a ``match`` capture), and the ``global`` / ``nonlocal``
+    statements that declare it: read once per file from the summary's node lists."""
+
+    binders: dict[str, list[ast.AST]] = field(default_factory=dict)
+    declared: dict[str, list[ast.AST]] = field(default_factory=dict)
+
+
+def binders_by_name(summary: SyntaxSummary) -> NameBinders:
+    return per_tree(summary.tree, "binders by name", lambda: _index_binders(summary))
+
+
+def _index_binders(summary: SyntaxSummary) -> NameBinders:
+    found = NameBinders()
+
+    def add(name: str | None, node: ast.AST) -> None:
+        if name:
+            found.binders.setdefault(name, []).append(node)
+
+    for node in summary.nodes(ast.Name):
+        if not isinstance(node.ctx, ast.Load):
+            add(node.id, node)
+    definitions: list[ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef] = [
+        *summary.nodes(ast.FunctionDef), *summary.nodes(ast.AsyncFunctionDef),
+        *summary.nodes(ast.ClassDef),
+    ]
+    for definition in definitions:
+        add(definition.name, definition)
+    imports: list[ast.Import | ast.ImportFrom] = [
+        *summary.nodes(ast.Import), *summary.nodes(ast.ImportFrom)
+    ]
+    for statement in imports:
+        for alias in statement.names:
+            add(alias.asname or alias.name.split(".")[0], statement)
+    for handler in summary.nodes(ast.ExceptHandler):
+        add(handler.name, handler)
+    captures: list[ast.MatchAs | ast.MatchStar] = [
+        *summary.nodes(ast.MatchAs), *summary.nodes(ast.MatchStar)
+    ]
+    for pattern in captures:
+        add(pattern.name, pattern)
+    for mapping in summary.nodes(ast.MatchMapping):
+        add(mapping.rest, mapping)
+    declarations: list[ast.Global | ast.Nonlocal] = [
+        *summary.nodes(ast.Global), *summary.nodes(ast.Nonlocal)
+    ]
+    for declaration in declarations:
+        for name in declaration.names:
+            found.declared.setdefault(name, []).append(declaration)
     return found
-
-
-def _collect_bindings(summary: SyntaxSummary, function: _Function) -> _Bindings:
-    bindings = _Bindings()
-    for node in walk(function):
-        if node is function:
-            continue
-        for name in _bound_names(node, bindings):
-            holding = bindings.holding.setdefault(name, set())
-            for ancestor in summary.ancestors(node):
-                if ancestor is function:
-                    break
-                if isinstance(ancestor, ast.stmt):
-                    holding.add(id(ancestor))
-            if isinstance(node, ast.stmt):
-                holding.add(id(node))
-    return bindings
-
-
-def _bound_names(node: ast.AST, bindings: _Bindings) -> list[str]:
-    """The names ``node`` itself binds (noting ``global`` / ``nonlocal`` declarations)."""
-    if isinstance(node, ast.Name):
-        return [] if isinstance(node.ctx, ast.Load) else [node.id]
-    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-        return [node.name]
-    if isinstance(node, (ast.Import, ast.ImportFrom)):
-        return [alias.asname or alias.name.split(".")[0] for alias in node.names]
-    if isinstance(node, ast.ExceptHandler):
-        return [node.name] if node.name else []
-    if isinstance(node, (ast.Global, ast.Nonlocal)):
-        bindings.declared.update(node.names)
-        return []
-    if isinstance(node, (ast.MatchAs, ast.MatchStar)):
-        return [node.name] if node.name else []
-    if isinstance(node, ast.MatchMapping):
-        return [node.rest] if node.rest else []
-    return []
