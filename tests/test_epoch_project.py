@@ -1210,3 +1210,51 @@ def test_a_dict_of_loaders_returned_in_a_tuple_is_followed(
     (project / "train.py").write_text(code)
     line = code.splitlines().index('        loaders["train"].sampler.set_epoch(epoch)') + 1
     assert _codes(project, ".") == ([("train.py", line)] if flagged else [])
+
+
+RECEIVED_DICT = '''\
+from torch.utils.data import DataLoader, DistributedSampler
+
+from batching import batched
+
+
+def build(ds):
+    return {{"train": DataLoader(ds, sampler=DistributedSampler(ds))}}
+
+
+def fit(ds, batches, epochs):
+    loaders = build(ds)
+{change}    for epoch in range(epochs):
+        loaders["train"].sampler.set_epoch(epoch)
+
+
+class Trainer:
+    def __init__(self, ds):
+        self.loaders = {{"train": DataLoader(ds, sampler=DistributedSampler(ds))}}
+
+    def swap(self, ds, batches, split):
+{swap}
+    def run(self, epochs):
+        for epoch in range(epochs):
+            self.loaders["train"].sampler.set_epoch(epoch)
+'''
+
+
+@pytest.mark.parametrize(("change", "swap", "flagged"), [
+    ("", "        pass\n", []),
+    # The function that reads the dict, or a method of the class that keeps it, stores
+    # another loader there (or may: a computed key, `update`, a second name).
+    ("    loaders['train'] = batched(ds, batches)\n", "        pass\n", [14]),
+    ("    loaders.update(train=batched(ds, batches))\n", "        pass\n", [14]),
+    ("", "        self.loaders['train'] = batched(ds, batches)\n", [25]),
+    ("", "        self.loaders[split] = batched(ds, batches)\n", [25]),
+    ("", "        self.loaders.update(train=batched(ds, batches))\n", [25]),
+    ("", "        held = self.loaders\n        held['train'] = batched(ds, batches)\n", [26]),
+])
+def test_what_is_stored_in_a_dict_after_it_is_built_counts(
+    project: Path, change: str, swap: str, flagged: list[int]
+) -> None:
+    (project / "batching.py").write_text(BATCHING)
+    code = RECEIVED_DICT.format(change=change, swap=swap)
+    (project / "train.py").write_text(code)
+    assert _codes(project, ".") == [("train.py", line) for line in flagged]

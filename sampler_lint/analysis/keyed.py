@@ -55,7 +55,7 @@ def keyed_stores_ast(
         if not isinstance(node, ast.Subscript):
             return None  # a method that writes, a second name, `name |= other`
         key = string_key_ast(node)
-        value = _stored_value(summary.parent(node), node)
+        value = stored_value(summary.parent(node), node)
         if key is None or value is None:
             return None
         stores.append((key, value))
@@ -89,7 +89,7 @@ def _changes_by_name(summary: SyntaxSummary) -> dict[str, list[ast.AST]]:
     return per_tree(summary.tree, "dict changes by name", make)
 
 
-def _stored_value(statement: ast.AST | None, target: ast.expr) -> ast.expr | None:
+def stored_value(statement: ast.AST | None, target: ast.expr) -> ast.expr | None:
     """The value ``statement`` stores in ``target`` when it is a plain assignment to it."""
     if isinstance(statement, ast.Assign) and any(t is target for t in statement.targets):
         return statement.value
@@ -176,3 +176,38 @@ def _on(node: cst.CSTNode, name: str) -> bool:
 
 def _below(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
     return descendants(node)
+
+
+def self_dict_changes(summary: SyntaxSummary) -> list[tuple[str, ast.AST]]:
+    """``(attr, node)`` for each node of a file that may change a dict kept on ``self.attr``:
+    a subscript of it stored to or deleted, a method of it that writes, or ``self.attr`` given
+    a second name (``loaders = self.loaders``, which may then be changed)."""
+    def on_self(node: ast.AST) -> str | None:
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) \
+                and node.value.id == "self":
+            return node.attr
+        return None
+
+    found: list[tuple[str, ast.AST]] = []
+    for node in summary.nodes(ast.Subscript):
+        attribute = on_self(node.value)
+        if attribute is not None and not isinstance(node.ctx, ast.Load):
+            found.append((attribute, node))
+    for method in summary.nodes(ast.Attribute):
+        if method.attr in _WRITES:
+            attribute = on_self(method.value)
+            if attribute is not None:
+                found.append((attribute, method))
+    bindings: list[ast.Assign | ast.AnnAssign | ast.NamedExpr | ast.AugAssign] = [
+        *summary.nodes(ast.Assign), *summary.nodes(ast.AnnAssign),
+        *summary.nodes(ast.NamedExpr), *summary.nodes(ast.AugAssign),
+    ]
+    for binding in bindings:
+        attribute = on_self(binding.value) if binding.value is not None else None
+        if attribute is not None:
+            found.append((attribute, binding))
+        if isinstance(binding, ast.AugAssign):
+            attribute = on_self(binding.target)
+            if attribute is not None:
+                found.append((attribute, binding))  # `self.loaders |= other`
+    return found

@@ -20,7 +20,13 @@ from sampler_lint.analysis.index import (
     dotted_expression,
     imported_module,
 )
-from sampler_lint.analysis.keyed import keyed_stores_ast, string_key_ast, string_key_pairs_ast
+from sampler_lint.analysis.keyed import (
+    keyed_stores_ast,
+    self_dict_changes,
+    stored_value,
+    string_key_ast,
+    string_key_pairs_ast,
+)
 from sampler_lint.analysis.reaching import only_reaching_value
 from sampler_lint.analysis.syntax_summary import SyntaxSummary, walk
 
@@ -199,6 +205,24 @@ class _FactCollector:
                     ):
                         for origin in self._origins(assign.value):
                             self.selfs.append((self._class[-1], self.path, target.attr, origin))
+        self._collect_self_dict_changes()
+
+    def _collect_self_dict_changes(self) -> None:
+        """What methods store in a dict kept on ``self`` (``self.loaders["train"] = ...``), as
+        ``FACT_SELF`` rows of the attribute ``loaders[train]``; any other change to it (a
+        computed key, ``update``, an alias that may be changed) as an unknown value under
+        ``loaders[*]``: a question about ``self.loaders["train"]`` reads both."""
+        for attribute, change in self_dict_changes(self.summary):
+            if not (self._enter(change) and self._class):
+                continue
+            key = string_key_ast(change) if isinstance(change, ast.Subscript) else None
+            value = stored_value(self.summary.parent(change), change) \
+                if isinstance(change, ast.Subscript) else None
+            if key is not None and value is not None:
+                for origin in self._origins(value):
+                    self.selfs.append((self._class[-1], self.path, f"{attribute}[{key}]", origin))
+            else:
+                self.selfs.append((self._class[-1], self.path, f"{attribute}[*]", UNKNOWN))
 
     def collect_names_and_returns(self, functions_only: bool = False) -> None:
         """The names the file defines and imports, and what its functions return (only those
@@ -311,6 +335,21 @@ class _FactCollector:
                     self._module_table[name].append(value)
         return self._module_table
 
+    def _stored_under(self, holder: ast.expr, key: str, depth: int) -> list[Origin] | None:
+        """What the scope reading ``holder[key]`` stores there itself, when ``holder`` is a
+        name (a dict it got from a call may be changed here: ``loaders = build();
+        loaders["train"] = ...``); ``None`` when the scope may change it some other way."""
+        if not isinstance(holder, ast.Name) or (self._class and not self._function):
+            return []
+        scope = self._function[-1] if self._function else self.summary.tree
+        stores = keyed_stores_ast(self.summary, scope, holder.id)
+        if stores is None:
+            return None
+        return [
+            origin for stored, value in stores if stored == key
+            for origin in self._origins(value, depth + 1)
+        ]
+
     def _with_stores(
         self, found: list[Origin], scope: ast.AST, name: str, depth: int
     ) -> list[Origin]:
@@ -378,7 +417,10 @@ class _FactCollector:
             return [("item", merge_origins(self._origins(node.value, depth)), node.slice.value)]
         key = string_key_ast(node) if isinstance(node, ast.Subscript) else None
         if isinstance(node, ast.Subscript) and key is not None:
-            return [key_origin(merge_origins(self._origins(node.value, depth)), key)]
+            stored = self._stored_under(node.value, key, depth)
+            if stored is None:
+                return [UNKNOWN]
+            return [key_origin(merge_origins(self._origins(node.value, depth)), key), *stored]
         if isinstance(node, ast.Name) and self._function:
             function = self._function[-1]
             position = parameter_position(function, node.id, bool(self._class))

@@ -122,7 +122,17 @@ def origins_at(context: FileContext, node: cst.BaseExpression) -> list[Origin]:
             return [("item", inner, int(index.value.value, 0))]
         key = string_key_cst(node)
         if key is not None:
-            return [key_origin(merge_origins(origins_at(context, node.value)), key)]
+            stored: list[Origin] = []
+            if isinstance(node.value, cst.Name) and function is not None:
+                # What this function stores there itself (`loaders = build()`, then
+                # `loaders["train"] = ...`).
+                stores = keyed_stores_cst(function, node.value.value)
+                if stores is None:
+                    return [UNKNOWN]
+                stored = [
+                    o for at, value in stores if at == key for o in origins_at(context, value)
+                ]
+            return [key_origin(merge_origins(origins_at(context, node.value)), key), *stored]
         return [UNKNOWN]
     if isinstance(node, cst.Name) and function is not None:
         position = _cst_parameter_position(function, node.value, klass is not None)
@@ -465,6 +475,17 @@ def _part_may_carry(
     kind: str = value[0]
     if kind == "any":
         return any(_part_may_carry(index, o, parts, depth + 1, seen) for o in value[1])
+    if kind == "self" and parts[0][0] == "key":
+        # What the class's methods store under the key themselves (`self.loaders["train"] =
+        # ...`), or an unknown value when they change the dict some other way.
+        _, path, klass, attribute = value
+        names = (f"{attribute}[{parts[0][1]}]", f"{attribute}[*]")
+        stored = [
+            o for c, _, a, o in facts_in_file(index, FACT_SELF, path, 1)
+            if c == klass and a in names
+        ]
+        if any(_part_may_carry(index, o, parts[1:], depth + 1, seen) for o in stored):
+            return True
     if kind in ("call", "method", "objmethod", "param", "self"):
         found = _returned(index, value) if kind in ("call", "method", "objmethod") \
             else _held(index, value)
