@@ -10,7 +10,7 @@ import textwrap
 import libcst
 import pytest
 
-from sampler_lint.analysis.keyed import keyed_stores_ast, keyed_stores_cst
+from sampler_lint.analysis.keyed import keyed_stores_ast, keyed_stores_cst, self_dict_changes
 from sampler_lint.analysis.syntax_summary import SyntaxSummary
 
 CASES = [
@@ -26,6 +26,7 @@ CASES = [
     ("d = {}\nx, d['train'] = a, b\n", None),
     ("d = {}\nfor d['train'] in xs:\n    pass\n", None),
     ("d = {}\nd['train']: Loader = a\n", [("train", "a")]),
+    ("d = e = {}\nd['train'] = a\n", None),
 ]
 
 
@@ -45,3 +46,18 @@ def test_both_readings_find_the_same_stores(
     ]
     assert as_text_ast == expected
     assert as_text_cst == expected
+
+
+@pytest.mark.parametrize(("body", "changed"), [
+    ("self.loaders = {'train': a}\n", []),
+    ("self.loaders['train'] = a\n", ["loaders"]),
+    ("self.loaders.update(train=a)\n", ["loaders"]),
+    ("held = self.loaders\n", ["loaders"]),
+    ("self.loaders = held = {}\n", ["loaders"]),
+    ("self.loaders |= other\n", ["loaders"]),
+    ("use(self.loaders['train'], self.loaders.get('valid'))\n", []),
+])
+def test_changes_to_a_dict_kept_on_self_are_found(body: str, changed: list[str]) -> None:
+    code = "class T:\n    def f(self, a, other):\n" + textwrap.indent(body, "        ")
+    summary = SyntaxSummary.of(ast.parse(code))
+    assert sorted({attribute for attribute, _ in self_dict_changes(summary)}) == changed

@@ -84,6 +84,10 @@ def _changes_by_name(summary: SyntaxSummary) -> dict[str, list[ast.AST]]:
                 found.setdefault(binding.value.id, []).append(binding)
             if isinstance(binding, ast.AugAssign) and isinstance(binding.target, ast.Name):
                 found.setdefault(binding.target.id, []).append(binding)
+            if isinstance(binding, ast.Assign) and len(binding.targets) > 1:
+                for target in binding.targets:  # `a = b = {}`: one dict, two names
+                    if isinstance(target, ast.Name):
+                        found.setdefault(target.id, []).append(binding)
         return found
 
     return per_tree(summary.tree, "dict changes by name", make)
@@ -132,8 +136,10 @@ def keyed_stores_cst(
     stores: list[tuple[str, cst.BaseExpression]] = []
     for node in descendants(function):
         if isinstance(node, cst.Assign):
-            if _is_name(node.value, name):
-                return None
+            if _is_name(node.value, name) or (
+                len(node.targets) > 1 and any(_is_name(t.target, name) for t in node.targets)
+            ):
+                return None  # a second name for the dict
             for target in node.targets:
                 if _on(target.target, name):
                     key = string_key_cst(target.target)  # type: ignore[arg-type]
@@ -206,6 +212,11 @@ def self_dict_changes(summary: SyntaxSummary) -> list[tuple[str, ast.AST]]:
         attribute = on_self(binding.value) if binding.value is not None else None
         if attribute is not None:
             found.append((attribute, binding))
+        if isinstance(binding, ast.Assign) and len(binding.targets) > 1:
+            for target in binding.targets:  # `self.loaders = loaders = {}`
+                attribute = on_self(target)
+                if attribute is not None:
+                    found.append((attribute, binding))
         if isinstance(binding, ast.AugAssign):
             attribute = on_self(binding.target)
             if attribute is not None:
