@@ -327,9 +327,11 @@ class SetEpochSamplerOnly(Rule):
     included, an element such as `DataLoader(...) if d is not None else None` taken as either
     value; every `return` must be a tuple of that length; a list the function only appends to
     and returns, as BLIP's `loaders.append(DataLoader(...))`, each element any of the values
-    appended; a dict under string keys, as `loaders["train"]`, what the literal and the
-    function's later `loaders["train"] = ...` put there, unless it changes the dict some
-    other way), constructor and function arguments (an element of a tuple passed included),
+    appended; a dict under string keys, as `loaders["train"]`, what the literal puts there
+    and what is stored there later, `loaders["train"] = ...`, by the function that builds it,
+    the function that reads it, or a method of the class that keeps it on `self`, unless one
+    of them changes the dict some other way), constructor and function arguments (an element
+    of a tuple passed included),
     `self.<attr>`, `self.method()` (its definitions in the class, its bases and subclasses),
     methods of instances of project classes (`x = ProjectClass(...)`, or `x = factory()` whose
     every return builds one, in a file that may name no loader at all, as OpenRLHF's
