@@ -1258,3 +1258,49 @@ def test_what_is_stored_in_a_dict_after_it_is_built_counts(
     code = RECEIVED_DICT.format(change=change, swap=swap)
     (project / "train.py").write_text(code)
     assert _codes(project, ".") == [("train.py", line) for line in flagged]
+
+
+BASE_RUNNER = '''\
+from torch.utils.data import DataLoader, DistributedSampler
+
+from batching import batched
+
+
+class Runner:
+    def __init__(self, dataset, batches):
+        self.loader = {built}
+'''
+
+SUB_RUNNER = '''\
+from torch.utils.data import DataLoader, DistributedSampler
+
+from base_runner import Runner
+
+
+class EpochRunner(Runner):
+{own}
+    def run(self, epochs):
+        for epoch in range(epochs):
+            self.loader.sampler.set_epoch(epoch)
+'''
+
+SHUFFLED_LOADER = "DataLoader(dataset, sampler=DistributedSampler(dataset))"
+
+
+@pytest.mark.parametrize(("built", "own", "flagged"), [
+    # Assigned by the base class's __init__, in another file: followed there.
+    (SHUFFLED_LOADER, "", False),
+    ("batched(dataset, batches)", "", True),
+    # The subclass assigns it too: either value may be the one read.
+    ("batched(dataset, batches)",
+     "    def reload(self, dataset):\n        self.loader = " + SHUFFLED_LOADER + "\n", True),
+])
+def test_an_attribute_a_base_class_assigns_is_followed(
+    project: Path, built: str, own: str, flagged: bool
+) -> None:
+    (project / "batching.py").write_text(BATCHING)
+    (project / "base_runner.py").write_text(BASE_RUNNER.format(built=built))
+    code = SUB_RUNNER.format(own=own)
+    (project / "sub_runner.py").write_text(code)
+    line = code.splitlines().index("            self.loader.sampler.set_epoch(epoch)") + 1
+    assert _codes(project, ".") == ([("sub_runner.py", line)] if flagged else [])

@@ -480,10 +480,7 @@ def _part_may_carry(
         # ...`), or an unknown value when they change the dict some other way.
         _, path, klass, attribute = value
         names = (f"{attribute}[{parts[0][1]}]", f"{attribute}[*]")
-        stored = [
-            o for c, _, a, o in facts_in_file(index, FACT_SELF, path, 1)
-            if c == klass and a in names
-        ]
+        stored = _assigned_on_self(index, klass, path, names)
         if any(_part_may_carry(index, o, parts[1:], depth + 1, seen) for o in stored):
             return True
     if kind in ("call", "method", "objmethod", "param", "self"):
@@ -509,15 +506,26 @@ def _part_may_carry(
     return kind not in ("loader", "none")
 
 
+def _assigned_on_self(
+    index: ProjectIndex, klass: str, path: str, attributes: tuple[str, ...]
+) -> list[Origin]:
+    """What the methods of ``klass`` (defined at ``path``), of its project bases and of its
+    project subclasses assign to ``self.<attribute>``: a base class's ``__init__`` in another
+    file may set what a subclass's method reads (USB's ``AlgorithmBase.loader_dict``), and a
+    subclass may set it again."""
+    return [
+        o for family_class, home in sorted(_class_family(index, klass, path))
+        for c, _, a, o in facts_in_file(index, FACT_SELF, home, 1)
+        if c == family_class and a in attributes
+    ]
+
+
 def _held(index: ProjectIndex, origin: Origin) -> list[Origin]:
     """What a ``param`` origin may be passed by the project's calls of its function, or what
     a ``self`` origin may be assigned in its class (empty: nothing known)."""
     if origin[0] == "self":
         _, path, klass, attr = origin
-        return [
-            o for c, _, a, o in facts_in_file(index, FACT_SELF, path, 1)
-            if c == klass and a == attr
-        ]
+        return _assigned_on_self(index, klass, path, (attr,))
     _, path, owner, position, name = origin
     passed = []
     # Whoever calls it spells its name: only those files are read.
