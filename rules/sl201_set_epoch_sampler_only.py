@@ -332,7 +332,8 @@ class SetEpochSamplerOnly(Rule):
     the function that reads it, or a method of the class that keeps it on `self`, unless one
     of them changes the dict some other way), constructor and function arguments (an element
     of a tuple passed included),
-    `self.<attr>`, `self.method()` (its definitions in the class, its bases and subclasses),
+    `self.<attr>` and `self.method()` (assigned or defined in the class, its project bases and
+    its project subclasses, in whichever files),
     methods of instances of project classes (`x = ProjectClass(...)`, or `x = factory()` whose
     every return builds one, in a file that may name no loader at all, as OpenRLHF's
     `get_strategy`, then `x.method(...)` in that class or its project bases), project
