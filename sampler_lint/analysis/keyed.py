@@ -15,7 +15,6 @@ another function is taken to be read there, not written (as an object's attribut
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
 
 import sampler_lint.analysis.lazy_libcst as cst
 from sampler_lint.analysis.syntax_summary import SyntaxSummary, per_tree
@@ -47,18 +46,30 @@ def keyed_stores_ast(
 ) -> list[tuple[str, ast.expr]] | None:
     """``(key, value)`` for each ``name["key"] = value`` in ``function``, or ``None`` when the
     function may change the dict ``name`` holds some other way."""
+    made: dict[tuple[int, str], list[tuple[str, ast.expr]] | None] = per_tree(
+        summary.tree, "keyed stores", dict
+    )
+    key = (id(function), name)
+    if key not in made:  # asked again for each read of the dict and each value it holds
+        made[key] = _keyed_stores(summary, function, name)
+    return made[key]
+
+
+def _keyed_stores(
+    summary: SyntaxSummary, function: ast.AST, name: str
+) -> list[tuple[str, ast.expr]] | None:
     changes = _changes_by_name(summary)
     stores: list[tuple[str, ast.expr]] = []
     for node in changes.get(name, ()):
-        if not any(ancestor is function for ancestor in summary.ancestors(node)):
+        if not summary.inside(node, function):
             continue
         if not isinstance(node, ast.Subscript):
             return None  # a method that writes, a second name, `name |= other`
-        key = string_key_ast(node)
+        stored = string_key_ast(node)
         value = stored_value(summary.parent(node), node)
-        if key is None or value is None:
+        if stored is None or value is None:
             return None
-        stores.append((key, value))
+        stores.append((stored, value))
     return stores
 
 
@@ -146,7 +157,7 @@ def keyed_stores_cst(
                     if key is None:
                         return None
                     stores.append((key, node.value))
-                elif any(_on(inner, name) for inner in _below(target.target)):
+                elif any(_on(inner, name) for inner in descendants(target.target)):
                     return None  # unpacked into
         elif isinstance(node, cst.AugAssign):
             if _is_name(node.target, name) or _on(node.target, name) \
@@ -163,7 +174,7 @@ def keyed_stores_cst(
         elif isinstance(node, cst.NamedExpr) and _is_name(node.value, name):
             return None
         elif isinstance(node, (cst.Del, cst.For, cst.CompFor)):
-            if any(_on(inner, name) for inner in _below(node.target)):
+            if any(_on(inner, name) for inner in descendants(node.target)):
                 return None
         elif isinstance(node, cst.Attribute) and _is_name(node.value, name) \
                 and node.attr.value in _WRITES:
@@ -178,10 +189,6 @@ def _is_name(node: cst.CSTNode, name: str) -> bool:
 def _on(node: cst.CSTNode, name: str) -> bool:
     """A subscript of ``name``: ``name[...]``."""
     return isinstance(node, cst.Subscript) and _is_name(node.value, name)
-
-
-def _below(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
-    return descendants(node)
 
 
 def self_dict_changes(summary: SyntaxSummary) -> list[tuple[str, ast.AST]]:

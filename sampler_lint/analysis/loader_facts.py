@@ -415,8 +415,7 @@ class _FactCollector:
             and type(node.slice.value) is int
         ):
             return [("item", merge_origins(self._origins(node.value, depth)), node.slice.value)]
-        key = string_key_ast(node) if isinstance(node, ast.Subscript) else None
-        if isinstance(node, ast.Subscript) and key is not None:
+        if isinstance(node, ast.Subscript) and (key := string_key_ast(node)) is not None:
             stored = self._stored_under(node.value, key, depth)
             if stored is None:
                 return [UNKNOWN]

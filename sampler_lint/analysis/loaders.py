@@ -558,10 +558,7 @@ def _forwarded(index: ProjectIndex, call: Origin) -> list[Origin]:
         if attributes == [""]:
             found.append(NONE)
             continue
-        stored = [
-            origin for klass, _, attribute, origin in facts_in_file(index, FACT_SELF, home, 1)
-            if klass == name and attribute in attributes
-        ]
+        stored = _assigned_on_self(index, name, home, tuple(attributes))
         if not stored:
             return []
         found += stored

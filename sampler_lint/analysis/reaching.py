@@ -164,7 +164,7 @@ def _statements_binding(
     summary: SyntaxSummary, function: _Function, name: str
 ) -> set[int] | None:
     index = binders_by_name(summary)
-    if any(_within(summary, node, function) for node in index.declared.get(name, ())):
+    if any(summary.inside(node, function) for node in index.declared.get(name, ())):
         return None
     holding: set[int] = set()
     for node in index.binders.get(name, ()):
@@ -180,10 +180,6 @@ def _statements_binding(
         if isinstance(node, ast.stmt):
             holding.add(id(node))
     return holding
-
-
-def _within(summary: SyntaxSummary, node: ast.AST, scope: ast.AST) -> bool:
-    return any(ancestor is scope for ancestor in summary.ancestors(node))
 
 
 @dataclass

@@ -216,6 +216,10 @@ class SyntaxSummary:
             parent = self._parents.get(parent)
         return found
 
+    def inside(self, node: ast.AST, scope: ast.AST) -> bool:
+        """Whether ``scope`` encloses ``node`` (the module encloses every node of its tree)."""
+        return any(ancestor is scope for ancestor in self.ancestors(node))
+
     def classes_holding(
         self, words: Iterable[tuple[ast.AST, str]], matches: Callable[[str], bool]
     ) -> set[int]:
