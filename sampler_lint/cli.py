@@ -20,6 +20,7 @@ from sampler_lint import __version__
 from sampler_lint.engine import registry, replay
 from sampler_lint.engine.config import ConfigError, ConfigResolver, RawSettings, Settings, resolve
 from sampler_lint.engine.findings import Finding, plural
+from sampler_lint.engine.lint_helper import GC_THRESHOLDS
 from sampler_lint.engine.runner import (
     Given,
     RunOptions,
@@ -209,11 +210,6 @@ def main() -> None:
     """Find and fix the silent bugs of distributed data loading in PyTorch training code."""
 
 
-# Python's collector of reference cycles runs after every 700 net allocations by default: a run
-# parses hundreds of files into millions of syntax-tree nodes, which it scanned again and again
-# for cycles that are few (diffusers in one process: 1.7 s of 6.2 s). Every 100,000 it costs a
-# fifth of that, for a few MiB more at the peak.
-GC_THRESHOLDS = (100_000, 10, 10)
 
 
 def console_main() -> None:

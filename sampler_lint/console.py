@@ -9,16 +9,21 @@ import os
 import sys
 from typing import NoReturn
 
-from sampler_lint.engine import replay
+from sampler_lint.engine import lint_helper, replay
 
 
 def main() -> None:
     argv = sys.argv[1:]
     recording = None
-    if replay.may_replay(argv):
+    replaying = replay.may_replay(argv)
+    if replaying:
         code = replay.replayed(argv)
         if code is not None:
             sys.exit(code)
+    # Before the command line and the engine are imported, and before a recording starts (the
+    # helper is no part of it: what it reads, the run reads too; what it imports, it names).
+    lint_helper.start_early(argv)
+    if replaying:
         recording = replay.start()
     from sampler_lint.cli import console_main
 
@@ -28,6 +33,8 @@ def main() -> None:
         if recording is not None:
             replay.finish(recording, argv, exit.code)
         raise
+    finally:
+        lint_helper.close_early()  # a run that ended before it took the helper
     if recording is not None:
         replay.finish(recording, argv, 0)
 

@@ -427,3 +427,112 @@ def test_a_helper_whose_run_was_killed_stops(tmp_path: Path) -> None:
             break
         time.sleep(0.1)
     assert not alive()
+
+
+# The helper forked as the process starts (lint_helper.start_early), from a guess at the
+# arguments: the run takes it where it would have started one, and stops it elsewhere.
+
+
+def test_the_early_guess_takes_a_check_of_files_named_one_by_one(tmp_path: Path) -> None:
+    script = tmp_path / "train.py"
+    script.write_text("")
+    (tmp_path / "src").mkdir()
+    named = str(script)
+    few = lint_helper._names_few_files
+    assert few(["check", named])
+    assert few(["check", "--select", "SL301", "-q", named, "--fix", named])  # a value skipped
+    assert few(["check", "--config=x.toml", named])
+    assert not few(["check"])  # the current folder
+    assert not few(["check", named, str(tmp_path / "src")])  # a folder
+    assert not few(["check", named, str(tmp_path / "missing.py")])
+    assert not few(["check", "-", named])  # standard input
+    assert not few(["check", "--stdin-filename=x.py", named])
+    assert not few(["check", "--show-settings", named])
+    assert not few(["rule", named])
+    assert not few(["check", *[named] * (lint_helper.FEW_FILES + 1)])
+    assert [lint_helper._jobs(argv) for argv in (
+        ["check", "-j", "1"], ["check", "--jobs=1"], ["check", "-j1"], ["check", "--jobs", "4"],
+        ["check", named], ["check", "--jobs", "x"],
+    )] == [1, 1, 1, 4, 0, 0]
+
+
+def _console(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """``sampler-lint ARGS`` in a new process (libcst not imported: where the helper helps),
+    reporting on its last line whether a helper was forked as it started and taken by the run,
+    and whether any child process outlived the run."""
+    script = root.parent / "console.py"
+    script.write_text(
+        "import os, sys\n"
+        "from sampler_lint.engine import lint_helper\n"
+        "from sampler_lint import console\n"
+        "seen = []\n"
+        "start, take = lint_helper.start_early, lint_helper.take_early\n"
+        "def started(argv):\n"
+        "    start(argv)\n"
+        "    seen.append('forked' if lint_helper._EARLY else 'not forked')\n"
+        "def taken():\n"
+        "    helper = take()\n"
+        "    seen.append('taken' if helper else 'none')\n"
+        "    return helper\n"
+        "lint_helper.start_early, lint_helper.take_early = started, taken\n"
+        "sys.argv = ['sampler-lint', *sys.argv[1:]]\n"
+        "try:\n"
+        "    console.main()\n"
+        "except SystemExit as exit:\n"
+        "    code = exit.code\n"
+        "try:\n"
+        "    os.waitpid(-1, os.WNOHANG)\n"
+        "    seen.append('a child left')\n"
+        "except ChildProcessError:\n"
+        "    pass\n"
+        "from sampler_lint.engine import writer\n"
+        "print(f'written {writer.files_written()}', *seen, flush=True)\n"
+        "sys.exit(code)\n"
+    )
+    return subprocess.run(
+        [sys.executable, str(script), "check", "--isolated", "--no-cache",
+         "--output-format", "concise", *args],
+        cwd=root, capture_output=True, text=True, check=False,
+    )
+
+
+def test_a_helper_forked_as_the_process_starts_lints_for_the_run(project: Path) -> None:
+    helped = _console(project, "-v", "user.py", "plain.py")
+    alone = _console(project, "--jobs", "1", "-v", "user.py", "plain.py")
+    assert helped.stdout.splitlines()[-1] == "written 0 forked taken", helped.stderr
+    assert alone.stdout.splitlines()[-1] == "written 0 not forked none"
+    assert "2 in the helper process" in helped.stderr
+    assert helped.stdout.splitlines()[:-1] == alone.stdout.splitlines()[:-1]
+    assert "user.py:5:15: SL301" in helped.stdout
+    assert helped.returncode == alone.returncode == 1
+
+
+def test_a_fix_written_by_a_helper_forked_as_the_process_starts_is_counted(
+    project: Path, tmp_path: Path
+) -> None:
+    expected = tmp_path / "expected"
+    expected.mkdir()
+    for name, text in FILES.items():
+        (expected / name).write_text(text)
+    (expected / "pyproject.toml").write_text("")
+    helped = _console(project, "--fix", "--unsafe-fixes", "plain.py")
+    alone = _console(expected, "--jobs", "1", "--fix", "--unsafe-fixes", "plain.py")
+    assert helped.stdout.splitlines()[-1] == "written 1 forked taken", helped.stderr
+    assert alone.stdout.splitlines()[-1] == "written 1 not forked none"
+    assert (project / "plain.py").read_text() == (expected / "plain.py").read_text()
+    assert (project / "plain.py").read_text() != FILES["plain.py"]
+    assert sorted(os.listdir(project)) == sorted(os.listdir(expected))
+
+
+def test_a_helper_forked_as_the_process_starts_is_stopped_when_no_run_takes_it(
+    project: Path,
+) -> None:
+    (project / "notes.py").write_text("print('no loader, no sampler')\n")
+    # Nothing to lint: taken, never handed a file, stopped with the run.
+    quiet = _console(project, "notes.py")
+    assert quiet.stdout.splitlines()[-1] == "written 0 forked taken"
+    assert quiet.returncode == 0
+    # The run never starts (a configuration file that is not there): stopped all the same.
+    broken = _console(project, "--config", "missing.toml", "plain.py")
+    assert broken.stdout.splitlines()[-1] == "written 0 forked"
+    assert broken.returncode == 2

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import mmap
 import os
 import pickle
 import signal
@@ -28,15 +29,21 @@ import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
-from sampler_lint.analysis.index import ProjectIndex
-from sampler_lint.engine import replay
-from sampler_lint.engine.findings import FileResult
-from sampler_lint.engine.linter import LintOptions
+from sampler_lint.engine import replay, writer
+
+if TYPE_CHECKING:
+    # Only for the types: this module is imported as the process starts (:func:`start_early`),
+    # before anything a fork would then have to wait for.
+    from sampler_lint.analysis.index import ProjectIndex
+    from sampler_lint.engine.findings import FileResult
+    from sampler_lint.engine.linter import LintOptions
 
 #: How a file is linted (``runner.check_file``: path, options, write, index, rules to run).
-Lint = Callable[[Path, LintOptions, bool, ProjectIndex, "tuple[str, ...] | None"], FileResult]
+Lint = Callable[
+    [Path, "LintOptions", bool, "ProjectIndex", "tuple[str, ...] | None"], "FileResult"
+]
 
 # The index methods a lint may call; a question names one of these and its arguments.
 _QUESTIONS = frozenset({"get", "get_for", "files_on_disk"})
@@ -53,6 +60,92 @@ def worth_starting(jobs: int) -> bool:
     )
 
 
+# Python's collector of reference cycles runs after every 700 net allocations by default: a run
+# parses hundreds of files into millions of syntax-tree nodes, which it scanned again and again
+# for cycles that are few (diffusers in one process: 1.7 s of 6.2 s). Every 100,000 it costs a
+# fifth of that, for a few MiB more at the peak. (Here because a helper forked as the process
+# starts sets them too, before the command line has been imported.)
+GC_THRESHOLDS = (100_000, 10, 10)
+
+#: The most files named one by one that a run lints with a helper (more go to a pool).
+FEW_FILES = 500
+
+# The helper :func:`start_early` forked, until a run takes it (:func:`take_early`).
+_EARLY: LintHelper | None = None
+
+
+def start_early(argv: list[str]) -> None:
+    """Fork a helper now, as the process starts, when ``sampler-lint ARGV`` looks like a check
+    of a few files (pre-commit, an editor): its import of libcst then overlaps the run's own
+    imports and set-up too, not only the survey (a one-file check of a 1,000-line training
+    script: about 0.1 s of its 0.45 s). Read before the command line is parsed, the arguments
+    are only a guess: the run takes the helper only if it would have started one itself
+    (``runner._may_lint_few``) and otherwise stops it, so a wrong guess costs the other core
+    some work, never the run a result. Unlike a helper forked by the run, it forks whether or
+    not a file will be linted (nothing is known yet): on a machine with a spare core that costs
+    no time."""
+    global _EARLY
+    if _EARLY is None and _names_few_files(argv) and worth_starting(_jobs(argv)):
+        helper = LintHelper()
+        helper.want()
+        if helper._pid:
+            _EARLY = helper
+
+
+def take_early() -> LintHelper | None:
+    """The helper :func:`start_early` forked, if any, now the caller's to use and close."""
+    global _EARLY
+    helper, _EARLY = _EARLY, None
+    return helper
+
+
+def close_early() -> None:
+    """Stop a helper :func:`start_early` forked that no run took."""
+    global _EARLY
+    helper, _EARLY = _EARLY, None
+    if helper is not None:
+        helper.close()
+
+
+# Options of ``check`` after which nothing is linted, or linted from standard input.
+_NOT_LINTING = frozenset({
+    "-", "--stdin-filename", "--show-files", "--show-settings", "--help", "-h", "--version",
+})
+
+
+def _names_few_files(argv: list[str]) -> bool:
+    """Whether ``argv`` is a ``check`` of at most :data:`FEW_FILES` files named one by one: an
+    argument that is not a file must be an option's value (it follows an option without
+    ``=``), else it is a folder, or missing, and the run is not a few files'."""
+    if argv[:1] != ["check"]:
+        return False
+    files = 0
+    after = ""  # the argument before this one
+    for arg in argv[1:]:
+        if arg.split("=", 1)[0] in _NOT_LINTING:
+            return False
+        if not arg.startswith("-"):
+            if os.path.isfile(arg):
+                files += 1
+            elif not (after.startswith("-") and "=" not in after):
+                return False
+        after = arg
+    return 0 < files <= FEW_FILES
+
+
+def _jobs(argv: list[str]) -> int:
+    """The ``--jobs`` (``-j``) asked for, 0 when not (or not a number)."""
+    value = ""
+    for before, arg in zip(["", *argv], argv, strict=False):
+        if before in ("--jobs", "-j"):
+            value = arg
+        elif arg.startswith("--jobs="):
+            value = arg.split("=", 1)[1]
+        elif arg.startswith("-j") and arg[2:].isdigit():
+            value = arg[2:]
+    return int(value) if value.isdigit() else 0
+
+
 def _cores() -> int:
     try:
         return len(os.sched_getaffinity(0))  # the cores this process may use (a CI container)
@@ -66,8 +159,9 @@ class LintHelper:
     change no rule looks at) forks nothing. :meth:`lint` lints a file there, or says ``None``,
     and the caller lints it itself."""
 
-    def __init__(self, lint: Lint) -> None:
-        self._lint = lint
+    def __init__(self, lint: Lint | None = None) -> None:
+        self._lint = lint  # None: the runner's ``check_file``, imported in the helper
+        self._written = _WriteCount()
         self._pid = 0  # 0: not forked, or stopped
         self._tasks: IO[bytes] | None = None
         self._replies: IO[bytes] | None = None
@@ -100,7 +194,10 @@ class LintHelper:
             try:
                 os.close(task_write)
                 os.close(reply_read)
-                _serve(os.fdopen(task_read, "rb"), os.fdopen(reply_write, "wb"), self._lint)
+                _serve(
+                    os.fdopen(task_read, "rb"), os.fdopen(reply_write, "wb"), self._lint,
+                    self._written,
+                )
             except BaseException:
                 code = 1
             finally:
@@ -163,6 +260,29 @@ class LintHelper:
         with contextlib.suppress(ChildProcessError):
             os.waitpid(self._pid, 0)
         self._pid = 0
+        # Counted there, whole (an interrupted write is finished first): the run's count now.
+        writer.add_written(self._written.value)
+        self._written.value = 0
+
+
+class _WriteCount:
+    """How many files the helper wrote: eight bytes of memory shared with the fork (an
+    anonymous ``mmap``), written there, read here once it has stopped. Not the run's own count
+    (a ``multiprocessing`` value): a helper forked as the process starts predates it."""
+
+    def __init__(self) -> None:
+        self._memory = mmap.mmap(-1, 8)  # anonymous, and shared with a fork (MAP_SHARED)
+
+    @property
+    def value(self) -> int:
+        return int.from_bytes(self._memory[:8], "little")
+
+    @value.setter
+    def value(self, count: int) -> None:
+        self._memory[:8] = count.to_bytes(8, "little")
+
+    def get_lock(self) -> contextlib.nullcontext[None]:
+        return contextlib.nullcontext()  # one process writes it
 
 
 class _GiveUp(BaseException):
@@ -170,31 +290,11 @@ class _GiveUp(BaseException):
     ``Exception``, which the lint would report as an internal error."""
 
 
-class _RemoteIndex(ProjectIndex):
-    """The run's index, in the helper: each question is asked there once per task."""
-
-    def __init__(self, ask: Callable[[tuple[Any, ...]], Any]) -> None:
-        super().__init__()
-        self._ask = ask
-        self._answers: dict[tuple[Any, ...], Any] = {}
-
-    def get(self, kind: str) -> list[Any]:
-        return self._asked(("get", kind))  # type: ignore[no-any-return]
-
-    def get_for(self, kind: str, token: str) -> list[Any]:
-        return self._asked(("get_for", kind, token))  # type: ignore[no-any-return]
-
-    def files_on_disk(self) -> bool:
-        return self._asked(("files_on_disk",))  # type: ignore[no-any-return]
-
-    def _asked(self, question: tuple[Any, ...]) -> Any:
-        if question not in self._answers:
-            self._answers[question] = self._ask(question)
-        return self._answers[question]
-
-
-def _serve(tasks: IO[bytes], replies: IO[bytes], lint: Lint) -> None:
-    """The helper's life: import libcst, then lint each file handed over until the run ends."""
+def _serve(
+    tasks: IO[bytes], replies: IO[bytes], lint: Lint | None, written: _WriteCount
+) -> None:
+    """The helper's life: import libcst (and, forked as the process started, the engine and
+    the rules), then lint each file handed over until the run ends."""
     # Ctrl-C (or the run's SIGINT, :meth:`LintHelper.close`) stops a lint at once, a write only
     # once it is whole; nothing it prints reaches the run's output, which closes with the run.
     signal.signal(signal.SIGINT, signal.default_int_handler)
@@ -208,6 +308,17 @@ def _serve(tasks: IO[bytes], replies: IO[bytes], lint: Lint) -> None:
     reported = set(sys.modules)  # the run's process has these: told of the others, by file
     import libcst  # noqa: F401  (the reason this process exists)
 
+    if lint is None:  # forked before the run imported its engine: import it here meanwhile
+        gc.set_threshold(*GC_THRESHOLDS)
+        from sampler_lint.engine import registry
+        from sampler_lint.engine.runner import check_file
+
+        lint = check_file
+        with contextlib.suppress(Exception):  # a broken plugin: the run reports it
+            registry.all_rules()  # what the tasks' options name, imported before they come
+    from sampler_lint.engine.remote_index import RemoteIndex
+
+    writer.count_writes_in(written)  # the run adds it to its own count (LintHelper.close)
     _interrupted_with(parent)
 
     def ask(question: tuple[Any, ...]) -> Any:
@@ -226,7 +337,7 @@ def _serve(tasks: IO[bytes], replies: IO[bytes], lint: Lint) -> None:
         except EOFError:
             return  # the run is over
         try:
-            result = lint(path, options, write, _RemoteIndex(ask), only)
+            result = lint(path, options, write, RemoteIndex(ask), only)
             imported = [
                 location for name, module in list(sys.modules.items())
                 if name not in reported

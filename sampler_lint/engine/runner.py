@@ -39,7 +39,7 @@ from sampler_lint.engine.discovery import (
     project_roots,
 )
 from sampler_lint.engine.findings import FileResult, plural
-from sampler_lint.engine.lint_helper import LintHelper, worth_starting
+from sampler_lint.engine.lint_helper import FEW_FILES, LintHelper, take_early, worth_starting
 from sampler_lint.engine.linter import PARSE_ERROR, UNUSED_NOQA, LintOptions, decode, lint_source
 from sampler_lint.engine.sources import in_overlay, read_source, source_size
 from sampler_lint.engine.survey import (
@@ -951,7 +951,12 @@ def run(
     is linted alone, and no question about one project reads the files of the others."""
     if options.fix and not options.diff:
         writer.count_writes_in(_context().Value("q", 0))
-    helper = LintHelper(check_file) if _may_lint_few(paths, options) else None
+    helper = take_early()  # forked as the process started, if its arguments looked like this
+    if _may_lint_few(paths, options):
+        helper = helper or LintHelper(check_file)
+    elif helper is not None:
+        helper.close()
+        helper = None
     try:
         groups = _by_project(paths) if given is None else [paths]
         if len(groups) == 1:
@@ -970,10 +975,11 @@ def _may_lint_few(paths: list[Path], options: RunOptions) -> bool:
     (pre-commit, an editor), or a project linted before, whose cache leaves only the files
     changed since. Wrong either way costs little: the helper forks only once the survey meets
     a file it will lint (:func:`_surely_linted`), and a run with many files to lint starts its
-    pool instead (and stops a helper already running)."""
+    pool instead (and stops a helper already running). A helper forked as the process started
+    (:func:`lint_helper.start_early`) is used where this says yes, and stopped elsewhere."""
     if not worth_starting(options.jobs):
         return False
-    if len(paths) <= PRESURVEY_LIMIT and all(os.path.isfile(path) for path in paths):
+    if len(paths) <= FEW_FILES and all(os.path.isfile(path) for path in paths):
         return True
     if not options.use_cache or options.diff:
         return False

@@ -41,6 +41,17 @@ def files_written() -> int:
     return int(_shared_count.value) if _shared_count is not None else _local_count
 
 
+def add_written(count: int) -> None:
+    """``count`` files written by a process that counted them apart (the lint helper)."""
+    global _local_count
+    if not count:
+        return
+    _local_count += count
+    if _shared_count is not None:
+        with _shared_count.get_lock():
+            _shared_count.value += count
+
+
 def _written() -> None:
     global _local_count
     _local_count += 1
