@@ -438,7 +438,10 @@ def test_the_early_guess_takes_a_check_of_files_named_one_by_one(tmp_path: Path)
     script.write_text("")
     (tmp_path / "src").mkdir()
     named = str(script)
-    few = lint_helper._names_few_files
+    def few(argv: list[str]) -> bool:
+        return bool(lint_helper._named_files(argv))
+
+    assert lint_helper._named_files(["check", "-q", named]) == [named]
     assert few(["check", named])
     assert few(["check", "--select", "SL301", "-q", named, "--fix", named])  # a value skipped
     assert few(["check", "--config=x.toml", named])
@@ -467,8 +470,8 @@ def _console(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
         "from sampler_lint import console\n"
         "seen = []\n"
         "start, take = lint_helper.start_early, lint_helper.take_early\n"
-        "def started(argv):\n"
-        "    start(argv)\n"
+        "def started(argv, engine):\n"
+        "    start(argv, engine)\n"
         "    seen.append('forked' if lint_helper._EARLY else 'not forked')\n"
         "def taken():\n"
         "    helper = take()\n"
@@ -527,11 +530,15 @@ def test_a_fix_written_by_a_helper_forked_as_the_process_starts_is_counted(
 def test_a_helper_forked_as_the_process_starts_is_stopped_when_no_run_takes_it(
     project: Path,
 ) -> None:
+    # A file no rule's text pre-filter passes: nothing forks (as the run itself forks nothing).
     (project / "notes.py").write_text("print('no loader, no sampler')\n")
-    # Nothing to lint: taken, never handed a file, stopped with the run.
     quiet = _console(project, "notes.py")
-    assert quiet.stdout.splitlines()[-1] == "written 0 forked taken"
+    assert quiet.stdout.splitlines()[-1] == "written 0 not forked none"
     assert quiet.returncode == 0
+    # Forked for plain.py, and taken, but --select leaves no rule to lint it with.
+    other = _console(project, "--select", "SL401", "plain.py")
+    assert other.stdout.splitlines()[-1] == "written 0 forked taken"
+    assert other.returncode == 0
     # The run never starts (a configuration file that is not there): stopped all the same.
     broken = _console(project, "--config", "missing.toml", "plain.py")
     assert broken.stdout.splitlines()[-1] == "written 0 forked"

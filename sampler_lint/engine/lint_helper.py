@@ -7,7 +7,9 @@ Why: in such a run (pre-commit on a file or two, a warm run after an edit) libcs
 after every other stage, alone on one core: about 0.15 s of CPU, nearly all of it libcst making
 the dataclasses of its nodes, a quarter of the run. On a second core it now happens meanwhile.
 It pays only where that core is free: forked later (once the index stage has kept a file) it
-would have nothing left to overlap, so a file only the index stage keeps is linted here.
+would have nothing left to overlap, so a file only the index stage keeps is linted here. A check
+of a few named files forks it earlier still, as the process starts (:func:`start_early`), so
+that the import overlaps the run's own imports and set-up too.
 
 Only questions and answers cross the pipe, never the index: the index answers here, so the
 digests of what a lint read are recorded here, as when the file is linted here. Whatever goes
@@ -74,19 +76,22 @@ FEW_FILES = 500
 _EARLY: LintHelper | None = None
 
 
-def start_early(argv: list[str]) -> None:
+def start_early(argv: list[str], engine: Callable[[], Lint]) -> None:
     """Fork a helper now, as the process starts, when ``sampler-lint ARGV`` looks like a check
     of a few files (pre-commit, an editor): its import of libcst then overlaps the run's own
     imports and set-up too, not only the survey (a one-file check of a 1,000-line training
     script: about 0.1 s of its 0.45 s). Read before the command line is parsed, the arguments
     are only a guess: the run takes the helper only if it would have started one itself
     (``runner._may_lint_few``) and otherwise stops it, so a wrong guess costs the other core
-    some work, never the run a result. Unlike a helper forked by the run, it forks whether or
-    not a file will be linted (nothing is known yet): on a machine with a spare core that costs
-    no time."""
+    some work, never the run a result. It forks only when the pre-filters keep a named file
+    for some rule (``survey.may_be_linted``: the default vocabulary, no settings, no index): a
+    check of files no rule looks at, most of a pre-commit run's, forks nothing, as the run
+    itself would not, and a file only a configured name brings in gets the helper the run
+    forks later. The ``ast`` parse that takes is the one the run's survey and the helper's
+    positions use (``syntax_summary.parsed`` remembers it)."""
     global _EARLY
-    if _EARLY is None and _names_few_files(argv) and worth_starting(_jobs(argv)):
-        helper = LintHelper()
+    if _EARLY is None and worth_starting(_jobs(argv)) and _may_be_linted(_named_files(argv)):
+        helper = LintHelper(engine=engine)
         helper.want()
         if helper._pid:
             _EARLY = helper
@@ -113,24 +118,44 @@ _NOT_LINTING = frozenset({
 })
 
 
-def _names_few_files(argv: list[str]) -> bool:
-    """Whether ``argv`` is a ``check`` of at most :data:`FEW_FILES` files named one by one: an
-    argument that is not a file must be an option's value (it follows an option without
-    ``=``), else it is a folder, or missing, and the run is not a few files'."""
+def _named_files(argv: list[str]) -> list[str]:
+    """The files ``argv`` names if it is a ``check`` of at most :data:`FEW_FILES` files named
+    one by one, else none: an argument that is not a file must be an option's value (it
+    follows an option without ``=``), else it is a folder, or missing, and the run is not a
+    few files'."""
     if argv[:1] != ["check"]:
-        return False
-    files = 0
+        return []
+    files: list[str] = []
     after = ""  # the argument before this one
     for arg in argv[1:]:
         if arg.split("=", 1)[0] in _NOT_LINTING:
-            return False
+            return []
         if not arg.startswith("-"):
             if os.path.isfile(arg):
-                files += 1
+                files.append(arg)
             elif not (after.startswith("-") and "=" not in after):
-                return False
+                return []
         after = arg
-    return 0 < files <= FEW_FILES
+    return files if len(files) <= FEW_FILES else []
+
+
+def _may_be_linted(files: list[str]) -> bool:
+    """Whether the text pre-filter of some rule passes one of ``files`` (a notebook always
+    does: its text is its cells'). Imports the rules, which the run imports next anyway."""
+    if not files:
+        return False
+    from sampler_lint.engine.sources import read_source
+    from sampler_lint.engine.survey import may_be_linted
+
+    for name in files:
+        if name.endswith(".ipynb"):
+            return True
+        try:
+            if may_be_linted(read_source(Path(name))):
+                return True
+        except OSError:
+            return True  # the run says why it cannot read it, perhaps after linting others
+    return False
 
 
 def _jobs(argv: list[str]) -> int:
@@ -159,8 +184,10 @@ class LintHelper:
     change no rule looks at) forks nothing. :meth:`lint` lints a file there, or says ``None``,
     and the caller lints it itself."""
 
-    def __init__(self, lint: Lint | None = None) -> None:
-        self._lint = lint  # None: the runner's ``check_file``, imported in the helper
+    def __init__(self, lint: Lint | None = None, engine: Callable[[], Lint] | None = None) -> None:
+        # ``engine``, for a helper forked before the run imported its engine: called there,
+        # once libcst is imported, it imports the engine and gives the lint.
+        self._lint, self._engine = lint, engine
         self._written = _WriteCount()
         self._pid = 0  # 0: not forked, or stopped
         self._tasks: IO[bytes] | None = None
@@ -196,7 +223,7 @@ class LintHelper:
                 os.close(reply_read)
                 _serve(
                     os.fdopen(task_read, "rb"), os.fdopen(reply_write, "wb"), self._lint,
-                    self._written,
+                    self._engine, self._written,
                 )
             except BaseException:
                 code = 1
@@ -291,10 +318,11 @@ class _GiveUp(BaseException):
 
 
 def _serve(
-    tasks: IO[bytes], replies: IO[bytes], lint: Lint | None, written: _WriteCount
+    tasks: IO[bytes], replies: IO[bytes], lint: Lint | None, engine: Callable[[], Lint] | None,
+    written: _WriteCount,
 ) -> None:
-    """The helper's life: import libcst (and, forked as the process started, the engine and
-    the rules), then lint each file handed over until the run ends."""
+    """The helper's life: import libcst (and, forked as the process started, the engine:
+    ``engine`` gives the lint then), then lint each file handed over until the run ends."""
     # Ctrl-C (or the run's SIGINT, :meth:`LintHelper.close`) stops a lint at once, a write only
     # once it is whole; nothing it prints reaches the run's output, which closes with the run.
     signal.signal(signal.SIGINT, signal.default_int_handler)
@@ -308,14 +336,10 @@ def _serve(
     reported = set(sys.modules)  # the run's process has these: told of the others, by file
     import libcst  # noqa: F401  (the reason this process exists)
 
-    if lint is None:  # forked before the run imported its engine: import it here meanwhile
+    if lint is None:  # forked as the process started: the engine is imported here meanwhile
+        assert engine is not None
         gc.set_threshold(*GC_THRESHOLDS)
-        from sampler_lint.engine import registry
-        from sampler_lint.engine.runner import check_file
-
-        lint = check_file
-        with contextlib.suppress(Exception):  # a broken plugin: the run reports it
-            registry.all_rules()  # what the tasks' options name, imported before they come
+        lint = engine()
     from sampler_lint.engine.remote_index import RemoteIndex
 
     writer.count_writes_in(written)  # the run adds it to its own count (LintHelper.close)
