@@ -330,10 +330,12 @@ class SetEpochSamplerOnly(Rule):
     appended; a dict under string keys, as `loaders["train"]`, what the literal puts there
     and what is stored there later, `loaders["train"] = ...`, by the function that builds it,
     the function that reads it, or a method of the class that keeps it on `self`, unless one
-    of them changes the dict some other way), constructor and function arguments (an element
-    of a tuple passed included),
+    of them changes the dict some other way; keys stored over the dict a call returned,
+    `loaders = build(); loaders["x"] = ...; return loaders`, count too), constructor and
+    function arguments (an element of a tuple passed included),
     `self.<attr>` and `self.method()` (assigned or defined in the class, its project bases and
-    its project subclasses, in whichever files),
+    its project subclasses, in whichever files), `super().method()` (defined in a project
+    base: an override that extends its base's dict of loaders, as USB's `set_data_loader`),
     methods of instances of project classes (`x = ProjectClass(...)`, or `x = factory()` whose
     every return builds one, in a file that may name no loader at all, as OpenRLHF's
     `get_strategy`, then `x.method(...)` in that class or its project bases), project
@@ -341,7 +343,8 @@ class SetEpochSamplerOnly(Rule):
     (`return getattr(self.loader, name)`, as LAVIS's `PrefetchLoader`) and that define no
     `sampler` / `batch_sampler` of their own (a project class with neither, and no
     `__getattr__`, holds no batch sampler: `x.sampler` fails there), import
-    aliases and package re-exports (an `__init__.py` that names no loader included), across
+    aliases and package re-exports (an `__init__.py` that names no loader included, and
+    `from .build import *` there), across
     the files of the project. Code that
     receives loaders from outside the project (a library's public method, a hook, a loop
     wrapper) cannot show that, and is flagged, but for library factories whose loaders are

@@ -1304,3 +1304,157 @@ def test_an_attribute_a_base_class_assigns_is_followed(
     (project / "sub_runner.py").write_text(code)
     line = code.splitlines().index("            self.loader.sampler.set_epoch(epoch)") + 1
     assert _codes(project, ".") == ([("sub_runner.py", line)] if flagged else [])
+
+
+# An override that extends what its base method returns: `loaders = super().build()`, then
+# keys stored over it (USB's `set_data_loader` overrides), read by the base class's epoch loop.
+ALGORITHM_BASE = '''\
+from torch.utils.data import DataLoader, DistributedSampler
+
+from batching import batched
+
+
+class AlgorithmBase:
+    def __init__(self, dataset, batches):
+        self.dataset, self.batches = dataset, batches
+        self.loaders = self.set_loaders()
+
+    def set_loaders(self):
+        loaders = {{}}
+        loaders["train"] = {train}
+        return loaders
+
+    def train(self, epochs):
+        for epoch in range(epochs):
+            self.loaders["train"].sampler.set_epoch(epoch)
+'''
+
+ALGORITHM = '''\
+from torch.utils.data import DataLoader
+
+from {base_module} import {base}
+from batching import batched
+
+
+class Extended({base}):
+    def set_loaders(self):
+        loaders = super().set_loaders()
+{stores}        return loaders
+'''
+
+SHUFFLED_TRAIN = "DataLoader(self.dataset, sampler=DistributedSampler(self.dataset))"
+
+
+@pytest.mark.parametrize(("train", "stores", "flagged"), [
+    # The override adds a key of its own: the loop's loader is still the base's.
+    (SHUFFLED_TRAIN, "        loaders['eval'] = DataLoader(self.dataset)\n", False),
+    (SHUFFLED_TRAIN, "", False),
+    # The base's own loader has a batch sampler.
+    ("batched(self.dataset, self.batches)", "        loaders['eval'] = DataLoader([])\n", True),
+    # The override replaces the loop's loader with a batched one.
+    (SHUFFLED_TRAIN, "        loaders['train'] = batched(self.dataset, self.batches)\n", True),
+    # ... on one path only: either may be the one read.
+    (SHUFFLED_TRAIN,
+     "        if self.batches:\n            loaders['train'] = batched(self.dataset, 2)\n", True),
+])
+def test_what_an_override_adds_to_its_base_method_s_dict_counts(
+    project: Path, train: str, stores: str, flagged: bool
+) -> None:
+    (project / "batching.py").write_text(BATCHING)
+    base = ALGORITHM_BASE.format(train=train)
+    (project / "algorithm_base.py").write_text(base)
+    (project / "extended.py").write_text(
+        ALGORITHM.format(base_module="algorithm_base", base="AlgorithmBase", stores=stores)
+    )
+    line = base.splitlines().index('            self.loaders["train"].sampler.set_epoch(epoch)') + 1
+    assert _codes(project, ".") == ([("algorithm_base.py", line)] if flagged else [])
+
+
+def test_super_of_a_class_the_project_does_not_define_is_unknown(project: Path) -> None:
+    # `super().set_loaders()` of a library base: nothing known of what it returns.
+    (project / "batching.py").write_text(BATCHING)
+    code = ALGORITHM.format(
+        base_module="library", base="LibraryBase",
+        stores="        loaders['eval'] = DataLoader([])\n",
+    ) + (
+        "\n    def train(self, epochs):\n"
+        "        for epoch in range(epochs):\n"
+        "            self.set_loaders()['train'].sampler.set_epoch(epoch)\n"
+    )
+    (project / "extended.py").write_text(code)
+    line = len(code.splitlines())
+    assert _codes(project, ".") == [("extended.py", line)]
+
+
+STAR_BUILD = '''\
+from torch.utils.data import DataLoader, DistributedSampler
+
+
+def get_data_loader(dataset, batches):
+    return {other}
+'''
+
+STAR_USER = '''\
+from utils import get_data_loader
+
+
+def main(dataset, epochs):
+    loader = get_data_loader(dataset, 4)
+    for epoch in range(epochs):
+        loader.sampler.set_epoch(epoch)
+'''
+
+
+@pytest.mark.parametrize(("other", "flagged"), [
+    ("DataLoader(dataset, sampler=DistributedSampler(dataset))", False),
+    ("DataLoader(dataset, batch_sampler=batches)", True),
+])
+def test_a_function_a_package_reexports_with_a_star_import_is_followed(
+    project: Path, other: str, flagged: bool
+) -> None:
+    # `from .build import *` in the package's __init__.py (USB's semilearn/core/utils).
+    (project / "utils").mkdir()
+    (project / "utils" / "__init__.py").write_text("from .build import *\nfrom .misc import *\n")
+    (project / "utils" / "misc.py").write_text("def helper():\n    return 1\n")
+    (project / "utils" / "build.py").write_text(STAR_BUILD.format(other=other))
+    (project / "main.py").write_text(STAR_USER)
+    assert _codes(project, ".") == ([("main.py", 7)] if flagged else [])
+
+
+OVER_A_CALL = '''\
+from torch.utils.data import DataLoader, DistributedSampler
+
+from batching import batched
+
+
+def build(dataset):
+    return {{"train": DataLoader(dataset, sampler=DistributedSampler(dataset))}}
+
+
+def build_more(dataset, batches):
+    loaders = build(dataset)
+{store}    return loaders
+
+
+def main(dataset, batches, epochs):
+    loaders = build_more(dataset, batches)
+    for epoch in range(epochs):
+        loaders["train"].sampler.set_epoch(epoch)
+'''
+
+
+@pytest.mark.parametrize(("store", "flagged"), [
+    ("", False),
+    ("    loaders['valid'] = DataLoader(dataset)\n", False),
+    # Stored over what build() returned, then returned: the loop reads the batched loader
+    # (a store a build before this one did not see).
+    ("    loaders['train'] = batched(dataset, batches)\n", True),
+])
+def test_keys_stored_over_the_dict_a_call_returned_count(
+    project: Path, store: str, flagged: bool
+) -> None:
+    (project / "batching.py").write_text(BATCHING)
+    code = OVER_A_CALL.format(store=store)
+    (project / "train.py").write_text(code)
+    line = code.splitlines().index('        loaders["train"].sampler.set_epoch(epoch)') + 1
+    assert _codes(project, ".") == ([("train.py", line)] if flagged else [])

@@ -60,6 +60,10 @@ SNIPPETS = {
     "            probe = DataLoader(ds)\n        except E:\n            probe = None\n"
     "    probe.sampler\n",
     "two on a line": "def f(ds):\n    probe = DataLoader(ds); other = 1\n    probe.sampler\n",
+    "super's method": "class T(Base):\n    def f(self):\n        probe = super().loader()\n"
+    "        probe.sampler\n",
+    "super with its class named": "class T(Base):\n    def f(self):\n"
+    "        probe = super(T, self).loader()\n        probe.sampler\n",
 }
 
 # libcst's table leaves one-line suites out: the twin declines rather than guess.
@@ -78,6 +82,9 @@ DECLINED = {
     "receiver's value in a one-line suite": "def f(ds, b, c, args):\n    dm = DataModule()\n"
     "    if c: dm = load_module(args)\n    probe = dm.train_dataloader(ds, b)\n"
     "    probe.sampler\n",
+    # Keys stored over what a call returned: dicts of loaders are read with libcst alone.
+    "keys stored over a call's value": "def f(ds):\n    probe = build(ds)\n"
+    "    probe['x'] = DataLoader(ds)\n    probe.sampler\n",
 }
 
 

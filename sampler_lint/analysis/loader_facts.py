@@ -39,6 +39,8 @@ from sampler_lint.analysis.syntax_summary import SyntaxSummary, walk
 #                                           (`if plan is not None: return ...`, default `None`)
 #   ("method", path, class_name, name)      the result of `self.name(...)` inside `class_name`:
 #                                           its definition in that class, a base or a subclass
+#   ("super", path, class_name, name)       the result of `super().name(...)` inside
+#                                           `class_name`: its definition in a project base
 #   ("objmethod", path, receiver, name)     `x.name(...)` with `x`'s origin `receiver`: when `x` is
 #                                           an instance of a project class, that class's method
 #   ("tuple", (origin, ...))                a tuple of values (`return loader, dataset`)
@@ -47,6 +49,9 @@ from sampler_lint.analysis.syntax_summary import SyntaxSummary, walk
 #   ("item", origin, i)                     element i of a value (`a, b = f()`, `f()[1]`)
 #   ("dict", ((key, origin), ...))          a dict literal with string keys, with what its
 #                                           function stores under them (analysis/keyed.py)
+#   ("over", origin, ((key, origin), ...))  what a call returned (a dict, perhaps), with what
+#                                           the function stores under string keys after
+#                                           (`loaders = super().build(); loaders["x"] = ...`)
 #   ("key", origin, key)                    the value under a string key (`loaders["train"]`)
 #   ("list", (origin, ...))                 a list each element of which is one of these: a
 #                                           list literal a function only appends to and returns
@@ -354,7 +359,7 @@ class _FactCollector:
         self, found: list[Origin], scope: ast.AST, name: str, depth: int
     ) -> list[Origin]:
         """``found`` with what ``scope`` stores under string keys of a dict ``name`` holds."""
-        if not any(origin[0] == "dict" for origin in found):
+        if not any(origin[0] in STORED_OVER for origin in found):
             return found
         stores = keyed_stores_ast(self.summary, scope, name)
         return with_keyed_stores(found, None if stores is None else [
@@ -382,6 +387,8 @@ class _FactCollector:
             if is_loader_constructor(name) or self._names_loader_class(node.func):
                 keywords = [kw.arg for kw in node.keywords]
                 return [loader_origin(keywords, len(node.args))]
+            if self._class and self._function and (method := super_method(node.func)):
+                return [("super", self.path, self._class[-1], method)]
             if name is None:
                 return [UNKNOWN]
             if name.count(".") == 1 and name.split(".")[0] in ("self", "cls") and self._class:
@@ -473,12 +480,19 @@ def key_origin(inner: Origin, key: str) -> Origin:
     return UNKNOWN if inner == UNKNOWN else ("key", inner, key)
 
 
+#: The origins a function may store keys over: a dict literal, or what a call returned.
+STORED_OVER = frozenset({"dict", "call", "method", "objmethod", "super"})
+
+
 def with_keyed_stores(
     found: list[Origin], stores: list[tuple[str, Origin]] | None
 ) -> list[Origin]:
     """``found`` with each dict among them holding also what the function stores under its
-    keys (``stores``; ``None``: it may change the dict some other way, so the dict is unknown)."""
-    if not any(origin[0] == "dict" for origin in found):
+    keys (``stores``; ``None``: it may change the dict some other way, so the dict is unknown),
+    and each value a call returned wrapped with those stores (``("over", ...)``), when there
+    are any. (A call's value the function may change some other way is left as it is: most
+    are no dict at all, and an alias of a loader, `other = loader`, must not hide it.)"""
+    if not any(origin[0] in STORED_OVER for origin in found):
         return found
     if stores is None:
         return [UNKNOWN if origin[0] == "dict" else origin for origin in found]
@@ -489,8 +503,30 @@ def with_keyed_stores(
             for key, value in stores:
                 held.setdefault(key, []).append(value)
             origin = dict_origin((key, merge_origins(values)) for key, values in held.items())
+        elif origin[0] in STORED_OVER and stores:
+            over: dict[str, list[Origin]] = {}
+            for key, value in stores:
+                over.setdefault(key, []).append(value)
+            origin = ("over", origin, tuple(sorted(
+                ((key, merge_origins(values)) for key, values in over.items()),
+                key=lambda pair: pair[0],
+            )))
         merged.append(origin)
     return merged
+
+
+def super_method(func: ast.expr) -> str | None:
+    """``name`` for the callee of ``super().name(...)`` (or ``super(Class, self).name``)."""
+    if (
+        isinstance(func, ast.Attribute)
+        and isinstance(func.value, ast.Call)
+        and isinstance(func.value.func, ast.Name)
+        and func.value.func.id == "super"
+        and len(func.value.args) in (0, 2)
+        and not func.value.keywords
+    ):
+        return func.attr
+    return None
 
 
 def passed_arguments(

@@ -28,6 +28,7 @@ from sampler_lint.analysis.index import (
     facts_in_file,
 )
 from sampler_lint.analysis.keyed import (
+    keyed_stores_ast,
     keyed_stores_cst,
     string_key_ast,
     string_key_cst,
@@ -47,6 +48,7 @@ from sampler_lint.analysis.loader_facts import (
     FACT_SELF,
     MAX_DEPTH,
     NONE,
+    STORED_OVER,
     UNKNOWN,
     EpochUse,
     Origin,
@@ -63,6 +65,7 @@ from sampler_lint.analysis.loader_facts import (
     opened_alternatives,
     parameter_position,
     passed_arguments,
+    super_method,
     with_keyed_stores,
 )
 from sampler_lint.analysis.syntax_summary import SyntaxSummary, dotted_chain, per_tree
@@ -89,6 +92,9 @@ def origins_at(context: FileContext, node: cst.BaseExpression) -> list[Origin]:
                         if arg.keyword is not None or arg.star == "**"]
             positional = sum(1 for arg in node.args if arg.keyword is None and not arg.star)
             return [loader_origin(keywords, positional)]
+        method = _super_method_cst(node.func)
+        if method is not None and klass is not None and function is not None:
+            return [("super", path, klass.name.value, method)]
         if name is None:
             return [UNKNOWN]
         if name.count(".") == 1 and name.split(".")[0] in ("self", "cls") and klass is not None:
@@ -144,7 +150,7 @@ def origins_at(context: FileContext, node: cst.BaseExpression) -> list[Origin]:
         found = [o for value in values for o in origins_at(context, value)]
         for value, position in _unpacked(function, node.value):  # `a, b = f()`
             found.append(("item", merge_origins(origins_at(context, value)), position))
-        if any(origin[0] == "dict" for origin in found):
+        if any(origin[0] in STORED_OVER for origin in found):
             stores = keyed_stores_cst(function, node.value)  # `loaders["train"] = ...`
             found = with_keyed_stores(found, None if stores is None else [
                 (key, merge_origins(origins_at(context, value))) for key, value in stores
@@ -158,6 +164,21 @@ def origins_at(context: FileContext, node: cst.BaseExpression) -> list[Origin]:
     ):
         return [("self", path, klass.name.value, node.attr.value)]
     return [UNKNOWN]
+
+
+def _super_method_cst(func: cst.BaseExpression) -> str | None:
+    """``name`` for the callee of ``super().name(...)`` (or ``super(Class, self).name``): the
+    libcst twin of ``loader_facts.super_method``."""
+    if (
+        isinstance(func, cst.Attribute)
+        and isinstance(func.value, cst.Call)
+        and isinstance(func.value.func, cst.Name)
+        and func.value.func.value == "super"
+        and len(func.value.args) in (0, 2)
+        and not any(arg.keyword is not None or arg.star for arg in func.value.args)
+    ):
+        return func.attr.value
+    return None
 
 
 # ------------------------------------------------------------------------------------------------
@@ -217,6 +238,9 @@ def _origins_ast(summary: SyntaxSummary, node: ast.expr, depth: int) -> list[Ori
             keywords = [keyword.arg for keyword in node.keywords]
             positional = sum(1 for arg in node.args if not isinstance(arg, ast.Starred))
             return [loader_origin(keywords, positional)]
+        method = super_method(node.func)
+        if method is not None and klass is not None and function is not None:
+            return [("super", THIS_FILE, klass.name, method)]
         if name is None:
             return [UNKNOWN]
         if name.count(".") == 1 and name.split(".")[0] in ("self", "cls") and klass is not None:
@@ -259,6 +283,9 @@ def _origins_ast(summary: SyntaxSummary, node: ast.expr, depth: int) -> list[Ori
         for value, position in _unpacked_ast(summary, function, node.id):
             found.append(("item", merge_origins(_origins_ast(summary, value, depth + 1)),
                           position))
+        if any(origin[0] in STORED_OVER for origin in found) \
+                and keyed_stores_ast(summary, function, node.id):
+            raise _Unsure  # keys stored over what a call returned: read with libcst alone
         return found or [UNKNOWN]
     if (
         isinstance(node, ast.Attribute)
@@ -439,7 +466,7 @@ def _may_carry(index: ProjectIndex, origin: Origin, depth: int, seen: frozenset[
         # sampler that never shuffles by epoch): `set_epoch` on `loader.sampler` is all it needs.
         _, _, batch = origin
         return bool(batch)
-    if kind in ("call", "method", "objmethod"):
+    if kind in ("call", "method", "objmethod", "super"):
         returned = _returned(index, origin)
         if not returned and kind == "call":
             # A project wrapper that forwards what it lacks (`PrefetchLoader(loader)`): its
@@ -453,6 +480,8 @@ def _may_carry(index: ProjectIndex, origin: Origin, depth: int, seen: frozenset[
         return _part_may_carry(index, inner, ((kind, at),), depth + 1, seen)
     if kind == "any":
         return any(_may_carry(index, o, depth + 1, seen) for o in origin[1])
+    if kind == "over":  # the object the call returned (its keys are not its `.sampler`)
+        return _may_carry(index, origin[1], depth + 1, seen)
     if kind in ("param", "self"):
         values = _held(index, origin)
         return not values or any(_may_carry(index, o, depth + 1, seen) for o in values)
@@ -483,8 +512,18 @@ def _part_may_carry(
         stored = _assigned_on_self(index, klass, path, names)
         if any(_part_may_carry(index, o, parts[1:], depth + 1, seen) for o in stored):
             return True
-    if kind in ("call", "method", "objmethod", "param", "self"):
-        found = _returned(index, value) if kind in ("call", "method", "objmethod") \
+    if kind == "over":
+        # Under a key the function stored at: what it stored, or (a store on one path only)
+        # what the call's dict held there.
+        _, inner, stored = value
+        if parts[0][0] == "key" and any(
+            _part_may_carry(index, o, parts[1:], depth + 1, seen)
+            for key, o in stored if key == parts[0][1]
+        ):
+            return True
+        return _part_may_carry(index, inner, parts, depth + 1, seen)
+    if kind in ("call", "method", "objmethod", "super", "param", "self"):
+        found = _returned(index, value) if kind in ("call", "method", "objmethod", "super") \
             else _held(index, value)
         return not found or any(_part_may_carry(index, o, parts, depth + 1, seen) for o in found)
     if kind in ("item", "key"):  # a part of a part: `loaders[0]["train"]`
@@ -566,7 +605,8 @@ def _forwarded(index: ProjectIndex, call: Origin) -> list[Origin]:
 
 
 def _returned(index: ProjectIndex, origin: Origin) -> list[Origin]:
-    """What the function a ``call`` or ``method`` origin names may return."""
+    """What the function a ``call``, ``method``, ``objmethod`` or ``super`` origin names may
+    return."""
     if origin[0] == "call":
         caller, name = origin[1], origin[2]
         passed = origin[3] if len(origin) > 3 else None
@@ -591,6 +631,9 @@ def _returned(index: ProjectIndex, origin: Origin) -> list[Origin]:
         ))
         return _methods_returned(index, family, name)
     _, caller, klass, name = origin
+    if origin[0] == "super":  # a definition in a base: the class itself, or below it, is not
+        bases = _class_family(index, klass, caller, subclasses=False) - {(klass, caller)}
+        return _methods_returned(index, bases, name)
     return _methods_returned(index, _class_family(index, klass, caller), name)
 
 
@@ -899,7 +942,7 @@ def _reach_with(names: _Names, caller: str, name: str, any_file: bool) -> tuple[
         defined, imported = names.get(caller)
         if name not in defined:
             for local, module in sorted(imported):
-                if local == name:  # from <module> import name
+                if local in (name, "*"):  # from <module> import name (or *)
                     files += _offered(names, caller, module, name, modules=modules)
                 elif not local:
                     files += modules.resolve(caller, module)
@@ -926,8 +969,8 @@ def _providers(
 ) -> list[str]:
     """The files whose ``name`` the module at ``module_file`` offers: itself, and unless it
     defines its own, those of the modules it imports ``name`` from (``timm/data/__init__.py``
-    holding ``from .loader import create_loader``), a few re-exports deep; a cycle of re-exports
-    adds nothing."""
+    holding ``from .loader import create_loader``, or ``from .build import *``: USB's
+    ``semilearn/core/utils``), a few re-exports deep; a cycle of re-exports adds nothing."""
     found = [module_file]
     if depth > 3 or module_file in seen:
         return found
@@ -936,7 +979,7 @@ def _providers(
         return found
     seen = seen | {module_file}
     for local, module in sorted(imported):
-        if local == name:
+        if local in (name, "*"):  # `from .build import *` in a package's __init__.py
             found += _offered(names, module_file, module, name, depth + 1, seen, modules)
     return found
 
