@@ -331,7 +331,11 @@ class SetEpochSamplerOnly(Rule):
     and what is stored there later, `loaders["train"] = ...`, by the function that builds it,
     the function that reads it, or a method of the class that keeps it on `self`, unless one
     of them changes the dict some other way; keys stored over the dict a call returned,
-    `loaders = build(); loaders["x"] = ...; return loaders`, count too), constructor and
+    `loaders = build(); loaders["x"] = ...; return loaders`, count too; a dict comprehension
+    holds its value under every key, and so does a store under a computed key,
+    `loaders[name] = ...`; read under a key that is no constant, as
+    `for phase in ["train", "val"]: loaders[phase]`, any of the dict's values, or any element
+    of a tuple or list), constructor and
     function arguments (an element of a tuple passed included),
     `self.<attr>` and `self.method()` (assigned or defined in the class, its project bases and
     its project subclasses, in whichever files), `super().method()` (defined in a project

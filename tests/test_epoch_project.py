@@ -1458,3 +1458,111 @@ def test_keys_stored_over_the_dict_a_call_returned_count(
     (project / "train.py").write_text(code)
     line = code.splitlines().index('        loaders["train"].sampler.set_epoch(epoch)') + 1
     assert _codes(project, ".") == ([("train.py", line)] if flagged else [])
+
+
+# A dict read under a key that is no constant (`for phase in ["train", "val"]:
+# loaders[phase]`, the PyTorch tutorials' shape) or built by a comprehension.
+PHASES = '''\
+from torch.utils.data import DataLoader, DistributedSampler
+
+from batching import batched
+
+
+def build(datasets, batches):
+    return {built}
+
+
+def train(datasets, batches, model, epochs):
+    loaders = build(datasets, batches)
+{extra}    for epoch in range(epochs):
+        for phase in ["train", "val"]:
+            loaders[phase].sampler.set_epoch(epoch)
+            for batch in loaders[phase]:
+                model(batch)
+'''
+
+SHUFFLED = "DataLoader(datasets[{0}], sampler=DistributedSampler(datasets[{0}]))"
+
+
+@pytest.mark.parametrize(("built", "extra", "flagged"), [
+    ('{"train": ' + SHUFFLED.format(0) + ', "val": ' + SHUFFLED.format(1) + "}", "", False),
+    # Any value may be the one read: one batched loader is enough.
+    ('{"train": ' + SHUFFLED.format(0) + ', "val": batched(datasets[1], batches)}', "", True),
+    ("{x: " + SHUFFLED.format("x") + " for x in datasets}", "", False),
+    ("{x: batched(datasets[x], batches) for x in datasets}", "", True),
+    # Stored later by the reader, under a constant key or a computed one.
+    ("{x: " + SHUFFLED.format("x") + " for x in datasets}",
+     "    loaders['val'] = batched(datasets[1], batches)\n", True),
+    ("{x: " + SHUFFLED.format("x") + " for x in datasets}",
+     "    loaders[len(datasets)] = batched(datasets[1], batches)\n", True),
+    # Not a dict at all: a tuple read at a computed index, any element.
+    ("(" + SHUFFLED.format(0) + ", " + SHUFFLED.format(1) + ")", "", False),
+    ("(" + SHUFFLED.format(0) + ", batched(datasets[1], batches))", "", True),
+])
+def test_a_dict_read_under_a_key_that_is_no_constant_is_followed(
+    project: Path, built: str, extra: str, flagged: bool
+) -> None:
+    (project / "batching.py").write_text(BATCHING)
+    code = PHASES.format(built=built, extra=extra)
+    (project / "train.py").write_text(code)
+    line = code.splitlines().index("            loaders[phase].sampler.set_epoch(epoch)") + 1
+    assert _codes(project, ".") == ([("train.py", line)] if flagged else [])
+
+
+SELF_PHASES = '''\
+from torch.utils.data import DataLoader, DistributedSampler
+
+from batching import batched
+
+
+class Runner:
+    def __init__(self, datasets, batches):
+        self.loaders = {{}}
+        self.loaders["train"] = DataLoader(datasets[0], sampler=DistributedSampler(datasets[0]))
+{more}
+    def run(self, epochs):
+        for epoch in range(epochs):
+            for phase in self.loaders:
+                self.loaders[phase].sampler.set_epoch(epoch)
+'''
+
+
+@pytest.mark.parametrize(("more", "flagged"), [
+    ("", False),
+    ('        self.loaders["val"] = DataLoader(datasets[1])\n', False),
+    ('        self.loaders["val"] = batched(datasets[1], batches)\n', True),
+    # Stored under a computed key: under some key, which any read may meet.
+    ("        for name in datasets:\n            self.loaders[name] = DataLoader(datasets[name])\n",
+     False),
+    ("        for name in datasets:\n            self.loaders[name] = batched(datasets[name], 2)\n",
+     True),
+])
+def test_a_dict_on_self_read_under_any_key_counts_every_store(
+    project: Path, more: str, flagged: bool
+) -> None:
+    (project / "batching.py").write_text(BATCHING)
+    code = SELF_PHASES.format(more=more)
+    (project / "runner.py").write_text(code)
+    line = code.splitlines().index("                self.loaders[phase].sampler.set_epoch(epoch)")
+    assert _codes(project, ".") == ([("runner.py", line + 1)] if flagged else [])
+
+
+@pytest.mark.parametrize(("more", "flagged"), [
+    ("", False),
+    ('        self.loaders["val"] = batched(datasets[1], batches)\n', False),
+    ('        self.loaders["train"] = batched(datasets[1], batches)\n', True),
+])
+def test_an_empty_dict_on_self_filled_by_stores_holds_what_is_stored(
+    project: Path, more: str, flagged: bool
+) -> None:
+    # `self.loaders = {}`, then `self.loaders["train"] = ...`: the empty dict alone lacked the
+    # key, so its value was unknown (flagged by 3299d3b and earlier builds).
+    (project / "batching.py").write_text(BATCHING)
+    code = SELF_PHASES.format(more=more).replace(
+        "            for phase in self.loaders:\n"
+        "                self.loaders[phase].sampler.set_epoch(epoch)\n",
+        '            self.loaders["train"].sampler.set_epoch(epoch)\n',
+    )
+    (project / "runner.py").write_text(code)
+    line = code.splitlines().index('            self.loaders["train"].sampler.set_epoch(epoch)')
+    assert _codes(project, ".") == ([("runner.py", line + 1)] if flagged else [])

@@ -10,13 +10,23 @@ import textwrap
 import libcst
 import pytest
 
-from sampler_lint.analysis.keyed import keyed_stores_ast, keyed_stores_cst, self_dict_changes
+from sampler_lint.analysis.keyed import (
+    ANY_KEY,
+    keyed_stores_ast,
+    keyed_stores_cst,
+    self_dict_changes,
+)
 from sampler_lint.analysis.syntax_summary import SyntaxSummary
 
 CASES = [
     ("d = {}\nd['train'] = a\nd['valid'] = b\nuse(d['train'])\n", [("train", "a"), ("valid", "b")]),
     ("d = {'train': a}\nfor x in d.items():\n    pass\nd.get('train')\nf(d)\n", []),
-    ("d = {}\nd[name] = a\n", None),
+    # Under a computed key: stored under some key, which a read under any key may meet.
+    ("d = {}\nd[name] = a\nd[-1] = b\nd[f'x{name}'] = b\n",
+     [(ANY_KEY, "a"), (ANY_KEY, "b"), (ANY_KEY, "b")]),
+    ("d = {}\nd[0] = a\n", None),
+    ("d = {}\nd[a, b] = a\n", None),
+    ("d = {}\nd[b'x'] = a\n", None),
     ("d = {}\nd['train'] += a\n", None),
     ("d = {}\nd |= other\n", None),
     ("d = {}\nd.update(train=a)\n", None),

@@ -85,6 +85,10 @@ DECLINED = {
     # Keys stored over what a call returned: dicts of loaders are read with libcst alone.
     "keys stored over a call's value": "def f(ds):\n    probe = build(ds)\n"
     "    probe['x'] = DataLoader(ds)\n    probe.sampler\n",
+    "a key that is no constant": "def f(ds, phase):\n    loaders = build(ds)\n"
+    "    probe = loaders[phase]\n    probe.sampler\n",
+    "a dict comprehension": "def f(ds):\n    probe = {x: DataLoader(ds[x]) for x in ds}['a']\n"
+    "    probe.sampler\n",
 }
 
 

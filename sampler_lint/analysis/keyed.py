@@ -2,14 +2,16 @@
 ``loaders["train"]`` (the common shape of a training script's epoch loop).
 
 A dict literal whose keys are all string constants becomes the origin ``("dict", pairs)`` and
-``x["train"]`` the origin ``("key", origin of x, "train")`` (:mod:`sampler_lint.analysis.
+``x["train"]`` the origin ``("key", origin of x, "train")`` (a key that is no constant, in a read
+or a store, and a comprehension's keys: :data:`ANY_KEY`) (:mod:`sampler_lint.analysis.
 loader_facts`). What a dict holds under a key is what the literal puts there and what the
 function that built it stores later (``loaders["train"] = DataLoader(...)``): this module finds
 those stores, in Python's ``ast`` (the project's facts) and in libcst (the file being linted),
-and gives up (``None``) where the function may change the dict some other way: a store under a
-key that is not a constant, an augmented or unpacked store, ``del``, a method that writes
-(``update``, ``setdefault``, ``pop``...), or the dict bound to a second name. A dict handed to
-another function is taken to be read there, not written (as an object's attributes are).
+and gives up (``None``) where the function may change the dict some other way: an augmented or
+unpacked store, a store under some other constant (an integer, a tuple), ``del``, a method that
+writes (``update``, ``setdefault``, ``pop``...), or the dict bound to a second name. A dict
+handed to another function is taken to be read there, not written (as an object's attributes
+are).
 """
 
 from __future__ import annotations
@@ -19,6 +21,11 @@ import ast
 import sampler_lint.analysis.lazy_libcst as cst
 from sampler_lint.analysis.syntax_summary import SyntaxSummary, per_tree
 from sampler_lint.analysis.tree import descendants
+
+#: The key of a subscript that is no constant (`loaders[phase]`: any of the dict's values, any
+#: element of a tuple or list), and of a dict comprehension's values (`{x: DataLoader(...) for x
+#: in splits}`: under every key). No string key a program writes starts with a NUL.
+ANY_KEY = "\x00any key"
 
 #: The methods that change a dict (the others only read it).
 _WRITES = frozenset({
@@ -39,6 +46,18 @@ def string_key_pairs_ast(node: ast.Dict) -> list[tuple[str, ast.expr]] | None:
 def string_key_ast(node: ast.Subscript) -> str | None:
     index = node.slice
     return index.value if isinstance(index, ast.Constant) and type(index.value) is str else None
+
+
+def subscript_key_ast(node: ast.Subscript) -> str | None:
+    """The key a subscript reads a dict at: its string constant, :data:`ANY_KEY` for one that
+    is no constant (`loaders[phase]`, `loaders[-1]`), ``None`` for an integer (an item), a
+    slice, a tuple or another constant."""
+    key = string_key_ast(node)
+    if key is not None:
+        return key
+    if isinstance(node.slice, (ast.Constant, ast.Slice, ast.Tuple)):
+        return None
+    return ANY_KEY
 
 
 def keyed_stores_ast(
@@ -65,7 +84,7 @@ def _keyed_stores(
             continue
         if not isinstance(node, ast.Subscript):
             return None  # a method that writes, a second name, `name |= other`
-        stored = string_key_ast(node)
+        stored = subscript_key_ast(node)  # a computed key: the value is under some key
         value = stored_value(summary.parent(node), node)
         if stored is None or value is None:
             return None
@@ -132,6 +151,27 @@ def string_key_cst(node: cst.Subscript) -> str | None:
     return _string(index.value) if isinstance(index, cst.Index) else None
 
 
+# Subscripts libcst reads as constants where ``ast`` does (``ast.Constant``): no key of a dict.
+_CONSTANT_INDEX = (
+    cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.ConcatenatedString,
+    cst.Ellipsis, cst.Tuple,
+)
+
+
+def subscript_key_cst(node: cst.Subscript) -> str | None:
+    """:func:`subscript_key_ast` for libcst: a string constant, :data:`ANY_KEY` for
+    an index that is no constant, ``None`` otherwise."""
+    key = string_key_cst(node)
+    if key is not None or len(node.slice) != 1:  # `d[a, b]`: a tuple
+        return key
+    index = node.slice[0].slice
+    if not isinstance(index, cst.Index) or isinstance(index.value, _CONSTANT_INDEX) or (
+        isinstance(index.value, cst.Name) and index.value.value in ("None", "True", "False")
+    ):
+        return None
+    return ANY_KEY
+
+
 def _string(node: cst.BaseExpression) -> str | None:
     if isinstance(node, cst.SimpleString) and "f" not in node.prefix.lower() \
             and "b" not in node.prefix.lower():
@@ -153,7 +193,7 @@ def keyed_stores_cst(
                 return None  # a second name for the dict
             for target in node.targets:
                 if _on(target.target, name):
-                    key = string_key_cst(target.target)  # type: ignore[arg-type]
+                    key = subscript_key_cst(target.target)  # type: ignore[arg-type]
                     if key is None:
                         return None
                     stores.append((key, node.value))
@@ -167,7 +207,7 @@ def keyed_stores_cst(
             if node.value is not None and _is_name(node.value, name):
                 return None
             if _on(node.target, name):
-                key = string_key_cst(node.target)  # type: ignore[arg-type]
+                key = subscript_key_cst(node.target)  # type: ignore[arg-type]
                 if key is None or node.value is None:
                     return None
                 stores.append((key, node.value))

@@ -21,11 +21,12 @@ from sampler_lint.analysis.index import (
     imported_module,
 )
 from sampler_lint.analysis.keyed import (
+    ANY_KEY,
     keyed_stores_ast,
     self_dict_changes,
     stored_value,
-    string_key_ast,
     string_key_pairs_ast,
+    subscript_key_ast,
 )
 from sampler_lint.analysis.reaching import only_reaching_value
 from sampler_lint.analysis.syntax_summary import SyntaxSummary, walk
@@ -52,7 +53,8 @@ from sampler_lint.analysis.syntax_summary import SyntaxSummary, walk
 #   ("over", origin, ((key, origin), ...))  what a call returned (a dict, perhaps), with what
 #                                           the function stores under string keys after
 #                                           (`loaders = super().build(); loaders["x"] = ...`)
-#   ("key", origin, key)                    the value under a string key (`loaders["train"]`)
+#   ("key", origin, key)                    the value under a string key (`loaders["train"]`),
+#                                           or under any key (:data:`ANY_KEY`: `loaders[phase]`)
 #   ("list", (origin, ...))                 a list each element of which is one of these: a
 #                                           list literal a function only appends to and returns
 #   ("param", path, owner, position, name)  a parameter of function `owner` defined at `path`
@@ -214,13 +216,14 @@ class _FactCollector:
 
     def _collect_self_dict_changes(self) -> None:
         """What methods store in a dict kept on ``self`` (``self.loaders["train"] = ...``), as
-        ``FACT_SELF`` rows of the attribute ``loaders[train]``; any other change to it (a
-        computed key, ``update``, an alias that may be changed) as an unknown value under
-        ``loaders[*]``: a question about ``self.loaders["train"]`` reads both."""
+        ``FACT_SELF`` rows of the attribute ``loaders[train]`` (under a computed key,
+        ``loaders[<ANY_KEY>]``); any other change to it (``update``, an alias that may be
+        changed) as an unknown value under ``loaders[*]``: a question about
+        ``self.loaders["train"]`` reads all three."""
         for attribute, change in self_dict_changes(self.summary):
             if not (self._enter(change) and self._class):
                 continue
-            key = string_key_ast(change) if isinstance(change, ast.Subscript) else None
+            key = subscript_key_ast(change) if isinstance(change, ast.Subscript) else None
             value = stored_value(self.summary.parent(change), change) \
                 if isinstance(change, ast.Subscript) else None
             if key is not None and value is not None:
@@ -351,7 +354,7 @@ class _FactCollector:
         if stores is None:
             return None
         return [
-            origin for stored, value in stores if stored == key
+            origin for stored, value in stores if key in (stored, ANY_KEY)
             for origin in self._origins(value, depth + 1)
         ]
 
@@ -416,13 +419,15 @@ class _FactCollector:
             return [dict_origin(
                 (key, merge_origins(self._origins(value, depth))) for key, value in pairs
             )]
+        if isinstance(node, ast.DictComp):
+            return [dict_origin([(ANY_KEY, merge_origins(self._origins(node.value, depth)))])]
         if (
             isinstance(node, ast.Subscript)
             and isinstance(node.slice, ast.Constant)
             and type(node.slice.value) is int
         ):
             return [("item", merge_origins(self._origins(node.value, depth)), node.slice.value)]
-        if isinstance(node, ast.Subscript) and (key := string_key_ast(node)) is not None:
+        if isinstance(node, ast.Subscript) and (key := subscript_key_ast(node)) is not None:
             stored = self._stored_under(node.value, key, depth)
             if stored is None:
                 return [UNKNOWN]

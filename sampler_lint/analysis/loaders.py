@@ -28,11 +28,12 @@ from sampler_lint.analysis.index import (
     facts_in_file,
 )
 from sampler_lint.analysis.keyed import (
+    ANY_KEY,
     keyed_stores_ast,
     keyed_stores_cst,
-    string_key_ast,
-    string_key_cst,
     string_key_pairs_cst,
+    subscript_key_ast,
+    subscript_key_cst,
 )
 from sampler_lint.analysis.loader_facts import (
     FACT_ALIASES,
@@ -121,12 +122,14 @@ def origins_at(context: FileContext, node: cst.BaseExpression) -> list[Origin]:
         return [dict_origin(
             (key, merge_origins(origins_at(context, value))) for key, value in pairs
         )]
+    if isinstance(node, cst.DictComp):
+        return [dict_origin([(ANY_KEY, merge_origins(origins_at(context, node.value)))])]
     if isinstance(node, cst.Subscript) and len(node.slice) == 1:
         index = node.slice[0].slice
         if isinstance(index, cst.Index) and isinstance(index.value, cst.Integer):
             inner = merge_origins(origins_at(context, node.value))
             return [("item", inner, int(index.value.value, 0))]
-        key = string_key_cst(node)
+        key = subscript_key_cst(node)
         if key is not None:
             stored: list[Origin] = []
             if isinstance(node.value, cst.Name) and function is not None:
@@ -136,7 +139,8 @@ def origins_at(context: FileContext, node: cst.BaseExpression) -> list[Origin]:
                 if stores is None:
                     return [UNKNOWN]
                 stored = [
-                    o for at, value in stores if at == key for o in origins_at(context, value)
+                    o for at, value in stores if key in (at, ANY_KEY)
+                    for o in origins_at(context, value)
                 ]
             return [key_origin(merge_origins(origins_at(context, node.value)), key), *stored]
         return [UNKNOWN]
@@ -262,8 +266,8 @@ def _origins_ast(summary: SyntaxSummary, node: ast.expr, depth: int) -> list[Ori
         return [("tuple", tuple(
             merge_origins(_origins_ast(summary, e, depth)) for e in node.elts
         ))]
-    if isinstance(node, ast.Dict) or (
-        isinstance(node, ast.Subscript) and string_key_ast(node) is not None
+    if isinstance(node, (ast.Dict, ast.DictComp)) or (
+        isinstance(node, ast.Subscript) and subscript_key_ast(node) is not None
     ):
         raise _Unsure  # dicts of loaders are read with libcst alone
     if isinstance(node, ast.Subscript):
@@ -506,19 +510,30 @@ def _part_may_carry(
         return any(_part_may_carry(index, o, parts, depth + 1, seen) for o in value[1])
     if kind == "self" and parts[0][0] == "key":
         # What the class's methods store under the key themselves (`self.loaders["train"] =
-        # ...`), or an unknown value when they change the dict some other way.
+        # ...`; under any key, for `self.loaders[phase]`), or an unknown value when they
+        # change the dict some other way.
         _, path, klass, attribute = value
-        names = (f"{attribute}[{parts[0][1]}]", f"{attribute}[*]")
-        stored = _assigned_on_self(index, klass, path, names)
+        at = parts[0][1]
+        names = (f"{attribute}[{at}]", f"{attribute}[*]", f"{attribute}[{ANY_KEY}]")
+        stored = _assigned_on_self(
+            index, klass, path, names, prefix=f"{attribute}[" if at == ANY_KEY else None
+        )
         if any(_part_may_carry(index, o, parts[1:], depth + 1, seen) for o in stored):
             return True
+        # Then what the attribute is assigned, but a dict without the key when the methods
+        # store under it (`self.loaders = {}`, then `self.loaders["train"] = ...`).
+        held = _held(index, value)
+        return not held or any(
+            _part_may_carry(index, o, parts, depth + 1, seen)
+            for o in held if not (stored and _lacks(o, at))
+        )
     if kind == "over":
         # Under a key the function stored at: what it stored, or (a store on one path only)
         # what the call's dict held there.
         _, inner, stored = value
         if parts[0][0] == "key" and any(
             _part_may_carry(index, o, parts[1:], depth + 1, seen)
-            for key, o in stored if key == parts[0][1]
+            for key, o in stored if parts[0][1] in (key, ANY_KEY)
         ):
             return True
         return _part_may_carry(index, inner, parts, depth + 1, seen)
@@ -539,23 +554,42 @@ def _part_may_carry(
             _part_may_carry(index, o, rest, depth + 1, seen) for o in value[1]
         )
     if part == "key" and kind == "dict":
-        held = dict(value[1]).get(at)  # a key the dict is not seen to get: unknown
-        return held is None or _part_may_carry(index, held, rest, depth + 1, seen)
+        # Under the key: what is held there, and what a comprehension holds under every key;
+        # under any key (`loaders[phase]`), every value. A key the dict is not seen to get:
+        # unknown.
+        pairs: tuple[tuple[str, Origin], ...] = value[1]
+        held = [o for key, o in pairs if at in (key, ANY_KEY) or key == ANY_KEY]
+        return not held or any(_part_may_carry(index, o, rest, depth + 1, seen) for o in held)
+    if part == "key" and at == ANY_KEY and kind in ("tuple", "list"):  # `loaders[i]`
+        return not value[1] or any(
+            _part_may_carry(index, o, rest, depth + 1, seen) for o in value[1]
+        )
     # A loader or None is no tuple or dict on that path (unpacking a loader yields batches).
     return kind not in ("loader", "none")
 
 
+def _lacks(origin: Origin, key: str) -> bool:
+    """Whether ``origin`` is a dict that holds nothing under ``key`` (under any key, for
+    :data:`ANY_KEY`: an empty dict)."""
+    if origin[0] != "dict":
+        return False
+    keys = {held for held, _ in origin[1]}
+    return not keys if key == ANY_KEY else not keys & {key, ANY_KEY}
+
+
 def _assigned_on_self(
-    index: ProjectIndex, klass: str, path: str, attributes: tuple[str, ...]
+    index: ProjectIndex, klass: str, path: str, attributes: tuple[str, ...],
+    prefix: str | None = None,
 ) -> list[Origin]:
     """What the methods of ``klass`` (defined at ``path``), of its project bases and of its
-    project subclasses assign to ``self.<attribute>``: a base class's ``__init__`` in another
-    file may set what a subclass's method reads (USB's ``AlgorithmBase.loader_dict``), and a
-    subclass may set it again."""
+    project subclasses assign to ``self.<attribute>`` (and to every attribute name starting
+    with ``prefix``: ``loaders[`` for what is stored under any key): a base class's
+    ``__init__`` in another file may set what a subclass's method reads (USB's
+    ``AlgorithmBase.loader_dict``), and a subclass may set it again."""
     return [
         o for family_class, home in sorted(_class_family(index, klass, path))
         for c, _, a, o in facts_in_file(index, FACT_SELF, home, 1)
-        if c == family_class and a in attributes
+        if c == family_class and (a in attributes or (prefix and a.startswith(prefix)))
     ]
 
 
