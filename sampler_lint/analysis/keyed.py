@@ -151,13 +151,6 @@ def string_key_cst(node: cst.Subscript) -> str | None:
     return _string(index.value) if isinstance(index, cst.Index) else None
 
 
-# Subscripts libcst reads as constants where ``ast`` does (``ast.Constant``): no key of a dict.
-_CONSTANT_INDEX = (
-    cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.ConcatenatedString,
-    cst.Ellipsis, cst.Tuple,
-)
-
-
 def subscript_key_cst(node: cst.Subscript) -> str | None:
     """:func:`subscript_key_ast` for libcst: a string constant, :data:`ANY_KEY` for
     an index that is no constant, ``None`` otherwise."""
@@ -165,7 +158,12 @@ def subscript_key_cst(node: cst.Subscript) -> str | None:
     if key is not None or len(node.slice) != 1:  # `d[a, b]`: a tuple
         return key
     index = node.slice[0].slice
-    if not isinstance(index, cst.Index) or isinstance(index.value, _CONSTANT_INDEX) or (
+    # Constants where ``ast`` has ``ast.Constant`` (read here, not at import: lazy_libcst).
+    constants = (
+        cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.ConcatenatedString,
+        cst.Ellipsis, cst.Tuple,
+    )
+    if not isinstance(index, cst.Index) or isinstance(index.value, constants) or (
         isinstance(index.value, cst.Name) and index.value.value in ("None", "True", "False")
     ):
         return None
