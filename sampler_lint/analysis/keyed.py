@@ -27,6 +27,14 @@ from sampler_lint.analysis.tree import descendants
 #: in splits}`: under every key). No string key a program writes starts with a NUL.
 ANY_KEY = "\x00any key"
 
+def key_meets(read: str, stored: str) -> bool:
+    """Whether a value held under the key ``stored`` may be what a read under ``read`` gets:
+    the same key, or either of them :data:`ANY_KEY` (``loaders[phase]`` may read what
+    ``loaders["train"] = ...`` stored, and ``loaders["train"]`` what ``loaders[name] = ...``
+    did). The one test of every reader of a dict's keys."""
+    return read == stored or ANY_KEY in (read, stored)
+
+
 #: The methods that change a dict (the others only read it).
 _WRITES = frozenset({
     "clear", "pop", "popitem", "setdefault", "update", "__setitem__", "__delitem__", "__ior__",

@@ -22,6 +22,7 @@ from sampler_lint.analysis.index import (
 )
 from sampler_lint.analysis.keyed import (
     ANY_KEY,
+    key_meets,
     keyed_stores_ast,
     self_dict_changes,
     stored_value,
@@ -354,7 +355,7 @@ class _FactCollector:
         if stores is None:
             return None
         return [
-            origin for stored, value in stores if key in (stored, ANY_KEY)
+            origin for stored, value in stores if key_meets(key, stored)
             for origin in self._origins(value, depth + 1)
         ]
 
@@ -501,19 +502,18 @@ def with_keyed_stores(
         return found
     if stores is None:
         return [UNKNOWN if origin[0] == "dict" else origin for origin in found]
+    stored: dict[str, list[Origin]] = {}
+    for key, value in stores:
+        stored.setdefault(key, []).append(value)
     merged = []
     for origin in found:
         if origin[0] == "dict":
-            held: dict[str, list[Origin]] = {key: [value] for key, value in origin[1]}
-            for key, value in stores:
-                held.setdefault(key, []).append(value)
+            held = {key: [value, *stored.get(key, ())] for key, value in origin[1]}
+            held.update((key, values) for key, values in stored.items() if key not in held)
             origin = dict_origin((key, merge_origins(values)) for key, values in held.items())
-        elif origin[0] in STORED_OVER and stores:
-            over: dict[str, list[Origin]] = {}
-            for key, value in stores:
-                over.setdefault(key, []).append(value)
+        elif origin[0] in STORED_OVER and stored:  # what a call returned, keys stored over it
             origin = ("over", origin, tuple(sorted(
-                ((key, merge_origins(values)) for key, values in over.items()),
+                ((key, merge_origins(values)) for key, values in stored.items()),
                 key=lambda pair: pair[0],
             )))
         merged.append(origin)

@@ -29,6 +29,7 @@ from sampler_lint.analysis.index import (
 )
 from sampler_lint.analysis.keyed import (
     ANY_KEY,
+    key_meets,
     keyed_stores_ast,
     keyed_stores_cst,
     string_key_pairs_cst,
@@ -139,7 +140,7 @@ def origins_at(context: FileContext, node: cst.BaseExpression) -> list[Origin]:
                 if stores is None:
                     return [UNKNOWN]
                 stored = [
-                    o for at, value in stores if key in (at, ANY_KEY)
+                    o for at, value in stores if key_meets(key, at)
                     for o in origins_at(context, value)
                 ]
             return [key_origin(merge_origins(origins_at(context, node.value)), key), *stored]
@@ -533,7 +534,7 @@ def _part_may_carry(
         _, inner, stored = value
         if parts[0][0] == "key" and any(
             _part_may_carry(index, o, parts[1:], depth + 1, seen)
-            for key, o in stored if parts[0][1] in (key, ANY_KEY)
+            for key, o in stored if key_meets(parts[0][1], key)
         ):
             return True
         return _part_may_carry(index, inner, parts, depth + 1, seen)
@@ -558,7 +559,7 @@ def _part_may_carry(
         # under any key (`loaders[phase]`), every value. A key the dict is not seen to get:
         # unknown.
         pairs: tuple[tuple[str, Origin], ...] = value[1]
-        held = [o for key, o in pairs if at in (key, ANY_KEY) or key == ANY_KEY]
+        held = [o for key, o in pairs if key_meets(at, key)]
         return not held or any(_part_may_carry(index, o, rest, depth + 1, seen) for o in held)
     if part == "key" and at == ANY_KEY and kind in ("tuple", "list"):  # `loaders[i]`
         return not value[1] or any(
@@ -571,10 +572,7 @@ def _part_may_carry(
 def _lacks(origin: Origin, key: str) -> bool:
     """Whether ``origin`` is a dict that holds nothing under ``key`` (under any key, for
     :data:`ANY_KEY`: an empty dict)."""
-    if origin[0] != "dict":
-        return False
-    keys = {held for held, _ in origin[1]}
-    return not keys if key == ANY_KEY else not keys & {key, ANY_KEY}
+    return origin[0] == "dict" and not any(key_meets(key, held) for held, _ in origin[1])
 
 
 def _assigned_on_self(
