@@ -210,8 +210,6 @@ def main() -> None:
     """Find and fix the silent bugs of distributed data loading in PyTorch training code."""
 
 
-
-
 def console_main() -> None:
     """The ``sampler-lint`` command (``python -m sampler_lint`` too): :func:`main` in a process
     of its own. The collector is tuned here, not in :func:`main`, which tests and other programs

@@ -140,8 +140,9 @@ def _named_files(argv: list[str]) -> list[str]:
 
 
 def _may_be_linted(files: list[str]) -> bool:
-    """Whether the text pre-filter of some rule passes one of ``files`` (a notebook always
-    does: its text is its cells'). Imports the rules, which the run imports next anyway."""
+    """Whether the pre-filters keep one of ``files`` for some rule (``survey.may_be_linted``;
+    a notebook always: its text is its cells'). Imports the rules, which the run imports next
+    anyway."""
     if not files:
         return False
     from sampler_lint.engine.sources import read_source

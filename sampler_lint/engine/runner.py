@@ -40,7 +40,7 @@ from sampler_lint.engine.discovery import (
 )
 from sampler_lint.engine.findings import FileResult, plural
 from sampler_lint.engine.lint_helper import FEW_FILES, LintHelper, take_early, worth_starting
-from sampler_lint.engine.linter import PARSE_ERROR, UNUSED_NOQA, LintOptions, decode, lint_source
+from sampler_lint.engine.linter import PARSE_ERROR, LintOptions, decode, lint_source
 from sampler_lint.engine.sources import in_overlay, read_source, source_size
 from sampler_lint.engine.survey import (
     EMPTY_SURVEY,
@@ -51,6 +51,7 @@ from sampler_lint.engine.survey import (
     is_survey,
     source_text,
     survey_source,
+    wants_lint,
 )
 from sampler_lint.engine.writer import WriteError, write_atomic
 from sampler_lint.rule import Rule
@@ -275,7 +276,7 @@ def _survey_and_lint(
     if write is None or job.lint_id is None or survey.rules is None:
         return survey, None
     lint = lints[job.lint_id]
-    if not _wants_lint(survey, lint) or _reads_index(survey, lint):
+    if not wants_lint(survey, lint) or _reads_index(survey, lint):
         return survey, None
     return survey, check_file(job.path, lint, write, EMPTY_INDEX, survey.rules)
 
@@ -622,7 +623,7 @@ def _largest_wanted_first(
     ``sizes`` receives the size of each wanted file, measured once."""
     wanted = [
         number for number, (job, survey) in enumerate(zip(jobs, surveys, strict=False))
-        if job.lint_id is not None and _wants_lint(survey, lints[job.lint_id])
+        if job.lint_id is not None and wants_lint(survey, lints[job.lint_id])
     ]
     sizes.update((number, _size(jobs[number].path)) for number in wanted)
     wanted.sort(key=lambda number: -sizes[number])
@@ -895,26 +896,18 @@ def _size(path: Path) -> int:
     return source_size(path)
 
 
-def _wants_lint(survey: Survey, lint: LintOptions) -> bool:
-    """Whether the lint pass has anything to do for a surveyed file: a rule is left, the survey
-    could not decide, or a ``noqa`` comment the unused-noqa check must read."""
-    if survey.rules is None or survey.rules:
-        return True
-    return survey.has_noqa and any(rule.code == UNUSED_NOQA for rule in lint.rules)
-
-
 def _surely_linted(survey: Survey, lint: LintOptions) -> bool:
     """Whether the lint pass will lint a surveyed file whatever the index stage finds: the
     survey could not decide, or a rule left (or the unused-noqa check) has no index stage that
     could drop the file. What a :class:`LintHelper` waits for before it forks: SL301's survey
     keeps any file with a call, which its index stage drops unless the call names a sampler."""
     if survey.rules is None or not lint.use_prefilter:
-        return _wants_lint(survey, lint)
+        return wants_lint(survey, lint)
     staged = {rule.code for rule in lint.rules if rule.has_index_stage()}
     unstaged = tuple(code for code in survey.rules if code not in staged)
     if unstaged != survey.rules:
         survey = replace(survey, rules=unstaged)
-    return _wants_lint(survey, lint)
+    return wants_lint(survey, lint)
 
 
 def _has_fixes(result: FileResult, lint: LintOptions) -> bool:
@@ -1164,7 +1157,7 @@ def _run_project(
                 results[number] = FileResult(filename=str(job.path), skipped=True)
                 continue
             content = contents[number]
-            if _wants_lint(survey, lint) and result_cache is not None and reads_cache is not None \
+            if wants_lint(survey, lint) and result_cache is not None and reads_cache is not None \
                     and content is not None:
                 # Before the index stage: a result is cached with the digests of the facts read
                 # when it was made, that stage's questions included, so a hit needs no question.
@@ -1179,7 +1172,7 @@ def _run_project(
                         continue
             stages.asked += _asks_index(survey, job, lint)
             survey = surveys[number] = _index_stage(survey, job, lint, index)
-            if not _wants_lint(survey, lint):
+            if not wants_lint(survey, lint):
                 if os.path.abspath(job.path) in named and _cannot_parse(
                     job.path, lint, result_cache, contents[number]
                 ):

@@ -19,7 +19,13 @@ from sampler_lint.analysis.text_shapes import TokenSearch
 from sampler_lint.analysis.vocabulary import Vocabulary
 from sampler_lint.engine import noqa
 from sampler_lint.engine.cache import digest
-from sampler_lint.engine.linter import LintOptions, decode, may_have_unused_noqa, rules_to_run
+from sampler_lint.engine.linter import (
+    UNUSED_NOQA,
+    LintOptions,
+    decode,
+    may_have_unused_noqa,
+    rules_to_run,
+)
 from sampler_lint.engine.sources import read_source
 from sampler_lint.rule import Rule
 
@@ -142,17 +148,24 @@ def survey_source(
     return Survey(facts, _digest(facts), _codes(rules), has_noqa, hints=hints)
 
 
+def wants_lint(survey: Survey, lint: LintOptions) -> bool:
+    """Whether the lint pass has anything to do for a surveyed file: a rule is left, the survey
+    could not decide, or a ``noqa`` comment the unused-noqa check must read."""
+    if survey.rules is None or survey.rules:
+        return True
+    return survey.has_noqa and any(rule.code == UNUSED_NOQA for rule in lint.rules)
+
+
 def may_be_linted(data: bytes) -> bool:
-    """Whether the lint pass may have something to do for a file of content ``data``: its
-    survey (text and syntax pre-filters) keeps a rule, with every rule enabled and the
-    default vocabulary, or it may hold a ``noqa`` the unused-noqa check reads. A guess made
-    before the settings are read (``lint_helper.start_early``): of 3,000 files of Lightning,
-    diffusers and torchtune it keeps 213 (the text pre-filter alone, 230); the run decides
-    for good, with its settings and the index stage."""
+    """Whether the lint pass may have something to do for a file of content ``data``
+    (:func:`wants_lint` of its survey) with every rule enabled and the default vocabulary. A
+    guess made before the settings are read (``lint_helper.start_early``): of 3,000 files of
+    Lightning, diffusers and torchtune it keeps 213 (the text pre-filter alone, 230); the run
+    decides for good, with its settings and the index stage."""
     from sampler_lint.engine.registry import all_rules
 
-    survey = survey_source(data, None, LintOptions(all_rules(), {}, Vocabulary()), Collectors())
-    return survey.rules is None or bool(survey.rules) or survey.has_noqa
+    every_rule = LintOptions(all_rules(), {}, Vocabulary())
+    return wants_lint(survey_source(data, None, every_rule, Collectors()), every_rule)
 
 
 def _syntax_stage(
