@@ -333,9 +333,10 @@ class SetEpochSamplerOnly(Rule):
     of them changes the dict some other way; keys stored over the dict a call returned,
     `loaders = build(); loaders["x"] = ...; return loaders`, count too; a dict comprehension
     holds its value under every key, and so does a store under a computed key,
-    `loaders[name] = ...`; read under a key that is no constant, as
-    `for phase in ["train", "val"]: loaders[phase]`, any of the dict's values, or any element
-    of a tuple or list), constructor and
+    `loaders[name] = ...`; read under the variable of a loop over string constants, as
+    `for phase in ["train", "val"]: loaders[phase]`, the values under those keys; under
+    another key that is no constant, any of the dict's values, or any element of a tuple or
+    list), constructor and
     function arguments (an element of a tuple passed included),
     `self.<attr>` and `self.method()` (assigned or defined in the class, its project bases and
     its project subclasses, in whichever files), `super().method()` (defined in a project

@@ -1511,6 +1511,65 @@ def test_a_dict_read_under_a_key_that_is_no_constant_is_followed(
     assert _codes(project, ".") == ([("train.py", line)] if flagged else [])
 
 
+# The loop names the keys it reads: a dict that also holds a batched loader under another key
+# (`"test"`) is not read there (flagged by 5a76407, which read every value).
+LOOPED_KEYS = '''\
+from torch.utils.data import DataLoader, DistributedSampler
+
+from batching import batched
+
+
+def build(datasets, batches):
+    return {{
+        "train": DataLoader(datasets[0], sampler=DistributedSampler(datasets[0])),
+        "val": DataLoader(datasets[1], sampler=DistributedSampler(datasets[1])),
+        "test": batched(datasets[2], batches),
+    }}
+
+
+def train(datasets, batches, model, epochs, phases):
+    loaders = build(datasets, batches)
+    for epoch in range(epochs):
+        for phase in {loop}:
+{body}            loaders[phase].sampler.set_epoch(epoch)
+'''
+
+
+@pytest.mark.parametrize(("loop", "body", "flagged"), [
+    ('["train", "val"]', "", False),
+    ("('train',)", "", False),
+    ('{"val", "train"}', "            model = phase\n", False),
+    ('["train", "test"]', "", True),
+    # Not a list of constants, or a name the body binds again: any key.
+    ("phases", "", True),
+    ('["train", f"{epoch}"]', "", True),
+    ('["train", "val"]', "            phase = phases[epoch]\n", True),
+    ('["train", "val"]', "            for phase in phases:\n                pass\n", True),
+    ('["train", "val"]', "            with open(phases) as phase:\n                pass\n", True),
+    ('["train", "val"]', "            if (phase := phases[0]):\n                pass\n", True),
+])
+def test_a_loop_over_constant_keys_reads_those_keys_only(
+    project: Path, loop: str, body: str, flagged: bool
+) -> None:
+    (project / "batching.py").write_text(BATCHING)
+    code = LOOPED_KEYS.format(loop=loop, body=body)
+    (project / "train.py").write_text(code)
+    line = code.splitlines().index("            loaders[phase].sampler.set_epoch(epoch)") + 1
+    assert _codes(project, ".") == ([("train.py", line)] if flagged else [])
+
+
+def test_a_loop_over_constant_keys_of_a_dict_on_self(project: Path) -> None:
+    (project / "batching.py").write_text(BATCHING)
+    code = SELF_PHASES.format(
+        more='        self.loaders["test"] = batched(datasets[1], batches)\n'
+    )
+    (project / "runner.py").write_text(code.replace("in self.loaders:", 'in ("train",):'))
+    assert _codes(project, ".") == []
+    (project / "runner.py").write_text(code.replace("in self.loaders:", 'in ("train", "test"):'))
+    line = code.splitlines().index("                self.loaders[phase].sampler.set_epoch(epoch)")
+    assert _codes(project, ".") == [("runner.py", line + 1)]
+
+
 SELF_PHASES = '''\
 from torch.utils.data import DataLoader, DistributedSampler
 

@@ -12,8 +12,11 @@ import pytest
 
 from sampler_lint.analysis.keyed import (
     ANY_KEY,
+    key_meets,
     keyed_stores_ast,
     keyed_stores_cst,
+    keys_of,
+    one_of,
     self_dict_changes,
 )
 from sampler_lint.analysis.syntax_summary import SyntaxSummary
@@ -71,3 +74,26 @@ def test_changes_to_a_dict_kept_on_self_are_found(body: str, changed: list[str])
     code = "class T:\n    def f(self, a, other):\n" + textwrap.indent(body, "        ")
     summary = SyntaxSummary.of(ast.parse(code))
     assert sorted({attribute for attribute, _ in self_dict_changes(summary)}) == changed
+
+
+@pytest.mark.parametrize(("read", "stored", "meets"), [
+    ("train", "train", True),
+    ("train", "val", False),
+    (ANY_KEY, "val", True),
+    ("val", ANY_KEY, True),
+    (one_of(["train", "val"]), "val", True),
+    (one_of(["train", "val"]), "test", False),
+    (one_of(["train", "val"]), ANY_KEY, True),
+    (one_of(["val", "train"]), one_of(["test", "train"]), True),
+    (one_of(["train", "train"]), "train", True),
+])
+def test_a_read_meets_the_stores_under_the_keys_it_may_read(
+    read: str, stored: str, meets: bool
+) -> None:
+    assert key_meets(read, stored) is meets
+
+
+def test_one_of_a_single_key_is_that_key() -> None:
+    assert one_of(["train", "train"]) == "train"
+    assert keys_of(one_of(["val", "train"])) == ("train", "val")
+    assert keys_of("train") == ("train",)

@@ -3,8 +3,9 @@
 
 A dict literal whose keys are all string constants becomes the origin ``("dict", pairs)`` and
 ``x["train"]`` the origin ``("key", origin of x, "train")`` (a key that is no constant, in a read
-or a store, and a comprehension's keys: :data:`ANY_KEY`) (:mod:`sampler_lint.analysis.
-loader_facts`). What a dict holds under a key is what the literal puts there and what the
+or a store, and a comprehension's keys: :data:`ANY_KEY`; in the file being linted, a read
+under the variable of a loop over string constants: :func:`one_of` them) (:mod:`sampler_lint.
+analysis.loader_facts`). What a dict holds under a key is what the literal puts there and what the
 function that built it stores later (``loaders["train"] = DataLoader(...)``): this module finds
 those stores, in Python's ``ast`` (the project's facts) and in libcst (the file being linted),
 and gives up (``None``) where the function may change the dict some other way: an augmented or
@@ -17,6 +18,7 @@ are).
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable, Iterable
 
 import sampler_lint.analysis.lazy_libcst as cst
 from sampler_lint.analysis.syntax_summary import SyntaxSummary, per_tree
@@ -27,12 +29,33 @@ from sampler_lint.analysis.tree import descendants
 #: in splits}`: under every key). No string key a program writes starts with a NUL.
 ANY_KEY = "\x00any key"
 
+_Parent = Callable[["cst.CSTNode"], "cst.CSTNode | None"]
+
+#: The start of a key that is one of a few string constants, which follow it (NUL-separated):
+#: ``loaders[phase]`` in the body of ``for phase in ["train", "val"]:`` (:func:`one_of`).
+_ONE_OF = "\x00one of\x00"
+
+
+def one_of(keys: Iterable[str]) -> str:
+    """The key of a read that gets the value under one of ``keys``."""
+    unique = sorted(set(keys))
+    return unique[0] if len(unique) == 1 else _ONE_OF + "\x00".join(unique)
+
+
+def keys_of(key: str) -> tuple[str, ...]:
+    """The keys ``key`` stands for: those of :func:`one_of`, else ``key`` itself."""
+    return tuple(key[len(_ONE_OF):].split("\x00")) if key.startswith(_ONE_OF) else (key,)
+
+
 def key_meets(read: str, stored: str) -> bool:
     """Whether a value held under the key ``stored`` may be what a read under ``read`` gets:
-    the same key, or either of them :data:`ANY_KEY` (``loaders[phase]`` may read what
+    the same key, either of them :data:`ANY_KEY` (``loaders[phase]`` may read what
     ``loaders["train"] = ...`` stored, and ``loaders["train"]`` what ``loaders[name] = ...``
-    did). The one test of every reader of a dict's keys."""
-    return read == stored or ANY_KEY in (read, stored)
+    did), or a key :func:`one_of` them stands for. The one test of every reader of a dict's
+    keys."""
+    if read == stored or ANY_KEY in (read, stored):
+        return True
+    return not set(keys_of(read)).isdisjoint(keys_of(stored))
 
 
 #: The methods that change a dict (the others only read it).
@@ -176,6 +199,67 @@ def subscript_key_cst(node: cst.Subscript) -> str | None:
     ):
         return None
     return ANY_KEY
+
+
+def read_key_cst(node: cst.Subscript, parent: _Parent) -> str | None:
+    """:func:`subscript_key_cst` for a read, narrowed for a loop variable: ``loaders[phase]``
+    in the body of ``for phase in ["train", "val"]:`` reads one of those two keys (a dict that
+    also holds ``"test"`` is not read there)."""
+    key = subscript_key_cst(node)
+    index = node.slice[0].slice if key == ANY_KEY else None
+    if isinstance(index, cst.Index) and isinstance(index.value, cst.Name):
+        keys = _looped_strings(index.value, parent)
+        if keys:
+            return one_of(keys)
+    return key
+
+
+def _looped_strings(name: cst.Name, parent: _Parent) -> list[str] | None:
+    """The string constants ``name`` takes as the target of the nearest loop around it whose
+    body holds it (``for phase in ("train", "val"):``), or ``None``: another loop target, a
+    name the body may bind again, a comprehension or function in between."""
+    child: cst.CSTNode = name
+    above = parent(name)
+    while above is not None:
+        if isinstance(above, (
+            cst.FunctionDef, cst.Lambda, cst.ClassDef, cst.Module, cst.ListComp, cst.SetComp,
+            cst.DictComp, cst.GeneratorExp,
+        )):
+            return None
+        if isinstance(above, cst.For) and any(
+            _is_name(inner, name.value) for inner in descendants(above.target)
+        ):
+            if child is not above.body or not _is_name(above.target, name.value) \
+                    or not isinstance(above.iter, (cst.List, cst.Tuple, cst.Set)):
+                return None
+            keys = [_string(element.value) for element in above.iter.elements]
+            if not keys or None in keys or _binds(above.body, name.value):
+                return None
+            return [key for key in keys if key is not None]
+        child, above = above, parent(above)
+    return None
+
+
+def _binds(body: cst.CSTNode, name: str) -> bool:
+    """Whether ``name`` may be bound again inside ``body``: assigned (plainly, augmented,
+    annotated, by ``:=``), a loop, ``with ... as`` or ``except ... as`` target, imported as,
+    deleted or declared global."""
+    for node in descendants(body):
+        if isinstance(node, cst.AssignTarget):
+            target: cst.CSTNode | None = node.target
+        elif isinstance(node, (cst.AugAssign, cst.AnnAssign, cst.NamedExpr, cst.For, cst.Del)):
+            target = node.target
+        elif isinstance(node, cst.AsName):
+            target = node.name
+        elif isinstance(node, (cst.Global, cst.Nonlocal)):
+            return any(item.name.value == name for item in node.names)
+        elif isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+            target = node.name
+        else:
+            continue
+        if target is not None and any(_is_name(inner, name) for inner in descendants(target)):
+            return True
+    return False
 
 
 def _string(node: cst.BaseExpression) -> str | None:

@@ -32,9 +32,10 @@ from sampler_lint.analysis.keyed import (
     key_meets,
     keyed_stores_ast,
     keyed_stores_cst,
+    keys_of,
+    read_key_cst,
     string_key_pairs_cst,
     subscript_key_ast,
-    subscript_key_cst,
 )
 from sampler_lint.analysis.loader_facts import (
     FACT_ALIASES,
@@ -130,7 +131,7 @@ def origins_at(context: FileContext, node: cst.BaseExpression) -> list[Origin]:
         if isinstance(index, cst.Index) and isinstance(index.value, cst.Integer):
             inner = merge_origins(origins_at(context, node.value))
             return [("item", inner, int(index.value.value, 0))]
-        key = subscript_key_cst(node)
+        key = read_key_cst(node, context.parent)
         if key is not None:
             stored: list[Origin] = []
             if isinstance(node.value, cst.Name) and function is not None:
@@ -515,7 +516,10 @@ def _part_may_carry(
         # change the dict some other way.
         _, path, klass, attribute = value
         at = parts[0][1]
-        names = (f"{attribute}[{at}]", f"{attribute}[*]", f"{attribute}[{ANY_KEY}]")
+        names = (
+            *(f"{attribute}[{key}]" for key in keys_of(at)), f"{attribute}[*]",
+            f"{attribute}[{ANY_KEY}]",
+        )
         stored = _assigned_on_self(
             index, klass, path, names, prefix=f"{attribute}[" if at == ANY_KEY else None
         )
@@ -561,7 +565,8 @@ def _part_may_carry(
         pairs: tuple[tuple[str, Origin], ...] = value[1]
         held = [o for key, o in pairs if key_meets(at, key)]
         return not held or any(_part_may_carry(index, o, rest, depth + 1, seen) for o in held)
-    if part == "key" and at == ANY_KEY and kind in ("tuple", "list"):  # `loaders[i]`
+    if part == "key" and kind in ("tuple", "list") and (at == ANY_KEY or len(keys_of(at)) > 1):
+        # `loaders[i]`; and `loaders[phase]` of a loop over keys, which is no dict after all
         return not value[1] or any(
             _part_may_carry(index, o, rest, depth + 1, seen) for o in value[1]
         )
