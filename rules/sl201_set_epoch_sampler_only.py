@@ -327,7 +327,8 @@ class SetEpochSamplerOnly(Rule):
     included, an element such as `DataLoader(...) if d is not None else None` taken as either
     value; every `return` must be a tuple of that length; a list the function only appends to
     and returns, as BLIP's `loaders.append(DataLoader(...))`, each element any of the values
-    appended; a dict under string keys, as `loaders["train"]`, what the literal puts there
+    appended; a dict under string keys, as `loaders["train"]` or `loaders.get("train")`
+    (or its default), what the literal puts there
     and what is stored there later, `loaders["train"] = ...`, by the function that builds it,
     the function that reads it, or a method of the class that keeps it on `self`, unless one
     of them changes the dict some other way; keys stored over the dict a call returned,

@@ -1570,6 +1570,65 @@ def test_a_loop_over_constant_keys_of_a_dict_on_self(project: Path) -> None:
     assert _codes(project, ".") == [("runner.py", line + 1)]
 
 
+# `loaders.get("train")` reads the dict as `loaders["train"]` does, or gives the default (an
+# unknown call `get` before: flagged whatever the dict held).
+DICT_GET = '''\
+from torch.utils.data import DataLoader, DistributedSampler
+
+from batching import batched
+
+
+def build(datasets, batches):
+    return {{
+        "train": DataLoader(datasets[0], sampler=DistributedSampler(datasets[0])),
+        "test": batched(datasets[2], batches),
+    }}
+
+
+def train(datasets, batches, epochs, fallback):
+    loaders = build(datasets, batches)
+    for epoch in range(epochs):
+        for phase in ("train",):
+            {read}.sampler.set_epoch(epoch)
+'''
+
+
+@pytest.mark.parametrize(("read", "flagged"), [
+    ('loaders.get("train")', False),
+    ("loaders.get(phase)", False),
+    ('loaders.get("train", loaders["train"])', False),
+    ('loaders.get("test")', True),
+    ('loaders.get("train", fallback)', True),  # the default is unknown
+    ('loaders.get("train", batched(datasets[0], batches))', True),
+    ("loaders.get(str(epoch))", True),
+])
+def test_a_dict_get_reads_under_its_key(project: Path, read: str, flagged: bool) -> None:
+    (project / "batching.py").write_text(BATCHING)
+    code = DICT_GET.format(read=read)
+    (project / "train.py").write_text(code)
+    line = code.splitlines().index(f"            {read}.sampler.set_epoch(epoch)") + 1
+    assert _codes(project, ".") == ([("train.py", line)] if flagged else [])
+
+
+@pytest.mark.parametrize(("key", "flagged"), [("train", False), ("test", True)])
+def test_a_dict_get_returned_from_another_file_is_followed(
+    project: Path, key: str, flagged: bool
+) -> None:
+    # The project's facts read `.get` too (`ast`, the file that returns it).
+    (project / "batching.py").write_text(BATCHING)
+    (project / "data.py").write_text(
+        DICT_GET.format(read="").split("def train")[0]
+        + f"def pick(datasets, batches):\n    return build(datasets, batches).get({key!r})\n"
+    )
+    (project / "train.py").write_text(
+        "from data import pick\n\n\ndef train(datasets, batches, epochs):\n"
+        "    loader = pick(datasets, batches)\n"
+        "    for epoch in range(epochs):\n"
+        "        loader.sampler.set_epoch(epoch)\n"
+    )
+    assert _codes(project, ".") == ([("train.py", 7)] if flagged else [])
+
+
 SELF_PHASES = '''\
 from torch.utils.data import DataLoader, DistributedSampler
 

@@ -12,6 +12,8 @@ import pytest
 
 from sampler_lint.analysis.keyed import (
     ANY_KEY,
+    dict_get_ast,
+    dict_get_cst,
     key_meets,
     keyed_stores_ast,
     keyed_stores_cst,
@@ -97,3 +99,38 @@ def test_one_of_a_single_key_is_that_key() -> None:
     assert one_of(["train", "train"]) == "train"
     assert keys_of(one_of(["val", "train"])) == ("train", "val")
     assert keys_of("train") == ("train",)
+
+
+@pytest.mark.parametrize(("call", "expected"), [
+    ("d.get('train')", ("d", "train", None)),
+    ("self.loaders.get('train', fallback)", ("self.loaders", "train", "fallback")),
+    ("d.get(name)", ("d", ANY_KEY, None)),
+    ("d.get(f'{name}_loader')", ("d", ANY_KEY, None)),
+    # Not a read under a string key: an item, bytes, keywords, unpacked or no arguments.
+    ("d.get(0)", None),
+    ("d.get(b'train')", None),
+    ("d.get(None)", None),
+    ("d.get(key='train')", None),
+    ("d.get(*names)", None),
+    ("d.get()", None),
+    ("d.get('a', 'b', 'c')", None),
+    ("d.pop('train')", None),
+])
+def test_both_readings_see_the_same_dict_get(
+    call: str, expected: tuple[str, str, str | None] | None
+) -> None:
+    tree = ast.parse(call, mode="eval").body
+    assert isinstance(tree, ast.Call)
+    found_ast = dict_get_ast(tree)
+    node = libcst.parse_expression(call)
+    assert isinstance(node, libcst.Call)
+    found_cst = dict_get_cst(node, lambda _: None)
+    assert (None if found_ast is None else (
+        ast.unparse(found_ast[0]), found_ast[1],
+        None if found_ast[2] is None else ast.unparse(found_ast[2]),
+    )) == expected
+    module = libcst.Module(body=[])
+    assert (None if found_cst is None else (
+        module.code_for_node(found_cst[0]), found_cst[1],
+        None if found_cst[2] is None else module.code_for_node(found_cst[2]),
+    )) == expected

@@ -89,6 +89,7 @@ DECLINED = {
     "    probe = loaders[phase]\n    probe.sampler\n",
     "a dict comprehension": "def f(ds):\n    probe = {x: DataLoader(ds[x]) for x in ds}['a']\n"
     "    probe.sampler\n",
+    "a dict's get": "def f(ds):\n    probe = build(ds).get('train')\n    probe.sampler\n",
 }
 
 

@@ -1,5 +1,6 @@
 """Dicts of loaders under constant keys: ``loaders = {"train": DataLoader(...), ...}``, then
-``loaders["train"]`` (the common shape of a training script's epoch loop).
+``loaders["train"]`` or ``loaders.get("train")`` (the common shape of a training script's epoch
+loop).
 
 A dict literal whose keys are all string constants becomes the origin ``("dict", pairs)`` and
 ``x["train"]`` the origin ``("key", origin of x, "train")`` (a key that is no constant, in a read
@@ -74,21 +75,34 @@ def string_key_pairs_ast(node: ast.Dict) -> list[tuple[str, ast.expr]] | None:
     return pairs
 
 
-def string_key_ast(node: ast.Subscript) -> str | None:
-    index = node.slice
-    return index.value if isinstance(index, ast.Constant) and type(index.value) is str else None
-
-
 def subscript_key_ast(node: ast.Subscript) -> str | None:
     """The key a subscript reads a dict at: its string constant, :data:`ANY_KEY` for one that
     is no constant (`loaders[phase]`, `loaders[-1]`), ``None`` for an integer (an item), a
     slice, a tuple or another constant."""
-    key = string_key_ast(node)
-    if key is not None:
-        return key
-    if isinstance(node.slice, (ast.Constant, ast.Slice, ast.Tuple)):
+    return _key_ast(node.slice)
+
+
+def _key_ast(index: ast.expr) -> str | None:
+    if isinstance(index, ast.Constant) and type(index.value) is str:
+        return index.value
+    if isinstance(index, (ast.Constant, ast.Slice, ast.Tuple)):
         return None
     return ANY_KEY
+
+
+def dict_get_ast(node: ast.Call) -> tuple[ast.expr, str, ast.expr | None] | None:
+    """``(holder, key, default)`` of ``holder.get(key)`` or ``holder.get(key, default)``: a
+    read of the dict under ``key`` (a subscript's keys: :func:`subscript_key_ast`), else
+    ``default`` (``None`` when there is none); ``None`` for any other call."""
+    func = node.func
+    if not (isinstance(func, ast.Attribute) and func.attr == "get") or node.keywords \
+            or not 1 <= len(node.args) <= 2 \
+            or any(isinstance(arg, ast.Starred) for arg in node.args):
+        return None
+    key = _key_ast(node.args[0])
+    if key is None:
+        return None
+    return func.value, key, node.args[1] if len(node.args) == 2 else None
 
 
 def keyed_stores_ast(
@@ -175,27 +189,31 @@ def string_key_pairs_cst(node: cst.Dict) -> list[tuple[str, cst.BaseExpression]]
     return pairs
 
 
-def string_key_cst(node: cst.Subscript) -> str | None:
-    if len(node.slice) != 1:
-        return None
-    index = node.slice[0].slice
-    return _string(index.value) if isinstance(index, cst.Index) else None
-
-
 def subscript_key_cst(node: cst.Subscript) -> str | None:
     """:func:`subscript_key_ast` for libcst: a string constant, :data:`ANY_KEY` for
     an index that is no constant, ``None`` otherwise."""
-    key = string_key_cst(node)
-    if key is not None or len(node.slice) != 1:  # `d[a, b]`: a tuple
+    index = _index(node)
+    return None if index is None else _key_cst(index)
+
+
+def _index(node: cst.Subscript) -> cst.BaseExpression | None:
+    """What ``node`` subscripts with: ``None`` for a slice or several (``d[a, b]``)."""
+    if len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Index):
+        return None
+    return node.slice[0].slice.value
+
+
+def _key_cst(index: cst.BaseExpression) -> str | None:
+    key = _string(index)
+    if key is not None:
         return key
-    index = node.slice[0].slice
     # Constants where ``ast`` has ``ast.Constant`` (read here, not at import: lazy_libcst).
     constants = (
         cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.ConcatenatedString,
         cst.Ellipsis, cst.Tuple,
     )
-    if not isinstance(index, cst.Index) or isinstance(index.value, constants) or (
-        isinstance(index.value, cst.Name) and index.value.value in ("None", "True", "False")
+    if isinstance(index, constants) or (
+        isinstance(index, cst.Name) and index.value in ("None", "True", "False")
     ):
         return None
     return ANY_KEY
@@ -205,13 +223,32 @@ def read_key_cst(node: cst.Subscript, parent: _Parent) -> str | None:
     """:func:`subscript_key_cst` for a read, narrowed for a loop variable: ``loaders[phase]``
     in the body of ``for phase in ["train", "val"]:`` reads one of those two keys (a dict that
     also holds ``"test"`` is not read there)."""
-    key = subscript_key_cst(node)
-    index = node.slice[0].slice if key == ANY_KEY else None
-    if isinstance(index, cst.Index) and isinstance(index.value, cst.Name):
-        keys = _looped_strings(index.value, parent)
+    index = _index(node)
+    return None if index is None else _read_key(index, parent)
+
+
+def _read_key(index: cst.BaseExpression, parent: _Parent) -> str | None:
+    key = _key_cst(index)
+    if key == ANY_KEY and isinstance(index, cst.Name):
+        keys = _looped_strings(index, parent)
         if keys:
             return one_of(keys)
     return key
+
+
+def dict_get_cst(
+    node: cst.Call, parent: _Parent
+) -> tuple[cst.BaseExpression, str, cst.BaseExpression | None] | None:
+    """:func:`dict_get_ast` for libcst, with :func:`read_key_cst`'s keys."""
+    func = node.func
+    if not (isinstance(func, cst.Attribute) and func.attr.value == "get") \
+            or not 1 <= len(node.args) <= 2 \
+            or any(arg.keyword is not None or arg.star for arg in node.args):
+        return None
+    key = _read_key(node.args[0].value, parent)
+    if key is None:
+        return None
+    return func.value, key, node.args[1].value if len(node.args) == 2 else None
 
 
 def _looped_strings(name: cst.Name, parent: _Parent) -> list[str] | None:

@@ -22,6 +22,7 @@ from sampler_lint.analysis.index import (
 )
 from sampler_lint.analysis.keyed import (
     ANY_KEY,
+    dict_get_ast,
     key_meets,
     keyed_stores_ast,
     self_dict_changes,
@@ -344,6 +345,13 @@ class _FactCollector:
                     self._module_table[name].append(value)
         return self._module_table
 
+    def _read_under(self, holder: ast.expr, key: str, depth: int) -> list[Origin]:
+        """The origins of what ``holder`` holds under ``key`` (``holder[key]``)."""
+        stored = self._stored_under(holder, key, depth)
+        if stored is None:
+            return [UNKNOWN]
+        return [key_origin(merge_origins(self._origins(holder, depth)), key), *stored]
+
     def _stored_under(self, holder: ast.expr, key: str, depth: int) -> list[Origin] | None:
         """What the scope reading ``holder[key]`` stores there itself, when ``holder`` is a
         name (a dict it got from a call may be changed here: ``loaders = build();
@@ -387,6 +395,12 @@ class _FactCollector:
         if isinstance(node, ast.IfExp):
             return self._origins(node.body, depth) + self._origins(node.orelse, depth)
         if isinstance(node, ast.Call):
+            got = dict_get_ast(node)
+            if got is not None:  # `loaders.get("train")`: a read, or the default
+                holder, at, default = got
+                return self._read_under(holder, at, depth) + (
+                    self._origins(default, depth) if default is not None else [NONE]
+                )
             name = dotted_expression(node.func)
             if is_loader_constructor(name) or self._names_loader_class(node.func):
                 keywords = [kw.arg for kw in node.keywords]
@@ -429,10 +443,7 @@ class _FactCollector:
         ):
             return [("item", merge_origins(self._origins(node.value, depth)), node.slice.value)]
         if isinstance(node, ast.Subscript) and (key := subscript_key_ast(node)) is not None:
-            stored = self._stored_under(node.value, key, depth)
-            if stored is None:
-                return [UNKNOWN]
-            return [key_origin(merge_origins(self._origins(node.value, depth)), key), *stored]
+            return self._read_under(node.value, key, depth)
         if isinstance(node, ast.Name) and self._function:
             function = self._function[-1]
             position = parameter_position(function, node.id, bool(self._class))

@@ -29,6 +29,8 @@ from sampler_lint.analysis.index import (
 )
 from sampler_lint.analysis.keyed import (
     ANY_KEY,
+    dict_get_ast,
+    dict_get_cst,
     key_meets,
     keyed_stores_ast,
     keyed_stores_cst,
@@ -89,6 +91,12 @@ def origins_at(context: FileContext, node: cst.BaseExpression) -> list[Origin]:
     if isinstance(node, cst.IfExp):
         return origins_at(context, node.body) + origins_at(context, node.orelse)
     if isinstance(node, cst.Call):
+        got = dict_get_cst(node, context.parent)
+        if got is not None:  # `loaders.get("train")`: a read, or the default
+            holder, at, default = got
+            return _read_under(context, function, holder, at) + (
+                origins_at(context, default) if default is not None else [NONE]
+            )
         name = dotted_name(node.func)
         if is_loader_constructor(name) or _names_loader_class(context, node.func, function):
             keywords = [arg.keyword.value if arg.keyword else None for arg in node.args
@@ -133,18 +141,7 @@ def origins_at(context: FileContext, node: cst.BaseExpression) -> list[Origin]:
             return [("item", inner, int(index.value.value, 0))]
         key = read_key_cst(node, context.parent)
         if key is not None:
-            stored: list[Origin] = []
-            if isinstance(node.value, cst.Name) and function is not None:
-                # What this function stores there itself (`loaders = build()`, then
-                # `loaders["train"] = ...`).
-                stores = keyed_stores_cst(function, node.value.value)
-                if stores is None:
-                    return [UNKNOWN]
-                stored = [
-                    o for at, value in stores if key_meets(key, at)
-                    for o in origins_at(context, value)
-                ]
-            return [key_origin(merge_origins(origins_at(context, node.value)), key), *stored]
+            return _read_under(context, function, node.value, key)
         return [UNKNOWN]
     if isinstance(node, cst.Name) and function is not None:
         position = _cst_parameter_position(function, node.value, klass is not None)
@@ -239,6 +236,8 @@ def _origins_ast(summary: SyntaxSummary, node: ast.expr, depth: int) -> list[Ori
             summary, node.orelse, depth
         )
     if isinstance(node, ast.Call):
+        if dict_get_ast(node) is not None:
+            raise _Unsure  # `loaders.get("train")`: dicts are read with libcst alone
         name = dotted_chain(node.func)
         if is_loader_constructor(name) or _names_loader_class_ast(summary, node.func, function):
             keywords = [keyword.arg for keyword in node.keywords]
@@ -415,6 +414,23 @@ def _unpacked(function: cst.FunctionDef, name: str) -> list[tuple[cst.BaseExpres
                     if isinstance(element.value, cst.Name) and element.value.value == name:
                         found.append((small.value, i))
     return found
+
+
+def _read_under(
+    context: FileContext, function: cst.FunctionDef | None, holder: cst.BaseExpression,
+    key: str,
+) -> list[Origin]:
+    """The origins of what ``holder`` holds under ``key`` (``holder[key]``), with what this
+    function stores there itself (``loaders = build()``, then ``loaders["train"] = ...``)."""
+    stored: list[Origin] = []
+    if isinstance(holder, cst.Name) and function is not None:
+        stores = keyed_stores_cst(function, holder.value)
+        if stores is None:
+            return [UNKNOWN]
+        stored = [
+            o for at, value in stores if key_meets(key, at) for o in origins_at(context, value)
+        ]
+    return [key_origin(merge_origins(origins_at(context, holder)), key), *stored]
 
 
 def _names_loader_class(
