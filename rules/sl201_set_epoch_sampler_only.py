@@ -329,7 +329,8 @@ class SetEpochSamplerOnly(Rule):
     and returns, as BLIP's `loaders.append(DataLoader(...))`, each element any of the values
     appended; a dict under string keys, as `loaders["train"]` or `loaders.get("train")`
     (or its default), what the literal puts there
-    and what is stored there later, `loaders["train"] = ...`, by the function that builds it,
+    and what is stored there later, `loaders["train"] = ...`, `loaders.update(train=...)` or
+    `loaders.setdefault("train", ...)`, by the function that builds it,
     the function that reads it, or a method of the class that keeps it on `self`, unless one
     of them changes the dict some other way; keys stored over the dict a call returned,
     `loaders = build(); loaders["x"] = ...; return loaders`, count too; a dict comprehension

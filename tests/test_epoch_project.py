@@ -1451,6 +1451,13 @@ def main(dataset, batches, epochs):
     ("    loaders['train'] = batched(dataset, batches)\n", True),
     # Under a computed key: it may be "train" (missed by 98b6e19).
     ("    loaders[str(batches)] = batched(dataset, batches)\n", True),
+    # Stored by a method that names its keys (before 2c997ca, any `update` was unknown).
+    ("    loaders.update(valid=batched(dataset, batches))\n", False),
+    ("    loaders.update({'train': batched(dataset, batches)})\n", True),
+    ("    loaders.setdefault('train', batched(dataset, batches))\n", True),
+    # Keys it cannot tell: a call's value changed some other way is taken as it was returned
+    # (`with_keyed_stores`: most are no dict at all).
+    ("    loaders.update(more)\n", False),
 ])
 def test_keys_stored_over_the_dict_a_call_returned_count(
     project: Path, store: str, flagged: bool
@@ -1671,6 +1678,9 @@ def test_a_dict_on_self_read_under_any_key_counts_every_store(
     ("", False),
     ('        self.loaders["val"] = batched(datasets[1], batches)\n', False),
     ('        self.loaders["train"] = batched(datasets[1], batches)\n', True),
+    ("        self.loaders.update(val=batched(datasets[1], batches))\n", False),
+    ('        self.loaders.update({"train": batched(datasets[1], batches)})\n', True),
+    ("        self.loaders.update(datasets)\n", True),
 ])
 def test_an_empty_dict_on_self_filled_by_stores_holds_what_is_stored(
     project: Path, more: str, flagged: bool
@@ -1711,6 +1721,9 @@ def main(dataset, batches, name, epochs):
     # Stored under a key that is no constant, in the function that reads "train": it may be
     # "train" (missed by 98b6e19; flagged before it, as an unknown change).
     ("    loaders[name] = batched(dataset, batches)\n", True),
+    ("    loaders.update(valid=batched(dataset, batches))\n", False),
+    ("    loaders.update(train=batched(dataset, batches))\n", True),
+    ("    loaders.setdefault(name, batched(dataset, batches))\n", True),
 ])
 def test_a_constant_key_read_meets_what_is_stored_under_a_computed_key(
     project: Path, store: str, flagged: bool

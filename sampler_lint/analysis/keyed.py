@@ -7,11 +7,12 @@ A dict literal whose keys are all string constants becomes the origin ``("dict",
 or a store, and a comprehension's keys: :data:`ANY_KEY`; in the file being linted, a read
 under the variable of a loop over string constants: :func:`one_of` them) (:mod:`sampler_lint.
 analysis.loader_facts`). What a dict holds under a key is what the literal puts there and what the
-function that built it stores later (``loaders["train"] = DataLoader(...)``): this module finds
-those stores, in Python's ``ast`` (the project's facts) and in libcst (the file being linted),
-and gives up (``None``) where the function may change the dict some other way: an augmented or
-unpacked store, a store under some other constant (an integer, a tuple), ``del``, a method that
-writes (``update``, ``setdefault``, ``pop``...), or the dict bound to a second name. A dict
+function that built it stores later (``loaders["train"] = DataLoader(...)``, ``loaders.update(
+train=...)``, ``loaders.setdefault("train", ...)``): this module finds those stores, in Python's
+``ast`` (the project's facts) and in libcst (the file being linted), and gives up (``None``)
+where the function may change the dict some other way: an augmented or unpacked store, a store
+under some other constant (an integer, a tuple), ``del``, a method that writes keys it does not
+name (``update(other)``, ``pop``...), or the dict bound to a second name. A dict
 handed to another function is taken to be read there, not written (as an object's attributes
 are).
 """
@@ -127,14 +128,40 @@ def _keyed_stores(
     for node in changes.get(name, ()):
         if not summary.inside(node, function):
             continue
-        if not isinstance(node, ast.Subscript):
-            return None  # a method that writes, a second name, `name |= other`
-        stored = subscript_key_ast(node)  # a computed key: the value is under some key
-        value = stored_value(summary.parent(node), node)
-        if stored is None or value is None:
-            return None
-        stores.append((stored, value))
+        written = written_pairs_ast(summary, node)
+        if written is None:
+            return None  # a method that writes unknown keys, a second name, `name |= other`
+        stores.extend(written)
     return stores
+
+
+def written_pairs_ast(summary: SyntaxSummary, change: ast.AST) -> list[tuple[str, ast.expr]] | None:
+    """``(key, value)`` for what a change to a dict stores (:func:`_changes_by_name`,
+    :func:`self_dict_changes`): ``d[key] = value`` (a computed key: :data:`ANY_KEY`, the value
+    is under some key), ``d.update({"key": value}, other=value)``, ``d.setdefault(key,
+    value)``; ``None`` for any other change (keys it cannot tell)."""
+    if isinstance(change, ast.Subscript):
+        stored = subscript_key_ast(change)
+        value = stored_value(summary.parent(change), change)
+        return None if stored is None or value is None else [(stored, value)]
+    call = summary.parent(change)
+    if not (isinstance(change, ast.Attribute) and isinstance(call, ast.Call)
+            and call.func is change) or any(isinstance(a, ast.Starred) for a in call.args):
+        return None
+    if change.attr == "setdefault" and len(call.args) == 2 and not call.keywords:
+        stored = _key_ast(call.args[0])
+        return None if stored is None else [(stored, call.args[1])]
+    if change.attr != "update" or len(call.args) > 1 or any(
+        keyword.arg is None for keyword in call.keywords  # `**other`
+    ):
+        return None
+    pairs = [(keyword.arg, keyword.value) for keyword in call.keywords if keyword.arg]
+    if call.args:
+        given = string_key_pairs_ast(call.args[0]) if isinstance(call.args[0], ast.Dict) else None
+        if given is None:
+            return None
+        pairs = given + pairs
+    return pairs
 
 
 def _changes_by_name(summary: SyntaxSummary) -> dict[str, list[ast.AST]]:
@@ -312,8 +339,16 @@ def keyed_stores_cst(
 ) -> list[tuple[str, cst.BaseExpression]] | None:
     """:func:`keyed_stores_ast` for a libcst function."""
     stores: list[tuple[str, cst.BaseExpression]] = []
+    called: set[int] = set()  # methods of the dict whose call was read (`update`, ...)
     for node in descendants(function):
-        if isinstance(node, cst.Assign):
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) \
+                and _is_name(node.func.value, name) and node.func.attr.value in _WRITES:
+            written = _written_pairs_cst(node)
+            if written is None:
+                return None
+            stores.extend(written)
+            called.add(id(node.func))
+        elif isinstance(node, cst.Assign):
             if _is_name(node.value, name) or (
                 len(node.targets) > 1 and any(_is_name(t.target, name) for t in node.targets)
             ):
@@ -344,9 +379,31 @@ def keyed_stores_cst(
             if any(_on(inner, name) for inner in descendants(node.target)):
                 return None
         elif isinstance(node, cst.Attribute) and _is_name(node.value, name) \
-                and node.attr.value in _WRITES:
-            return None
+                and node.attr.value in _WRITES and id(node) not in called:
+            return None  # a method that writes, not called here (`put = loaders.update`)
     return stores
+
+
+def _written_pairs_cst(call: cst.Call) -> list[tuple[str, cst.BaseExpression]] | None:
+    """:func:`written_pairs_ast` for a libcst call of a dict's method."""
+    method = call.func.attr.value if isinstance(call.func, cst.Attribute) else None
+    positional = [arg.value for arg in call.args if arg.keyword is None and not arg.star]
+    keywords = [arg for arg in call.args if arg.keyword is not None]
+    if any(arg.star for arg in call.args):
+        return None
+    if method == "setdefault" and len(positional) == 2 and not keywords:
+        stored = _key_cst(positional[0])
+        return None if stored is None else [(stored, positional[1])]
+    if method != "update" or len(positional) > 1:
+        return None
+    pairs = [(arg.keyword.value, arg.value) for arg in keywords if arg.keyword is not None]
+    if positional:
+        given = string_key_pairs_cst(positional[0]) \
+            if isinstance(positional[0], cst.Dict) else None
+        if given is None:
+            return None
+        pairs = given + pairs
+    return pairs
 
 
 def _is_name(node: cst.CSTNode, name: str) -> bool:

@@ -26,9 +26,9 @@ from sampler_lint.analysis.keyed import (
     key_meets,
     keyed_stores_ast,
     self_dict_changes,
-    stored_value,
     string_key_pairs_ast,
     subscript_key_ast,
+    written_pairs_ast,
 )
 from sampler_lint.analysis.reaching import only_reaching_value
 from sampler_lint.analysis.syntax_summary import SyntaxSummary, walk
@@ -217,22 +217,21 @@ class _FactCollector:
         self._collect_self_dict_changes()
 
     def _collect_self_dict_changes(self) -> None:
-        """What methods store in a dict kept on ``self`` (``self.loaders["train"] = ...``), as
-        ``FACT_SELF`` rows of the attribute ``loaders[train]`` (under a computed key,
-        ``loaders[<ANY_KEY>]``); any other change to it (``update``, an alias that may be
-        changed) as an unknown value under ``loaders[*]``: a question about
-        ``self.loaders["train"]`` reads all three."""
+        """What methods store in a dict kept on ``self`` (``self.loaders["train"] = ...``,
+        ``self.loaders.update(train=...)``), as ``FACT_SELF`` rows of the attribute
+        ``loaders[train]`` (under a computed key, ``loaders[<ANY_KEY>]``); any other change to
+        it (``update`` of another dict, an alias that may be changed) as an unknown value
+        under ``loaders[*]``: a question about ``self.loaders["train"]`` reads all three."""
         for attribute, change in self_dict_changes(self.summary):
             if not (self._enter(change) and self._class):
                 continue
-            key = subscript_key_ast(change) if isinstance(change, ast.Subscript) else None
-            value = stored_value(self.summary.parent(change), change) \
-                if isinstance(change, ast.Subscript) else None
-            if key is not None and value is not None:
+            written = written_pairs_ast(self.summary, change)
+            if written is None:
+                self.selfs.append((self._class[-1], self.path, f"{attribute}[*]", UNKNOWN))
+                continue
+            for key, value in written:
                 for origin in self._origins(value):
                     self.selfs.append((self._class[-1], self.path, f"{attribute}[{key}]", origin))
-            else:
-                self.selfs.append((self._class[-1], self.path, f"{attribute}[*]", UNKNOWN))
 
     def collect_names_and_returns(self, functions_only: bool = False) -> None:
         """The names the file defines and imports, and what its functions return (only those
