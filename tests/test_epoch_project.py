@@ -1554,6 +1554,9 @@ def train(datasets, batches, model, epochs, phases):
     ('["train", "val"]', "            for phase in phases:\n                pass\n", True),
     ('["train", "val"]', "            with open(phases) as phase:\n                pass\n", True),
     ('["train", "val"]', "            if (phase := phases[0]):\n                pass\n", True),
+    ('["train", "val"]', "            from splits import phase\n", True),
+    ('["train", "val"]', "            match phases:\n                case [phase]:\n"
+     "                    pass\n", True),
 ])
 def test_a_loop_over_constant_keys_reads_those_keys_only(
     project: Path, loop: str, body: str, flagged: bool

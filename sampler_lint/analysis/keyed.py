@@ -306,8 +306,8 @@ def _looped_strings(name: cst.Name, parent: _Parent) -> list[str] | None:
 
 def _binds(body: cst.CSTNode, name: str) -> bool:
     """Whether ``name`` may be bound again inside ``body``: assigned (plainly, augmented,
-    annotated, by ``:=``), a loop, ``with ... as`` or ``except ... as`` target, imported as,
-    deleted or declared global."""
+    annotated, by ``:=``), a loop, ``with ... as``, ``except ... as`` or ``case`` target,
+    imported, deleted, defined or declared global."""
     for node in descendants(body):
         if isinstance(node, cst.AssignTarget):
             target: cst.CSTNode | None = node.target
@@ -315,6 +315,10 @@ def _binds(body: cst.CSTNode, name: str) -> bool:
             target = node.target
         elif isinstance(node, cst.AsName):
             target = node.name
+        elif isinstance(node, cst.ImportAlias) and node.asname is None:
+            target = node.name  # `from splits import phase`
+        elif isinstance(node, cst.MatchAs | cst.MatchStar):
+            target = node.name  # `case [phase]:`
         elif isinstance(node, (cst.Global, cst.Nonlocal)):
             return any(item.name.value == name for item in node.names)
         elif isinstance(node, (cst.FunctionDef, cst.ClassDef)):
