@@ -1639,6 +1639,42 @@ def test_a_dict_get_returned_from_another_file_is_followed(
     assert _codes(project, ".") == ([("train.py", 7)] if flagged else [])
 
 
+OBJECT_GET = '''\
+from torch.utils.data import DataLoader, DistributedSampler
+
+from batching import batched
+
+
+class Loaders:
+    def __init__(self, datasets, batches):
+        self.datasets, self.batches = datasets, batches
+
+    def get(self, name):
+        return {built}
+
+
+def train(datasets, batches, epochs):
+    loaders = Loaders(datasets, batches)
+    for epoch in range(epochs):
+        loaders.get("train").sampler.set_epoch(epoch)
+'''
+
+
+@pytest.mark.parametrize(("built", "flagged"), [
+    ("DataLoader(self.datasets[name], sampler=DistributedSampler(self.datasets[name]))", False),
+    ("batched(self.datasets[name], self.batches)", True),
+])
+def test_the_get_method_of_a_project_object_is_its_own(
+    project: Path, built: str, flagged: bool
+) -> None:
+    # `x.get(key)` of an object the project builds calls its class's `get` (no dict read).
+    (project / "batching.py").write_text(BATCHING)
+    code = OBJECT_GET.format(built=built)
+    (project / "train.py").write_text(code)
+    line = code.splitlines().index('        loaders.get("train").sampler.set_epoch(epoch)') + 1
+    assert _codes(project, ".") == ([("train.py", line)] if flagged else [])
+
+
 SELF_PHASES = '''\
 from torch.utils.data import DataLoader, DistributedSampler
 

@@ -108,6 +108,13 @@ def is_loader_constructor(name: str | None) -> bool:
     return name is not None and name.rsplit(".", 1)[-1].endswith("DataLoader")
 
 
+def get_origin(method: Origin, read: list[Origin]) -> Origin:
+    """``x.get(key)`` where ``x`` is what a call returned: ``("get", method, read)``, the
+    ``objmethod`` origin ``method`` when the call builds an object of a project class (its own
+    ``get``), else ``read``, the dict's value under ``key`` (or the default), merged."""
+    return ("get", method, merge_origins(read))
+
+
 def loader_origin(keywords: Iterable[str | None], positional: int) -> Origin:
     """A ``DataLoader(...)`` construction (``None`` among ``keywords``: a ``**`` spread)."""
     names = set(keywords)
@@ -397,9 +404,14 @@ class _FactCollector:
             got = dict_get_ast(node)
             if got is not None:  # `loaders.get("train")`: a read, or the default
                 holder, at, default = got
-                return self._read_under(holder, at, depth) + (
+                read = self._read_under(holder, at, depth) + (
                     self._origins(default, depth) if default is not None else [NONE]
                 )
+                if isinstance(holder, ast.Name) and depth < 3:
+                    receiver = merge_origins(self._origins(holder, depth + 1))
+                    if is_call_receiver(receiver):  # a call's dict, or an object's `get`
+                        return [get_origin(("objmethod", self.path, receiver, "get"), read)]
+                return read
             name = dotted_expression(node.func)
             if is_loader_constructor(name) or self._names_loader_class(node.func):
                 keywords = [kw.arg for kw in node.keywords]

@@ -59,6 +59,7 @@ from sampler_lint.analysis.loader_facts import (
     Origin,
     dict_origin,
     file_key,
+    get_origin,
     gives,
     is_call_receiver,
     is_loader_constructor,
@@ -94,9 +95,14 @@ def origins_at(context: FileContext, node: cst.BaseExpression) -> list[Origin]:
         got = dict_get_cst(node, context.parent)
         if got is not None:  # `loaders.get("train")`: a read, or the default
             holder, at, default = got
-            return _read_under(context, function, holder, at) + (
+            read = _read_under(context, function, holder, at) + (
                 origins_at(context, default) if default is not None else [NONE]
             )
+            if isinstance(holder, cst.Name):
+                receiver = merge_origins(origins_at(context, holder))
+                if is_call_receiver(receiver):  # a dict a call returned, or an object's `get`
+                    return [get_origin(("objmethod", path, receiver, "get"), read)]
+            return read
         name = dotted_name(node.func)
         if is_loader_constructor(name) or _names_loader_class(context, node.func, function):
             keywords = [arg.keyword.value if arg.keyword else None for arg in node.args
@@ -502,6 +508,8 @@ def _may_carry(index: ProjectIndex, origin: Origin, depth: int, seen: frozenset[
         return _part_may_carry(index, inner, ((kind, at),), depth + 1, seen)
     if kind == "any":
         return any(_may_carry(index, o, depth + 1, seen) for o in origin[1])
+    if kind == "get":
+        return _may_carry(index, _got(index, origin), depth + 1, seen)
     if kind == "over":  # the object the call returned (its keys are not its `.sampler`)
         return _may_carry(index, origin[1], depth + 1, seen)
     if kind in ("param", "self"):
@@ -526,6 +534,8 @@ def _part_may_carry(
     kind: str = value[0]
     if kind == "any":
         return any(_part_may_carry(index, o, parts, depth + 1, seen) for o in value[1])
+    if kind == "get":
+        return _part_may_carry(index, _got(index, value), parts, depth + 1, seen)
     if kind == "self" and parts[0][0] == "key":
         # What the class's methods store under the key themselves (`self.loaders["train"] =
         # ...`; under any key, for `self.loaders[phase]`), or an unknown value when they
@@ -610,6 +620,14 @@ def _assigned_on_self(
         for c, _, a, o in facts_in_file(index, FACT_SELF, home, 1)
         if c == family_class and (a in attributes or (prefix and a.startswith(prefix)))
     ]
+
+
+def _got(index: ProjectIndex, origin: Origin) -> Origin:
+    """What ``x.get(key)`` gives (a ``get`` origin, :func:`get_origin`): the method of a project
+    class when ``x`` is an object the project builds, else the dict's value under ``key``."""
+    method: Origin = origin[1]
+    read: Origin = origin[2]
+    return method if _instance_classes(index, method[2], 0) is not None else read
 
 
 def _held(index: ProjectIndex, origin: Origin) -> list[Origin]:
