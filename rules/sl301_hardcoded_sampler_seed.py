@@ -384,7 +384,9 @@ class HardcodedSamplerSeed(Rule):
        the module, and the same on every rank (never a generator's own: `g.manual_seed(epoch)`
        seeds that generator, and `g.manual_seed` itself is no seed). A seed that the function
        (or, for an attribute such as `args.seed`, the module) also makes differ between ranks
-       (`seed += rank`, `args.seed = args.seed + dist.get_rank()`) is not shared: passing it
+       (`seed += rank`, `args.seed = args.seed + dist.get_rank()`, or a draw from a `random`
+       or `numpy.random` the module has not seeded before it the same way on every rank:
+       `if args.rand: args.seed = random.randint(0, 10**6)`) is not shared: passing it
        would give each rank its own permutation, so the ranks' shares overlap; or
     2. the construction is in a sampler factory: a function (not `main`) whose sampler's dataset
        is one of its parameters, an element of one, or a `for` target over one (`for ds, flag in

@@ -132,9 +132,11 @@ class RankDependentSamplerSeed(Rule):
     `seed * dist.get_rank()`, also through a local name: every assignment that may reach the
     sampler counts, so `seed = cfg.seed` followed on some path by `seed = seed + rank` is flagged,
     while a per-rank value overwritten before the sampler is not),
-    `time.time()`, `os.getpid()`, `uuid`, or `random.*` / `np.random.*` with no rank-free
-    `seed()` call in the module. A sampler built with `num_replicas=1` (data already sharded per
-    rank) is not flagged, nor is a name that only labels something: a keyword
+    `time.time()`, `os.getpid()`, `uuid`, or `random.*` / `np.random.*` unless the module
+    seeds that same module earlier with a rank-free value (`random.seed(args.seed)` before
+    `random.randint(...)`; `np.random.seed(...)` does not seed `random`). A sampler built
+    with `num_replicas=1` (data already sharded per rank) is not flagged, nor is a name that
+    only labels something: a keyword
     (`seed=derive(cfg.seed, rank=0)`) or a lambda's parameter is no rank.
 
     ## Why is this bad

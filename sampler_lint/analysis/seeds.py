@@ -58,12 +58,14 @@ def _walk(node: cst.CSTNode) -> list[cst.CSTNode]:
 
 
 def rank_dependent_part(
-    context: FileContext, expr: cst.BaseExpression, *, follow: bool = True
+    context: FileContext, expr: cst.BaseExpression, *, follow: bool = True,
+    trust_seeding: bool = True,
 ) -> cst.BaseExpression | None:
     """The sub-expression that makes ``expr`` differ between ranks (a rank, the time, the pid,
-    ``random``...), through one local assignment; ``None`` when it is the same on every rank.
-    A keyword's name and a lambda's parameter are names, not values (``f(seed, rank=0)`` is the
-    same on every rank)."""
+    ``random``... unless the module seeds it first: :func:`_seeded_before`; never, without
+    ``trust_seeding``), through one local assignment; ``None`` when it is the same on every
+    rank. A keyword's name and a lambda's parameter are names, not values (``f(seed, rank=0)``
+    is the same on every rank)."""
     nodes = _walk(expr)
     labels = {id(n.keyword) for n in nodes if isinstance(n, cst.Arg) and n.keyword is not None}
     labels |= {id(n.name) for n in nodes if isinstance(n, cst.Param)}
@@ -80,13 +82,15 @@ def rank_dependent_part(
             if called in _PER_PROCESS_CALLS or any(
                 called.startswith(module + ".") for module in _PER_PROCESS_MODULES
             ):
-                if not _seeded_module(context, called):
+                if not (trust_seeding and _seeded_before(context, called, node)):
                     return node
     if follow and isinstance(expr, cst.Name):
         # Any assignment that reaches this read (`seed = cfg.seed`, later on some path
         # `seed = seed + rank`) may be the value used.
         for value in reaching_values(context, expr):
-            culprit = rank_dependent_part(context, value, follow=False)
+            culprit = rank_dependent_part(
+                context, value, follow=False, trust_seeding=trust_seeding
+            )
             if culprit is not None:
                 return culprit  # inside the assigned value, so the message can name it
     return None
@@ -339,12 +343,47 @@ def _assigned_to(context: FileContext, node: cst.Call) -> str | None:
     return None
 
 
-def _seeded_module(context: FileContext, called: str) -> bool:
-    """``random.seed(args.seed)`` earlier in the module makes ``random.*`` the same on every
-    rank (when the seed itself is)."""
+def _seeded_before(context: FileContext, called: str, draw: cst.Call) -> bool:
+    """Whether the module seeds the module ``called`` draws from (``random.seed(args.seed)``
+    for ``random.randint``, ``np.random.seed(...)`` for ``np.random.rand``) before ``draw``, in
+    the file's order, with a value the same on every rank: then the draw is the same on every
+    rank too. ``np.random.seed(seed)`` does not seed ``random`` (a text search for
+    ``random.seed(`` took it for one: EVA's `args.seed = random.randint(0, 1e6)`, one draw per
+    rank, passed for a shared seed)."""
     module = called.rsplit(".", 1)[0]
-    code = context.source
-    return f"{module.rsplit('.', 1)[-1]}.seed(" in code
+    order = _node_order(context)
+    at = order.get(id(draw), len(order))
+    for position, call in _seeding_calls(context):
+        if position >= at:
+            break
+        if call.args and context.qualified_name(call.func) == f"{module}.seed" \
+                and rank_dependent_part(context, call.args[0].value, trust_seeding=False) is None:
+            return True
+    return False
+
+
+def _node_order(context: FileContext) -> dict[int, int]:
+    """The position of each node of the file in source order, by id."""
+    found: dict[int, int] | None = context.__dict__.get("_seed_order")
+    if found is None:
+        nodes, _ = _module_nodes(context)
+        found = context.__dict__["_seed_order"] = {id(n): i for i, n in enumerate(nodes)}
+    return found
+
+
+def _seeding_calls(context: FileContext) -> list[tuple[int, cst.Call]]:
+    """``(position, call)`` of each call of a function named ``seed`` in the file, in order."""
+    found: list[tuple[int, cst.Call]] | None = context.__dict__.get("_seed_calls")
+    if found is None:
+        nodes, _ = _module_nodes(context)
+        found = context.__dict__["_seed_calls"] = [
+            (position, node) for position, node in enumerate(nodes)
+            if isinstance(node, cst.Call) and (
+                (isinstance(node.func, cst.Attribute) and node.func.attr.value == "seed")
+                or (isinstance(node.func, cst.Name) and node.func.value == "seed")
+            )
+        ]
+    return found
 
 
 def visible_shared_seed(context: FileContext, node: cst.CSTNode) -> str | None:

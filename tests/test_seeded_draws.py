@@ -1,0 +1,98 @@
+"""A draw from ``random`` or ``numpy.random`` is the same on every rank only when the module
+seeds that very module, before the draw, with a seed the same on every rank (SL301, SL302).
+``np.random.seed(seed)`` does not seed ``random``: EVA's ``args.seed = random.randint(0,
+1e6)`` (one draw per rank, unseeded) passed for a shared seed because the file's text held
+``np.random.seed(``, and SL301's fix made every rank shuffle its own way."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from sampler_lint.cli import main
+
+
+def _codes(path: Path) -> list[tuple[str, int]]:
+    result = CliRunner().invoke(main, [
+        "check", "--no-cache", "--isolated", "--output-format", "json",
+        "--select", "SL301,SL302", str(path),
+    ])
+    assert result.exit_code in (0, 1), result.output
+    return [(f["code"], f["location"]["row"]) for f in json.loads(result.stdout)]
+
+
+# SL301: the shared seed `args.seed`, unless the script may redraw it per rank.
+REDRAWN = '''\
+import argparse
+import random
+
+import numpy as np
+import torch
+from torch.utils.data import DistributedSampler
+
+
+def main(dataset):
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--seed", default=88, type=int)
+    parser.add_argument("--rand", action="store_true")
+    args = parser.parse_args()
+{before}    if args.rand:
+        args.seed = {draw}
+{after}    torch.manual_seed(args.seed)
+    return DistributedSampler(dataset, shuffle=True)
+'''
+
+
+@pytest.mark.parametrize(("before", "draw", "after", "shared"), [
+    # Unseeded draws differ per rank: no shared seed (SL301 stays quiet).
+    ("", "random.randint(0, 10**6)", "", False),
+    ("", "random.randint(0, 10**6)", "    np.random.seed(args.seed)\n", False),
+    ("    np.random.seed(7)\n", "random.randint(0, 10**6)", "", False),
+    ("", "np.random.randint(10**6)", "    random.seed(7)\n", False),
+    # Seeded after the draw, or with a per-rank value: still per rank.
+    ("", "random.randint(0, 10**6)", "    random.seed(7)\n", False),
+    ("    random.seed(7 + torch.distributed.get_rank())\n", "random.randint(0, 10**6)", "",
+     False),
+    # Seeded before, the same on every rank: one seed for all.
+    ("    random.seed(7)\n", "random.randint(0, 10**6)", "", True),
+    ("    np.random.seed(7)\n", "np.random.randint(10**6)", "", True),
+    ("", "int(args.seed * 2)", "", True),
+])
+def test_a_seed_redrawn_per_rank_is_no_shared_seed(
+    tmp_path: Path, before: str, draw: str, after: str, shared: bool
+) -> None:
+    code = REDRAWN.format(before=before, draw=draw, after=after)
+    (tmp_path / "train.py").write_text(code)
+    line = code.splitlines().index("    return DistributedSampler(dataset, shuffle=True)") + 1
+    assert _codes(tmp_path / "train.py") == ([("SL301", line)] if shared else [])
+
+
+# SL302: a sampler seeded with a draw, the same on every rank only after a shared seeding.
+DRAWN = '''\
+import random
+
+import numpy as np
+from torch.utils.data import DistributedSampler
+
+
+def build(dataset):
+{before}    return DistributedSampler(dataset, seed=random.randint(0, 100))
+'''
+
+
+@pytest.mark.parametrize(("before", "flagged"), [
+    ("", True),
+    ("    np.random.seed(0)\n", True),
+    ("    random.seed(0)\n", False),
+    ("    from random import seed\n    seed(0)\n", False),
+])
+def test_a_draw_is_rank_free_only_after_its_own_module_is_seeded(
+    tmp_path: Path, before: str, flagged: bool
+) -> None:
+    code = DRAWN.format(before=before)
+    (tmp_path / "build.py").write_text(code)
+    line = len(code.splitlines())
+    assert _codes(tmp_path / "build.py") == ([("SL302", line)] if flagged else [])
