@@ -34,6 +34,7 @@ from sampler_lint.analysis.seed_facts import (
 from sampler_lint.analysis.seeds import (
     CONSTRUCTION_COLLECTORS,
     class_like,
+    defaults_to_none,
     is_distributed_construction,
     may_be_none,
     rank_dependent_part,
@@ -316,9 +317,12 @@ class HardcodedSamplerSeed(Rule):
 
     # -- fixes --------------------------------------------------------------------------------
     def _pass_seed(self, node: cst.Call, seed: cst.Arg | None, shared: str) -> Fix | None:
-        value = cst.parse_expression(shared)
-        if rank_dependent_part(self.context, value) is not None:
+        if rank_dependent_part(self.context, cst.parse_expression(shared)) is not None:
             return None
+        # A seed left `None` by default (`add_argument("--seed", default=None)`) would make the
+        # sampler fail in every run that does not set it: those keep torch's default, 0.
+        code = f"{shared} or 0" if defaults_to_none(self.context, node, shared) else shared
+        value = cst.parse_expression(code)
         if seed is not None:
             new = node.with_changes(args=[
                 a.with_changes(value=value) if a is seed else a for a in node.args
@@ -330,7 +334,7 @@ class HardcodedSamplerSeed(Rule):
         return Fix(
             replacements=[(node, new)],
             applicability=Applicability.SAFE if safe else Applicability.UNSAFE,
-            message=f"Pass the shared seed: `seed={shared}`",
+            message=f"Pass the shared seed: `seed={code}`",
         )
 
     def _add_parameter(
@@ -429,7 +433,11 @@ class HardcodedSamplerSeed(Rule):
     Case 1 is safe when the seed is a local or a parameter with a value: passing the run's seed
     changes the order only when the user changes their seed, which is what they asked for. It
     is unsafe when the seed may be `None` (an `args.seed`-style attribute, a parameter defaulting
-    to `None`): `DistributedSampler` needs an integer, so check the default first. Case 2 is
+    to `None`): `DistributedSampler` needs an integer, so check the default first. Where the
+    code shows that it is `None` unless the run sets it (a parameter defaulting to `None`, or
+    the file's `add_argument("--seed", type=int)` with no default or `default=None`, as in
+    MoCo's and SimSiam's scripts), the fix passes `seed=args.seed or 0`: runs that set no seed
+    keep torch's default. Case 2 is
     unsafe because it changes the factory's signature: it adds a keyword-only `seed: int = 0`
     and forwards it (Composer's fix), refused when the name `seed` is already bound or read in
     the function (a keyword label such as `MixUp(seed=None)` or an attribute `cfg.seed` does not

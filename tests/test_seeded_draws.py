@@ -96,3 +96,50 @@ def test_a_draw_is_rank_free_only_after_its_own_module_is_seeded(
     (tmp_path / "build.py").write_text(code)
     line = len(code.splitlines())
     assert _codes(tmp_path / "build.py") == ([("SL302", line)] if flagged else [])
+
+
+# SL301's fix, when the seed is left `None` unless the run sets it: `seed=args.seed` would make
+# the sampler fail in every run that does not (SimSiam's `--seed`, default None).
+DECLARED = '''\
+import argparse
+
+from torch.utils.data import DistributedSampler
+
+
+def main(dataset):
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--seed", {declared})
+    args = parser.parse_args()
+    return DistributedSampler(dataset)
+
+
+def build(dataset, seed={default}):
+    return DistributedSampler(dataset)
+'''
+
+
+@pytest.mark.parametrize(("declared", "default", "passed", "param"), [
+    ("default=None, type=int", "None", "args.seed or 0", "seed or 0"),
+    ("type=int", "None", "args.seed or 0", "seed or 0"),
+    ("type=int, required=False", "0", "args.seed or 0", "seed"),
+    ("default=0, type=int", "1", "args.seed", "seed"),
+    ("type=int, required=True", "1", "args.seed", "seed"),
+])
+def test_a_seed_left_none_by_default_is_passed_with_torchs_default_beside_it(
+    tmp_path: Path, declared: str, default: str, passed: str, param: str
+) -> None:
+    path = tmp_path / "train.py"
+    code = DECLARED.format(declared=declared, default=default)
+    path.write_text(code)
+    result = CliRunner().invoke(main, [
+        "check", "--no-cache", "--isolated", "--select", "SL301", "--fix", "--unsafe-fixes",
+        str(path),
+    ])
+    assert result.exit_code == 0, result.output
+    assert path.read_text() == code.replace(
+        "    args = parser.parse_args()\n    return DistributedSampler(dataset)\n",
+        f"    args = parser.parse_args()\n    return DistributedSampler(dataset, seed={passed})\n",
+    ).replace(
+        f"seed={default}):\n    return DistributedSampler(dataset)\n",
+        f"seed={default}):\n    return DistributedSampler(dataset, seed={param})\n",
+    )

@@ -28,6 +28,7 @@ from sampler_lint.analysis.sampler_family import (
 )
 from sampler_lint.analysis.seed_facts import (
     INIT_FACTS,
+    OPTION_CALL,
     SEED_POSITION,
     import_stems,
     init_paths,
@@ -577,6 +578,51 @@ def may_be_none(context: FileContext, node: cst.CSTNode, shared: str) -> bool:
                 return default is None or (isinstance(default, cst.Name)
                                            and default.value == "None")
     return False
+
+
+def defaults_to_none(context: FileContext, node: cst.CSTNode, shared: str) -> bool:
+    """Whether the visible seed is shown to be ``None`` unless the run sets it: a parameter
+    whose default is ``None``, or an attribute ``args.seed`` whose option this file declares
+    with no default or ``default=None`` (``parser.add_argument("--seed", default=None,
+    type=int)``, MoCo's and SimSiam's scripts, whose runs leave it unset by default)."""
+    if "." not in shared:
+        for function in (a for a in context.ancestors(node) if isinstance(a, cst.FunctionDef)):
+            params = function.params
+            for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+                if param.name.value == shared:
+                    default = param.default
+                    return isinstance(default, cst.Name) and default.value == "None"
+        return False
+    attribute = shared.rsplit(".", 1)[-1]
+    nodes, _ = _module_nodes(context)
+    for call in nodes:
+        if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) \
+                and call.func.attr.value == OPTION_CALL and _option_dest(call) == attribute:
+            given = {arg.keyword.value: arg.value for arg in call.args if arg.keyword}
+            required = given.get("required")
+            if required is not None and not (
+                isinstance(required, cst.Name) and required.value == "False"
+            ):
+                continue  # `required=True`: set by every run (or a value it cannot read)
+            default = given.get("default")
+            if default is None or (isinstance(default, cst.Name) and default.value == "None"):
+                return True
+    return False
+
+
+def _option_dest(call: cst.Call) -> str | None:
+    """The attribute an ``add_argument`` call declares: ``"--random-seed"`` -> ``random_seed``,
+    ``dest=`` first (``seed_facts._option_key`` for libcst)."""
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == "dest":
+            value = arg.value.evaluated_value if isinstance(arg.value, cst.SimpleString) else None
+            return value if isinstance(value, str) else None
+    for arg in call.args:
+        if arg.keyword is None and isinstance(arg.value, cst.SimpleString):
+            value = arg.value.evaluated_value
+            if isinstance(value, str) and value.startswith("--"):
+                return value[2:].replace("-", "_")
+    return None
 
 
 def _parameters(function: cst.FunctionDef) -> list[str]:
