@@ -1675,6 +1675,59 @@ def test_the_get_method_of_a_project_object_is_its_own(
     assert _codes(project, ".") == ([("train.py", line)] if flagged else [])
 
 
+# A dict whose key is stored from its own value (`out["w"] = out["w"] * 2`, a collate
+# function's shape): a cycle of reads. The project's facts recursed until Python's limit and
+# the whole run stopped (exit 2: NVIDIA/DeepLearningExamples); in the file being linted, it was
+# a false SL001 ("nested too deeply").
+READ_BACK = '''\
+from torch.utils.data import DataLoader
+
+
+def collate(batch):
+    out = {"w": batch}
+    out["w"] = out["w"] * 2 if out["w"] is not None else out["w"]
+    out["x"] = [out["x"], out["w"]]
+    return out
+
+
+def train(loader, epochs):
+    for epoch in range(epochs):
+        loader.sampler.set_epoch(epoch)
+
+
+def keyed(dataset, epochs):
+    loaders = {"w": DataLoader(dataset)}
+    loaders["w"] = loaders["w"]
+    for epoch in range(epochs):
+        loaders["w"].sampler.set_epoch(epoch)
+'''
+
+
+def test_a_key_stored_from_its_own_value_is_no_endless_read(project: Path) -> None:
+    (project / "collate.py").write_text(READ_BACK)
+    (project / "train.py").write_text(
+        "from collate import collate\n\n\ndef main(b):\n    return collate(b)\n"
+    )
+    result = CliRunner().invoke(main, [
+        "check", "--no-cache", "--output-format", "json", str(project),
+    ])
+    assert result.exit_code == 1, result.output
+    codes = [(f["code"], f["location"]["row"]) for f in json.loads(result.stdout)]
+    assert ("SL001", 1) not in codes
+    assert ("SL201", 13) in codes  # `loader` is a parameter nobody passes: unknown, as before
+
+
+def test_a_key_stored_from_its_own_value_in_the_linted_file_is_read(project: Path) -> None:
+    (project / "keyed.py").write_text(READ_BACK.split("def collate")[0] + "def keyed" + (
+        READ_BACK.split("def keyed")[1]
+    ))
+    result = CliRunner().invoke(main, [
+        "check", "--no-cache", "--output-format", "json", str(project / "keyed.py"),
+    ])
+    codes = [f["code"] for f in json.loads(result.stdout)]
+    assert "SL001" not in codes, result.output
+
+
 SELF_PHASES = '''\
 from torch.utils.data import DataLoader, DistributedSampler
 

@@ -70,6 +70,9 @@ NONE: Origin = ("none",)
 # DataLoader(dataset, batch_size, shuffle, sampler, batch_sampler, ...)
 SAMPLER_POSITION, BATCH_SAMPLER_POSITION = 3, 4
 MAX_DEPTH = 8
+# How deep one file's expression is followed through its own names, keys and stores before it
+# is unknown: a safety net far above real code (a cycle the guards miss cost a whole run).
+_ORIGINS_DEPTH = 64
 
 FACT_RETURNS = "sl2_returns"  # (function name, path, origins returned, class or "")
 FACT_CLASSES = "sl2_classes"  # (class name, path, simple names of its bases)
@@ -187,6 +190,7 @@ class _FactCollector:
         # Each function's optional parameters, once: a function with many returns (a generated
         # pipeline's __call__) used to walk its whole body again for every one of them.
         self._falsy: dict[_Function, dict[str, object]] = {}
+        self._active: set[int] = set()  # the nodes whose origins are being worked out
         # Per function and name: the values of a list it only appends to (_appended_elements).
         self._lists: dict[tuple[_Function, str], list[ast.expr] | None] = {}
 
@@ -396,6 +400,20 @@ class _FactCollector:
 
     # origins
     def _origins(self, node: ast.expr, depth: int = 0) -> list[Origin]:
+        # A value may read itself back (`out["w"] = out["w"] * 2`, then `out` read under
+        # "w"): asked again while it is being answered, it adds nothing to what the other ways
+        # give. A chain too long for a real file is unknown (a cycle no guard saw cost a run).
+        if id(node) in self._active:
+            return []
+        if depth > _ORIGINS_DEPTH:
+            return [UNKNOWN]
+        self._active.add(id(node))
+        try:
+            return self._origins_of(node, depth)
+        finally:
+            self._active.discard(id(node))
+
+    def _origins_of(self, node: ast.expr, depth: int) -> list[Origin]:
         if isinstance(node, ast.Constant) and node.value is None:
             return [NONE]
         if isinstance(node, ast.IfExp):

@@ -84,6 +84,19 @@ from sampler_lint.rule import FileContext
 
 def origins_at(context: FileContext, node: cst.BaseExpression) -> list[Origin]:
     """The origins of a loader expression at ``node`` in the file being linted."""
+    # A value may read itself back (`out["w"] = out["w"] * 2`, then `out` read under "w"):
+    # asked again while it is being answered, it adds nothing to what the other ways give.
+    active: set[int] = context.__dict__.setdefault("_sl2_origins_active", set())
+    if id(node) in active:
+        return []
+    active.add(id(node))
+    try:
+        return _origins_at(context, node)
+    finally:
+        active.discard(id(node))
+
+
+def _origins_at(context: FileContext, node: cst.BaseExpression) -> list[Origin]:
     path = file_key(str(context.path))
     function = context.enclosing_function(node)
     klass = context.enclosing_class(node)
