@@ -349,7 +349,9 @@ class SetEpochSamplerOnly(Rule):
     wrappers whose `__getattr__` hands every attribute they lack to the wrapped loader
     (`return getattr(self.loader, name)`, as LAVIS's `PrefetchLoader`) and that define no
     `sampler` / `batch_sampler` of their own (a project class with neither, and no
-    `__getattr__`, holds no batch sampler: `x.sampler` fails there), import
+    `__getattr__`, holds no batch sampler: `x.sampler` fails there; one whose `sampler`
+    property returns the wrapped loader's `batch_sampler`, as NVIDIA's Efficientdet
+    `PrefetchLoader`, hands `set_epoch` to that batch sampler), import
     aliases and package re-exports (an `__init__.py` that names no loader included, and
     `from .build import *` there), across
     the files of the project. Code that

@@ -1728,6 +1728,45 @@ def test_a_key_stored_from_its_own_value_in_the_linted_file_is_read(project: Pat
     assert "SL001" not in codes, result.output
 
 
+# A wrapper whose `sampler` property is the batch sampler of the loader it wraps (NVIDIA's
+# Efficientdet `PrefetchLoader`): `.sampler.set_epoch` reaches that batch sampler.
+PREFETCHED = '''\
+from torch.utils.data import DataLoader
+
+
+class Prefetch:
+    def __init__(self, loader):
+        self.loader = loader
+
+    def __iter__(self):
+        yield from self.loader
+
+    @property
+    def sampler(self):
+        return self.loader.{gives}
+
+
+def create(dataset, batches):
+    return Prefetch(DataLoader(dataset, batch_sampler=batches))
+
+
+def train(dataset, batches, epochs):
+    loader = create(dataset, batches)
+    for epoch in range(epochs):
+        loader.sampler.set_epoch(epoch)
+'''
+
+
+@pytest.mark.parametrize(("gives", "flagged"), [("batch_sampler", False), ("sampler", True)])
+def test_a_wrapper_whose_sampler_is_the_batch_sampler_reaches_it(
+    project: Path, gives: str, flagged: bool
+) -> None:
+    code = PREFETCHED.format(gives=gives)
+    (project / "train.py").write_text(code)
+    line = code.splitlines().index("        loader.sampler.set_epoch(epoch)") + 1
+    assert _codes(project, ".") == ([("train.py", line)] if flagged else [])
+
+
 SELF_PHASES = '''\
 from torch.utils.data import DataLoader, DistributedSampler
 

@@ -11,7 +11,11 @@ import libcst
 import pytest
 
 from sampler_lint.analysis.index import ProjectIndex
-from sampler_lint.analysis.loader_facts import file_key, forwarded_attribute
+from sampler_lint.analysis.loader_facts import (
+    SAMPLER_IS_BATCH_SAMPLER,
+    file_key,
+    forwarded_attribute,
+)
 from sampler_lint.analysis.loaders import at_path, origins_ast, origins_at
 from sampler_lint.analysis.syntax_summary import SyntaxSummary
 from sampler_lint.analysis.tree import descendants
@@ -160,6 +164,23 @@ def test_without_the_source_the_twin_follows_no_name() -> None:
      "        yield from range(self.n)\n", ""),
     ("class W:\n    def __init__(self, **options):\n        self.__dict__.update(options)\n", None),
     ("class W:\n    sampler = None\n", None),
+    # A `sampler` property giving the batch sampler of what it wraps (NVIDIA's Efficientdet
+    # `PrefetchLoader`): `.sampler.set_epoch` reaches that batch sampler.
+    ("class W:\n    def __init__(self, loader):\n        self.loader = loader\n"
+     "    @property\n    def sampler(self):\n        return self.loader.batch_sampler\n",
+     SAMPLER_IS_BATCH_SAMPLER),
+    ("class W:\n    @property\n    def sampler(self):\n        '''The batches.'''\n"
+     "        return self.loader.batch_sampler\n"
+     "    def __getattr__(self, name):\n        return getattr(self.loader, name)\n",
+     SAMPLER_IS_BATCH_SAMPLER),
+    # Anything else a `sampler` may give: unknown.
+    ("class W:\n    @property\n    def sampler(self):\n        return self.loader.sampler\n",
+     None),
+    ("class W:\n    def sampler(self):\n        return self.loader.batch_sampler\n", None),
+    ("class W:\n    @property\n    def sampler(self):\n        return self.batch_sampler\n",
+     None),
+    ("class W:\n    @property\n    def sampler(self):\n        return self.l.batch_sampler\n"
+     "    @property\n    def batch_sampler(self):\n        return None\n", None),
 ])
 def test_a_forwarding_wrapper_is_recognised(code: str, expected: str | None) -> None:
     klass = ast.parse(code).body[0]

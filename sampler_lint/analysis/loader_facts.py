@@ -81,8 +81,13 @@ FACT_SELF = "sl2_self"  # (class name, path, attr, origin)
 # (class name, path, attr): a plain class whose instances' `.sampler` and `.batch_sampler` are
 # those of `self.attr`, a wrapper whose `__getattr__` hands every attribute it lacks over to it
 # (LAVIS's `PrefetchLoader`); attr "": a class whose instances have neither (GLM's
-# `FakeDataloader`) (:func:`forwarded_attribute`).
+# `FakeDataloader`) (:func:`forwarded_attribute`); attr :data:`SAMPLER_IS_BATCH_SAMPLER`: a
+# class whose `sampler` property is the batch sampler of what it wraps.
 FACT_FORWARDS = "sl2_forwards"
+#: A wrapper whose ``sampler`` property returns the batch sampler of what it wraps (``return
+#: self.loader.batch_sampler``, NVIDIA's Efficientdet ``PrefetchLoader``): ``.sampler.set_epoch``
+#: reaches that batch sampler, so none is missed.
+SAMPLER_IS_BATCH_SAMPLER = "\x00batch sampler"
 FACT_NAMES = "sl2_names"  # (path, names defined there, (name, module) imported there)
 FACT_PACKAGE_NAMES = "sl2_package_names"  # the same, for a package __init__.py without the above
 # FACT_NAMES' and FACT_RETURNS' rows of a file whose text names no loader, read only when a
@@ -927,8 +932,14 @@ def forwarded_attribute(klass: ast.ClassDef) -> str | None:
     ):
         return None
     getattrs = []
+    batch_sampler_property = False
     for node in walk(klass):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            if node.name == "sampler" and node in klass.body and _gives_wrapped_batch_sampler(
+                node
+            ):
+                batch_sampler_property = True
+                continue
             if node.name == "__getattribute__" or node.name in _LOADER_PARTS:
                 return None
             if node.name == "__getattr__":
@@ -944,11 +955,33 @@ def forwarded_attribute(klass: ast.ClassDef) -> str | None:
             # A class-level `sampler = ...`, or a `setattr(self, name, ...)` anywhere.
             if node.id in ("setattr", "vars") or node in _class_level_targets(klass):
                 return None
+    if batch_sampler_property:
+        return SAMPLER_IS_BATCH_SAMPLER  # the property answers `.sampler` before `__getattr__`
     if not getattrs:
         return ""
     if len(getattrs) != 1 or not isinstance(getattrs[0], ast.FunctionDef):
         return None
     return _forwarded_by(getattrs[0])
+
+
+def _gives_wrapped_batch_sampler(method: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """``@property def sampler(self): return self.<attr>.batch_sampler``."""
+    arguments = method.args
+    if isinstance(method, ast.AsyncFunctionDef) or len(method.decorator_list) != 1 \
+            or not (isinstance(method.decorator_list[0], ast.Name)
+                    and method.decorator_list[0].id == "property") \
+            or arguments.posonlyargs or arguments.vararg or arguments.kwonlyargs \
+            or arguments.kwarg or len(arguments.args) != 1:
+        return False
+    body = list(method.body)
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        body = body[1:]  # the docstring
+    if len(body) != 1 or not isinstance(body[0], ast.Return):
+        return False
+    value = body[0].value
+    return isinstance(value, ast.Attribute) and value.attr == "batch_sampler" \
+        and isinstance(value.value, ast.Attribute) and isinstance(value.value.value, ast.Name) \
+        and value.value.value.id == arguments.args[0].arg
 
 
 def _class_level_targets(klass: ast.ClassDef) -> list[ast.expr]:

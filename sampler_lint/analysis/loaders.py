@@ -53,6 +53,7 @@ from sampler_lint.analysis.loader_facts import (
     FACT_SELF,
     MAX_DEPTH,
     NONE,
+    SAMPLER_IS_BATCH_SAMPLER,
     STORED_OVER,
     UNKNOWN,
     EpochUse,
@@ -669,7 +670,8 @@ def _forwarded(index: ProjectIndex, call: Origin) -> list[Origin]:
     """Where ``.sampler`` and ``.batch_sampler`` come from on the object the ``call`` origin
     builds, when it builds a project class that shows it (``FACT_FORWARDS``) in every file it
     may come from: what ``self.attr`` may hold for a wrapper that forwards to it, ``none`` for
-    a class that has neither attribute (``x.sampler`` fails there: no batch sampler is missed).
+    a class that has neither attribute (``x.sampler`` fails there: no batch sampler is missed)
+    or whose ``sampler`` property gives the batch sampler of what it wraps (it is reached).
     Empty when one of those files shows neither (then nothing is known of the object)."""
     caller, name = call[1], call[2]
     found: list[Origin] = []
@@ -678,8 +680,8 @@ def _forwarded(index: ProjectIndex, call: Origin) -> list[Origin]:
             attribute for klass, _, attribute in facts_in_file(index, FACT_FORWARDS, home, 1)
             if klass == name
         ]
-        if attributes == [""]:
-            found.append(NONE)
+        if attributes in ([""], [SAMPLER_IS_BATCH_SAMPLER]):
+            found.append(NONE)  # no `.sampler` at all, or the batch sampler: none is missed
             continue
         stored = _assigned_on_self(index, name, home, tuple(attributes))
         if not stored:
