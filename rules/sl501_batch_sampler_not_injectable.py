@@ -128,8 +128,9 @@ class BatchSamplerNotInjectable(Rule):
     annotation or an `isinstance` branch), or is a plain `Sampler` subclass whose `__iter__`
     yields lists (`[...]`, `list(...)`, a slice `xs[a:b]`). Flagged:
     - a `BatchSampler` subclass whose `__init__` has no `sampler` argument;
-    - a class that does not subclass `BatchSampler` and lacks `batch_size` / `drop_last`, or
-      cannot be called as `cls(sampler, batch_size=..., drop_last=...)`;
+    - a class that does not subclass `BatchSampler` and lacks `batch_size` / `drop_last` (set
+      by the class, its project bases or a torch base: `DistributedSampler` sets `drop_last`),
+      or cannot be called as `cls(sampler, batch_size=..., drop_last=...)`;
     - a class Lightning can only re-create that way while it takes other arguments (they go back
       to their defaults) or reads `sampler.X` that a `DistributedSampler` lacks;
     - the project class that names `Sampler` as its base when one of its subclasses is flagged

@@ -173,3 +173,37 @@ def test_the_base_swap_keeps_a_sampler_import_the_module_may_export(project: Pat
     text = module.read_text()
     assert "from torch.utils.data import BatchSampler, DataLoader, Sampler\n" in text
     assert "class Firsts(BatchSampler):" in text
+
+
+BUCKETS = '''\
+import torch
+
+
+class BucketSampler(torch.utils.data.distributed.DistributedSampler):
+    def __init__(self, dataset, batch_size, boundaries, num_replicas=None, rank=None):
+        super().__init__(dataset, num_replicas=num_replicas, rank=rank)
+        self.batch_size = batch_size
+        self.boundaries = boundaries
+
+    def __iter__(self):
+        yield [0, 1]
+'''
+
+
+def test_the_reason_counts_what_a_torch_base_sets(project: Path) -> None:
+    # NeMo's `DistributedBucketSampler`: `drop_last` comes from DistributedSampler, `batch_size`
+    # from its own `__init__`. Lightning calls `cls(sampler, batch_size=..., drop_last=...)`,
+    # which its `__init__` refuses: the message said it had neither attribute.
+    (project / "samplers.py").write_text(BUCKETS)
+    (project / "train.py").write_text(USES_IT.format(
+        imports="import lightning as L", trainer="",
+    ).replace("from samplers import PairBatchSampler", "from samplers import BucketSampler")
+     .replace("PairBatchSampler([0, 2], 1)", "BucketSampler(data, 2, [1, 5])"))
+    result = CliRunner().invoke(main, [
+        "check", "--no-cache", "--output-format", "json", "--select", "SL501", str(project),
+    ])
+    (finding,) = json.loads(result.stdout)
+    assert "cannot be called as `cls(sampler, batch_size=..., drop_last=...)`" in (
+        finding["message"]
+    )
+    assert "has no `batch_size`" not in finding["message"]

@@ -279,7 +279,7 @@ def _breakage(index: ProjectIndex, fact: ClassAttributes) -> Breakage | None:
             "its `__init__` has no `sampler` argument, so Lightning cannot re-create it with "
             "a DistributedSampler (`TypeError: ... does not have an argument called sampler`)"
         )
-    elif not {"batch_size", "drop_last"} <= chain.assigned:
+    elif not {"batch_size", "drop_last"} <= chain.known:  # torch's bases' attributes count
         problem = (
             "it does not subclass BatchSampler and has no `batch_size` / `drop_last`: "
             "Lightning 2.x raises `can't inject a (distributed) sampler into your batch "
@@ -288,8 +288,9 @@ def _breakage(index: ProjectIndex, fact: ClassAttributes) -> Breakage | None:
     elif init is None or not init.callable_as_fallback():
         problem = (
             "it does not subclass BatchSampler and `__init__` cannot be called as "
-            "`cls(sampler, batch_size=..., drop_last=...)`: Lightning raises `can't inject "
-            "a (distributed) sampler` (1.x: `unexpected keyword argument 'batch_size'`)"
+            "`cls(sampler, batch_size=..., drop_last=...)`, as Lightning re-creates it: a "
+            "`TypeError` (worded `can't inject a (distributed) sampler` in 2.x when an "
+            "argument is missing or given twice; `unexpected keyword argument` otherwise)"
         )
     else:
         problem = _fallback_losses(index, fact, init)
