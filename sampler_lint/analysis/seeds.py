@@ -593,6 +593,8 @@ def defaults_to_none(context: FileContext, node: cst.CSTNode, shared: str) -> bo
                     default = param.default
                     return isinstance(default, cst.Name) and default.value == "None"
         return False
+    if OPTION_CALL not in context.source:
+        return False  # (most files: no walk of the whole module for a declaration)
     attribute = shared.rsplit(".", 1)[-1]
     nodes, _ = _module_nodes(context)
     for call in nodes:
