@@ -102,7 +102,8 @@ class RngCopiedIntoWorkers(Rule):
                     message = (
                         f"`self.{attribute}` is made once in `__init__` and drawn from in "
                         f"`{method_name}`: each DataLoader worker gets a copy in the same state, "
-                        "so all workers draw the same numbers (and again every epoch)"
+                        "so all workers draw the same numbers (and again every epoch, unless the "
+                        "loader keeps its workers: `persistent_workers=True`)"
                     )
                     self.report(use, message)
                     created.discard(attribute)  # one finding per attribute
