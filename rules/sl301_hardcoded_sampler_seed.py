@@ -11,6 +11,7 @@ from sampler_lint.analysis.appending import keyword, with_argument, with_keyword
 from sampler_lint.analysis.imports import dotted_name
 from sampler_lint.analysis.index import ProjectIndex
 from sampler_lint.analysis.loader_calls import (
+    chosen_sampler_cst,
     distributed_sampler_calls,
     is_evaluation_name,
     shuffles,
@@ -76,7 +77,7 @@ def _calls(summary: SyntaxSummary) -> tuple[list[ast.Call], frozenset[int]]:
     """:func:`_candidates`, and the ids of the calls named like torch's distributed samplers."""
     def make() -> tuple[list[ast.Call], frozenset[int]]:
         calls = summary.nodes(ast.Call)
-        named = distributed_sampler_calls(calls)
+        named = distributed_sampler_calls(calls, summary)
         candidates = named + [c for c in calls if class_like(c.func)]
         return [c for c in candidates if may_fix_the_seed(c)], frozenset(map(id, named))
 
@@ -141,8 +142,8 @@ class HardcodedSamplerSeed(Rule):
     severity = Severity.WARNING
     fix_applicability = Applicability.SAFE
     fix_risk = (
-        "a seed that may be None fails in DistributedSampler, and the factory fix adds a `seed` "
-        "keyword to its signature"
+        "a seed that may be None fails in DistributedSampler, a sampler class the caller "
+        "chooses may take no `seed`, and the factory fix adds a `seed` keyword to its signature"
     )
     # "sampler": a project subclass of any name, handed to a loader as `sampler=`.
     requires = (("Sampler", "sampler"),)
@@ -329,8 +330,11 @@ class HardcodedSamplerSeed(Rule):
             ])
         else:
             new = with_argument(node, keyword("seed", value))
-        # A seed that may be None (`args.seed` defaulting to None) would make the sampler fail.
-        safe = not may_be_none(self.context, node, shared)
+        # A seed that may be None (`args.seed` defaulting to None) would make the sampler fail;
+        # a class the caller chooses (`sampler_cls or DistributedSampler`) may take no seed.
+        safe = not may_be_none(self.context, node, shared) and not chosen_sampler_cst(
+            node, self.context.enclosing_function(node)
+        )
         return Fix(
             replacements=[(node, new)],
             applicability=Applicability.SAFE if safe else Applicability.UNSAFE,
@@ -370,9 +374,12 @@ class HardcodedSamplerSeed(Rule):
     A shuffling `DistributedSampler` whose seed is missing or a literal.
 
     ## What it does
-    Flags a `DistributedSampler` (a known third-party subclass, or a project subclass at any
-    depth, in the same file or another module of the project) with `shuffle` not literally
-    `False` and a seed that is missing (torch's default is 0) or an integer literal, when
+    Flags a `DistributedSampler` (a known third-party subclass, a project subclass at any
+    depth, in the same file or another module of the project, or a class the function chooses
+    at run time with one as the default: `sampler_cls = sampler_cls or DistributedSampler`,
+    `def build(ds, sampler_cls=DistributedSampler)`, as ColossalAI's plugins) with `shuffle`
+    not literally `False` and a seed that is missing (torch's default is 0) or an integer
+    literal, when
     1. a shared seed is visible at the construction: a parameter, a global, or a local bound
        on every path to it (earlier in a block around it, or in each branch of an `if`; not
        in another branch or in a loop, where passing it could raise UnboundLocalError), named
@@ -437,11 +444,12 @@ class HardcodedSamplerSeed(Rule):
     code shows that it is `None` unless the run sets it (a parameter defaulting to `None`, or
     the file's `add_argument("--seed", type=int)` with no default or `default=None`, as in
     MoCo's and SimSiam's scripts), the fix passes `seed=args.seed or 0`: runs that set no seed
-    keep torch's default. Case 2 is
-    unsafe because it changes the factory's signature: it adds a keyword-only `seed: int = 0`
-    and forwards it (Composer's fix), refused when the name `seed` is already bound or read in
-    the function (a keyword label such as `MixUp(seed=None)` or an attribute `cfg.seed` does not
-    count). Call sites of a factory that already takes `seed` are not yet followed.
+    keep torch's default. It is unsafe too for a class chosen at run time: the caller's class
+    may take no `seed`. Case 2 is unsafe because it changes the factory's signature: it adds
+    a keyword-only `seed: int = 0` and forwards it (Composer's fix), refused when the name
+    `seed` is already bound or read in the function (a keyword label such as `MixUp(seed=None)`
+    or an attribute `cfg.seed` does not count). Call sites of a factory that already takes
+    `seed` are not yet followed.
 
     ## References
     - MosaicML Composer issue #3723 and PR #3724

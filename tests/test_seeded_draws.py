@@ -143,3 +143,53 @@ def test_a_seed_left_none_by_default_is_passed_with_torchs_default_beside_it(
         f"seed={default}):\n    return DistributedSampler(dataset)\n",
         f"seed={default}):\n    return DistributedSampler(dataset, seed={param})\n",
     )
+
+
+# A sampler class chosen at run time whose default is torch's DistributedSampler (ColossalAI's
+# plugins: `distributed_sampler_cls = distributed_sampler_cls or DistributedSampler`, then built
+# without the `seed` the method takes: every plugin-built sampler shuffles with seed 0).
+CHOSEN = '''\
+from torch.utils.data import DistributedSampler, RandomSampler
+
+
+class Plugin:
+    def prepare(self, dataset, shuffle=False, seed=1024, sampler_cls=None):
+{choose}        return sampler_cls(dataset, shuffle=shuffle)
+'''
+
+
+@pytest.mark.parametrize(("choose", "flagged"), [
+    ("        sampler_cls = sampler_cls or DistributedSampler\n", True),
+    ("        sampler_cls = DistributedSampler if sampler_cls is None else sampler_cls\n", True),
+    ("        sampler_cls = sampler_cls or RandomSampler\n", False),
+    ("        sampler_cls = make_sampler_class(sampler_cls)\n", False),
+    ("", False),
+])
+def test_a_sampler_class_chosen_at_run_time_defaults_to_torchs(
+    tmp_path: Path, choose: str, flagged: bool
+) -> None:
+    code = CHOSEN.format(choose=choose)
+    (tmp_path / "plugin.py").write_text(code)
+    line = len(code.splitlines())
+    assert _codes(tmp_path / "plugin.py") == ([("SL301", line)] if flagged else [])
+
+
+def test_a_parameter_defaulting_to_the_class_is_chosen_too(tmp_path: Path) -> None:
+    code = CHOSEN.format(choose="").replace("sampler_cls=None", "sampler_cls=DistributedSampler")
+    (tmp_path / "plugin.py").write_text(code)
+    assert _codes(tmp_path / "plugin.py") == [("SL301", len(code.splitlines()))]
+
+
+def test_the_seed_given_to_a_chosen_class_is_an_unsafe_fix(tmp_path: Path) -> None:
+    # The caller's class may take no `seed`: only `--unsafe-fixes` passes it.
+    path = tmp_path / "plugin.py"
+    code = CHOSEN.format(choose="        sampler_cls = sampler_cls or DistributedSampler\n")
+    path.write_text(code)
+    fixed = code.replace("sampler_cls(dataset, shuffle=shuffle)",
+                         "sampler_cls(dataset, shuffle=shuffle, seed=seed)")
+    for unsafe, expected in ((False, code), (True, fixed)):
+        CliRunner().invoke(main, [
+            "check", "--no-cache", "--isolated", "--select", "SL301", "--fix",
+            *(["--unsafe-fixes"] if unsafe else []), str(path),
+        ])
+        assert path.read_text() == expected

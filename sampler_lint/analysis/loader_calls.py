@@ -15,7 +15,8 @@ from sampler_lint.analysis.loader_facts import (
     SAMPLER_POSITION,
     is_loader_constructor,
 )
-from sampler_lint.analysis.syntax_summary import SyntaxSummary, argument
+from sampler_lint.analysis.syntax_summary import SyntaxSummary, argument, per_tree
+from sampler_lint.analysis.tree import descendants
 
 # DistributedSampler and the third-party subclasses RULES.md counts as one.
 DISTRIBUTED_SAMPLERS = (
@@ -58,10 +59,93 @@ def is_seedless_library_sampler(qualified: str | None) -> bool:
     return (package, simple) in SEEDLESS_LIBRARY_SAMPLERS
 
 
-def distributed_sampler_calls(calls: Iterable[ast.Call]) -> list[ast.Call]:
+def distributed_sampler_calls(
+    calls: Iterable[ast.Call], summary: SyntaxSummary | None = None
+) -> list[ast.Call]:
     """The ``ast`` calls that may construct a distributed sampler (:func:`constructed` is one
-    dotted name; ``dotted_expression`` also looks through subscripts, so it finds more)."""
-    return [c for c in calls if is_distributed_sampler(dotted_expression(c.func))]
+    dotted name; ``dotted_expression`` also looks through subscripts, so it finds more); with
+    the ``summary``, also those of a class the function chooses at run time
+    (:func:`chosen_sampler_names`)."""
+    chosen = chosen_sampler_names(summary) if summary is not None else {}
+    return [
+        c for c in calls if is_distributed_sampler(dotted_expression(c.func)) or (
+            type(c.func) is ast.Name and summary is not None
+            and id(summary.enclosing_function(c)) in chosen.get(c.func.id, ())
+        )
+    ]
+
+
+def chooses_distributed_sampler(value: ast.expr) -> bool:
+    """``sampler_cls or DistributedSampler``, ``DistributedSampler if c else sampler_cls``: a
+    class picked at run time whose default is a distributed sampler (ColossalAI's plugins:
+    ``distributed_sampler_cls = distributed_sampler_cls or DistributedSampler``)."""
+    if isinstance(value, ast.BoolOp) and isinstance(value.op, ast.Or):
+        operands = value.values
+    elif isinstance(value, ast.IfExp):
+        operands = [value.body, value.orelse]
+    else:
+        return False
+    return any(is_distributed_sampler(dotted_expression(operand)) for operand in operands)
+
+
+def chosen_sampler_names(summary: SyntaxSummary) -> dict[str, frozenset[int]]:
+    """Per name, the ids of the functions that bind it to a class chosen at run time
+    (:func:`chooses_distributed_sampler`, or a parameter defaulting to a distributed sampler:
+    ``def build(ds, sampler_cls=DistributedSampler)``). Once per tree."""
+    def make() -> dict[str, frozenset[int]]:
+        found: dict[str, set[int]] = {}
+        for node in summary.nodes(ast.Assign):
+            if len(node.targets) == 1 and type(node.targets[0]) is ast.Name \
+                    and chooses_distributed_sampler(node.value):
+                function = summary.enclosing_function(node)
+                if function is not None:
+                    found.setdefault(node.targets[0].id, set()).add(id(function))
+        functions: list[ast.FunctionDef | ast.AsyncFunctionDef] = [
+            *summary.nodes(ast.FunctionDef), *summary.nodes(ast.AsyncFunctionDef),
+        ]
+        for function in functions:
+            arguments = function.args
+            positional = [*arguments.posonlyargs, *arguments.args]
+            pairs = [
+                *zip(
+                    positional[len(positional) - len(arguments.defaults):], arguments.defaults,
+                    strict=True,
+                ),
+                *zip(arguments.kwonlyargs, arguments.kw_defaults, strict=True),
+            ]
+            for parameter, default in pairs:
+                if default is not None and is_distributed_sampler(dotted_expression(default)):
+                    found.setdefault(parameter.arg, set()).add(id(function))
+        return {name: frozenset(ids) for name, ids in found.items()}
+
+    return per_tree(summary.tree, "chosen distributed samplers", make)
+
+
+def chosen_sampler_cst(call: cst.Call, function: cst.FunctionDef | None) -> bool:
+    """:func:`chosen_sampler_names` for a libcst call in ``function``: it calls a name the
+    function binds to a class chosen at run time whose default is a distributed sampler."""
+    if function is None or not isinstance(call.func, cst.Name):
+        return False
+    name = call.func.value
+    params = function.params
+    for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+        if param.name.value == name and param.default is not None \
+                and is_distributed_sampler(dotted_name(param.default)):
+            return True
+    for node in descendants(function.body):
+        if isinstance(node, cst.Assign) and len(node.targets) == 1 \
+                and isinstance(node.targets[0].target, cst.Name) \
+                and node.targets[0].target.value == name:
+            value = node.value
+            if isinstance(value, cst.BooleanOperation) and isinstance(value.operator, cst.Or):
+                operands: list[cst.BaseExpression] = [value.left, value.right]
+            elif isinstance(value, cst.IfExp):
+                operands = [value.body, value.orelse]
+            else:
+                continue
+            if any(is_distributed_sampler(dotted_name(operand)) for operand in operands):
+                return True
+    return False
 
 
 def shuffles(call: cst.Call) -> bool:

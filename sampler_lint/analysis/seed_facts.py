@@ -270,7 +270,8 @@ def may_fix_the_seed(call: ast.Call) -> bool:
 
 
 def collect_named_constructions(tree: ast.Module, path: str) -> dict[str, list[Any]]:
-    calls = distributed_sampler_calls(SyntaxSummary.of(tree).nodes(ast.Call))
+    summary = SyntaxSummary.of(tree)
+    calls = distributed_sampler_calls(summary.nodes(ast.Call), summary)
     here = [file_key(path)]
     return {
         FACT_NAMED: here if calls else [],

@@ -8,6 +8,7 @@ import sampler_lint.analysis.lazy_libcst as cst
 from sampler_lint.analysis.imports import dotted_name
 from sampler_lint.analysis.index import class_names_in, import_may_name, may_be_project_module
 from sampler_lint.analysis.loader_calls import (
+    chosen_sampler_cst,
     constructed,
     constructor,
     is_distributed_sampler,
@@ -229,6 +230,8 @@ def is_distributed_construction(context: FileContext, call: cst.Call) -> bool:
     name = constructed(call)
     if name is None:
         return False
+    if chosen_sampler_cst(call, context.enclosing_function(call)):
+        return True  # `sampler_cls or DistributedSampler`: torch's unless the caller says
     index, path = context.index, str(context.path)
     simple = name.rsplit(".", 1)[-1]
     if is_distributed_sampler(name):
