@@ -160,6 +160,8 @@ class Plugin:
 
 @pytest.mark.parametrize(("choose", "flagged"), [
     ("        sampler_cls = sampler_cls or DistributedSampler\n", True),
+    ("        sampler_cls = sampler_cls or self.default_cls or DistributedSampler\n", True),
+    ("        sampler_cls = DistributedSampler or sampler_cls or self.default_cls\n", True),
     ("        sampler_cls = DistributedSampler if sampler_cls is None else sampler_cls\n", True),
     ("        sampler_cls = sampler_cls or RandomSampler\n", False),
     ("        sampler_cls = make_sampler_class(sampler_cls)\n", False),

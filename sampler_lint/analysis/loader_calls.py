@@ -136,16 +136,24 @@ def chosen_sampler_cst(call: cst.Call, function: cst.FunctionDef | None) -> bool
         if isinstance(node, cst.Assign) and len(node.targets) == 1 \
                 and isinstance(node.targets[0].target, cst.Name) \
                 and node.targets[0].target.value == name:
-            value = node.value
-            if isinstance(value, cst.BooleanOperation) and isinstance(value.operator, cst.Or):
-                operands: list[cst.BaseExpression] = [value.left, value.right]
-            elif isinstance(value, cst.IfExp):
-                operands = [value.body, value.orelse]
-            else:
-                continue
-            if any(is_distributed_sampler(dotted_name(operand)) for operand in operands):
+            if any(is_distributed_sampler(dotted_name(o)) for o in _alternatives(node.value)):
                 return True
     return False
+
+
+def _alternatives(value: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """The values ``a or b or c`` (libcst nests it: ``(a or b) or c``) or ``b if t else c`` may
+    be; none for any other expression."""
+    if isinstance(value, cst.IfExp):
+        return [value.body, value.orelse]
+    if not (isinstance(value, cst.BooleanOperation) and isinstance(value.operator, cst.Or)):
+        return []
+    operands: list[cst.BaseExpression] = []
+    for side in (value.left, value.right):
+        operands += _alternatives(side) if isinstance(side, cst.BooleanOperation) and isinstance(
+            side.operator, cst.Or
+        ) else [side]
+    return operands
 
 
 def shuffles(call: cst.Call) -> bool:

@@ -573,14 +573,22 @@ def may_be_none(context: FileContext, node: cst.CSTNode, shared: str) -> bool:
     ``None``. A local or global assigned a value is taken as set."""
     if "." in shared:
         return True
+    param = _parameter(context, node, shared)
+    return param is not None and (param.default is None or _is_none(param.default))
+
+
+def _parameter(context: FileContext, node: cst.CSTNode, name: str) -> cst.Param | None:
+    """The parameter ``name`` of the nearest function around ``node`` that has one."""
     for function in (a for a in context.ancestors(node) if isinstance(a, cst.FunctionDef)):
         params = function.params
         for param in (*params.posonly_params, *params.params, *params.kwonly_params):
-            if param.name.value == shared:
-                default = param.default
-                return default is None or (isinstance(default, cst.Name)
-                                           and default.value == "None")
-    return False
+            if param.name.value == name:
+                return param
+    return None
+
+
+def _is_none(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Name) and node.value == "None"
 
 
 def defaults_to_none(context: FileContext, node: cst.CSTNode, shared: str) -> bool:
@@ -589,13 +597,8 @@ def defaults_to_none(context: FileContext, node: cst.CSTNode, shared: str) -> bo
     with no default or ``default=None`` (``parser.add_argument("--seed", default=None,
     type=int)``, MoCo's and SimSiam's scripts, whose runs leave it unset by default)."""
     if "." not in shared:
-        for function in (a for a in context.ancestors(node) if isinstance(a, cst.FunctionDef)):
-            params = function.params
-            for param in (*params.posonly_params, *params.params, *params.kwonly_params):
-                if param.name.value == shared:
-                    default = param.default
-                    return isinstance(default, cst.Name) and default.value == "None"
-        return False
+        param = _parameter(context, node, shared)
+        return param is not None and param.default is not None and _is_none(param.default)
     if OPTION_CALL not in context.source:
         return False  # (most files: no walk of the whole module for a declaration)
     attribute = shared.rsplit(".", 1)[-1]
@@ -610,7 +613,7 @@ def defaults_to_none(context: FileContext, node: cst.CSTNode, shared: str) -> bo
             ):
                 continue  # `required=True`: set by every run (or a value it cannot read)
             default = given.get("default")
-            if default is None or (isinstance(default, cst.Name) and default.value == "None"):
+            if default is None or _is_none(default):
                 return True
     return False
 
