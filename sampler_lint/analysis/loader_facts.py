@@ -964,6 +964,14 @@ def forwarded_attribute(klass: ast.ClassDef) -> str | None:
     return _forwarded_by(getattrs[0])
 
 
+def _statements(method: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.stmt]:
+    """The body of ``method`` without its docstring."""
+    body = list(method.body)
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        return body[1:]
+    return body
+
+
 def _gives_wrapped_batch_sampler(method: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     """``@property def sampler(self): return self.<attr>.batch_sampler``."""
     arguments = method.args
@@ -973,9 +981,7 @@ def _gives_wrapped_batch_sampler(method: ast.FunctionDef | ast.AsyncFunctionDef)
             or arguments.posonlyargs or arguments.vararg or arguments.kwonlyargs \
             or arguments.kwarg or len(arguments.args) != 1:
         return False
-    body = list(method.body)
-    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
-        body = body[1:]  # the docstring
+    body = _statements(method)
     if len(body) != 1 or not isinstance(body[0], ast.Return):
         return False
     value = body[0].value
@@ -1003,9 +1009,7 @@ def _forwarded_by(method: ast.FunctionDef) -> str | None:
             or len(arguments.args) != 2:
         return None
     receiver, asked = (argument.arg for argument in arguments.args)
-    body = list(method.body)
-    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
-        body = body[1:]  # the docstring
+    body = _statements(method)
     if len(body) == 2 and isinstance(body[0], ast.Assign) and len(body[0].targets) == 1 \
             and isinstance(body[0].targets[0], ast.Name) and isinstance(body[1], ast.Return) \
             and isinstance(body[1].value, ast.Name) \
