@@ -333,7 +333,7 @@ class HardcodedSamplerSeed(Rule):
         # A seed that may be None (`args.seed` defaulting to None) would make the sampler fail;
         # a class the caller chooses (`sampler_cls or DistributedSampler`) may take no seed.
         safe = not may_be_none(self.context, node, shared) and not chosen_sampler_cst(
-            node, self.context.enclosing_function(node)
+            self.context, node
         )
         return Fix(
             replacements=[(node, new)],

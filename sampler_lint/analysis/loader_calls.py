@@ -16,7 +16,7 @@ from sampler_lint.analysis.loader_facts import (
     is_loader_constructor,
 )
 from sampler_lint.analysis.syntax_summary import SyntaxSummary, argument, per_tree
-from sampler_lint.analysis.tree import descendants
+from sampler_lint.rule import FileContext
 
 # DistributedSampler and the third-party subclasses RULES.md counts as one.
 DISTRIBUTED_SAMPLERS = (
@@ -94,12 +94,17 @@ def chosen_sampler_names(summary: SyntaxSummary) -> dict[str, frozenset[int]]:
     ``def build(ds, sampler_cls=DistributedSampler)``). Once per tree."""
     def make() -> dict[str, frozenset[int]]:
         found: dict[str, set[int]] = {}
-        for node in summary.nodes(ast.Assign):
-            if len(node.targets) == 1 and type(node.targets[0]) is ast.Name \
-                    and chooses_distributed_sampler(node.value):
-                function = summary.enclosing_function(node)
-                if function is not None:
-                    found.setdefault(node.targets[0].id, set()).add(id(function))
+        assignments: list[ast.Assign | ast.AnnAssign] = [
+            *summary.nodes(ast.Assign), *summary.nodes(ast.AnnAssign),
+        ]
+        for node in assignments:
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if node.value is None or not chooses_distributed_sampler(node.value):
+                continue
+            function = summary.enclosing_function(node)
+            for target in targets:
+                if type(target) is ast.Name and function is not None:
+                    found.setdefault(target.id, set()).add(id(function))
         functions: list[ast.FunctionDef | ast.AsyncFunctionDef] = [
             *summary.nodes(ast.FunctionDef), *summary.nodes(ast.AsyncFunctionDef),
         ]
@@ -121,10 +126,15 @@ def chosen_sampler_names(summary: SyntaxSummary) -> dict[str, frozenset[int]]:
     return per_tree(summary.tree, "chosen distributed samplers", make)
 
 
-def chosen_sampler_cst(call: cst.Call, function: cst.FunctionDef | None) -> bool:
-    """:func:`chosen_sampler_names` for a libcst call in ``function``: it calls a name the
-    function binds to a class chosen at run time whose default is a distributed sampler."""
-    if function is None or not isinstance(call.func, cst.Name):
+def chosen_sampler_cst(context: FileContext, call: cst.Call) -> bool:
+    """:func:`chosen_sampler_names` for a libcst call: it calls a name the function around it
+    binds to a class chosen at run time whose default is a distributed sampler (read from the
+    function's assignment table, which the file's context keeps: every call of a file is asked
+    about)."""
+    if not isinstance(call.func, cst.Name):
+        return False
+    function = context.enclosing_function(call)
+    if function is None:
         return False
     name = call.func.value
     params = function.params
@@ -132,13 +142,11 @@ def chosen_sampler_cst(call: cst.Call, function: cst.FunctionDef | None) -> bool
         if param.name.value == name and param.default is not None \
                 and is_distributed_sampler(dotted_name(param.default)):
             return True
-    for node in descendants(function.body):
-        if isinstance(node, cst.Assign) and len(node.targets) == 1 \
-                and isinstance(node.targets[0].target, cst.Name) \
-                and node.targets[0].target.value == name:
-            if any(is_distributed_sampler(dotted_name(o)) for o in _alternatives(node.value)):
-                return True
-    return False
+    return any(
+        is_distributed_sampler(dotted_name(alternative))
+        for value in context.assignments(function).get(name, ())
+        for alternative in _alternatives(value)
+    )
 
 
 def _alternatives(value: cst.BaseExpression) -> list[cst.BaseExpression]:

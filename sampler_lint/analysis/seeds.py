@@ -230,7 +230,7 @@ def is_distributed_construction(context: FileContext, call: cst.Call) -> bool:
     name = constructed(call)
     if name is None:
         return False
-    if chosen_sampler_cst(call, context.enclosing_function(call)):
+    if chosen_sampler_cst(context, call):
         return True  # `sampler_cls or DistributedSampler`: torch's unless the caller says
     index, path = context.index, str(context.path)
     simple = name.rsplit(".", 1)[-1]
