@@ -1555,6 +1555,9 @@ def train(datasets, batches, model, epochs, phases):
     ('["train", "val"]', "            with open(phases) as phase:\n                pass\n", True),
     ('["train", "val"]', "            if (phase := phases[0]):\n                pass\n", True),
     ('["train", "val"]', "            from splits import phase\n", True),
+    ('["train", "val"]', "            global seen\n            phase = phases[epoch]\n", True),
+    # A store under the variable reads it, binds nothing: the loop's keys stand.
+    ('["train", "val"]', "            phases[phase] = epoch\n", False),
     ('["train", "val"]', "            match phases:\n                case [phase]:\n"
      "                    pass\n", True),
 ])

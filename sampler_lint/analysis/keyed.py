@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterable
 
 import sampler_lint.analysis.lazy_libcst as cst
 from sampler_lint.analysis.syntax_summary import SyntaxSummary, per_tree
-from sampler_lint.analysis.tree import descendants
+from sampler_lint.analysis.tree import descendants, target_names
 
 #: The key of a subscript that is no constant (`loaders[phase]`: any of the dict's values, any
 #: element of a tuple or list), and of a dict comprehension's values (`{x: DataLoader(...) for x
@@ -290,9 +290,7 @@ def _looped_strings(name: cst.Name, parent: _Parent) -> list[str] | None:
             cst.DictComp, cst.GeneratorExp,
         )):
             return None
-        if isinstance(above, cst.For) and any(
-            _is_name(inner, name.value) for inner in descendants(above.target)
-        ):
+        if isinstance(above, cst.For) and name.value in target_names(above.target):
             if child is not above.body or not _is_name(above.target, name.value) \
                     or not isinstance(above.iter, (cst.List, cst.Tuple, cst.Set)):
                 return None
@@ -316,16 +314,22 @@ def _binds(body: cst.CSTNode, name: str) -> bool:
         elif isinstance(node, cst.AsName):
             target = node.name
         elif isinstance(node, cst.ImportAlias) and node.asname is None:
-            target = node.name  # `from splits import phase`
+            # `from splits import phase`; `import phase.x` binds `phase`.
+            if node.evaluated_name.split(".")[0] == name:
+                return True
+            continue
         elif isinstance(node, cst.MatchAs | cst.MatchStar):
             target = node.name  # `case [phase]:`
         elif isinstance(node, (cst.Global, cst.Nonlocal)):
-            return any(item.name.value == name for item in node.names)
+            if any(item.name.value == name for item in node.names):
+                return True
+            continue
         elif isinstance(node, (cst.FunctionDef, cst.ClassDef)):
             target = node.name
         else:
             continue
-        if target is not None and any(_is_name(inner, name) for inner in descendants(target)):
+        # The names a target binds, not those it reads (`loaders[phase] = ...` binds no `phase`).
+        if target is not None and name in target_names(target):
             return True
     return False
 
